@@ -1,0 +1,99 @@
+"""The OAM memory engine: agent memory on SQLite or Oracle AI Database, with no Django import.
+
+Public names follow shared/spec/DECISIONS.md D1.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .client import AgentMemory
+from .embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, embedder_from_spec
+from .scope import Scope, SearchScope
+from .search import SearchResult, estimate_tokens
+from .stores import MemoryStore, SchemaError, SQLiteMemoryStore
+from .thread import Thread
+from .types import (
+    NOT_SET,
+    AgentProfileRecord,
+    ImageContent,
+    ImageMimeType,
+    ImageRecord,
+    MemoryRecord,
+    MemoryRetentionConfig,
+    MemorySearchConfig,
+    Message,
+    MessageContent,
+    MessageRecord,
+    Page,
+    Record,
+    RecordStatus,
+    SchemaPolicy,
+    ScopedRecord,
+    SearchStrategy,
+    TextContent,
+    ThreadRecord,
+    TimeToLiveAnchor,
+    UserProfileRecord,
+)
+
+
+def connect(
+    url: str,
+    embedder: Embedder | None = None,
+    schema_policy: SchemaPolicy | str = SchemaPolicy.CREATE_IF_NECESSARY,
+    **options: Any,
+) -> AgentMemory:
+    """An AgentMemory over the store a URL names: "sqlite:///path/file.sqlite3" or "sqlite://:memory:".
+
+    Extra options go to the store's constructor (vector_dim, table_name_prefix, …).
+    """
+    if not isinstance(url, str):
+        raise ValueError(f"the store URL must be a string, not {type(url).__name__}")
+    if url == "sqlite://:memory:":
+        path = ":memory:"
+    elif url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
+        path = url[len("sqlite://") :]
+    else:
+        raise ValueError(f"unsupported store URL {url!r}; use sqlite:///absolute/path.sqlite3 or sqlite://:memory:")
+    store = SQLiteMemoryStore(path, embedder=embedder, schema_policy=schema_policy, **options)
+    return AgentMemory(store)
+
+
+__all__ = [
+    "NOT_SET",
+    "AgentMemory",
+    "AgentProfileRecord",
+    "Embedder",
+    "HashingEmbedder",
+    "ImageContent",
+    "ImageMimeType",
+    "ImageRecord",
+    "MemoryRecord",
+    "MemoryRetentionConfig",
+    "MemorySearchConfig",
+    "MemoryStore",
+    "Message",
+    "MessageContent",
+    "MessageRecord",
+    "OpenAICompatibleEmbedder",
+    "Page",
+    "Record",
+    "RecordStatus",
+    "SQLiteMemoryStore",
+    "SchemaError",
+    "SchemaPolicy",
+    "Scope",
+    "ScopedRecord",
+    "SearchResult",
+    "SearchScope",
+    "SearchStrategy",
+    "TextContent",
+    "Thread",
+    "ThreadRecord",
+    "TimeToLiveAnchor",
+    "UserProfileRecord",
+    "connect",
+    "embedder_from_spec",
+    "estimate_tokens",
+]

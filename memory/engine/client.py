@@ -1,0 +1,264 @@
+"""AgentMemory: the client over one store — threads, memories, users, agents and search."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .scope import resolve_client_scope, search_scope_from_args
+from .search import SearchResult, search_records
+from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_record_types
+from .thread import (
+    Thread,
+    add_memory_record,
+    async_twin,
+    find_memory,
+    search_config_from,
+    update_memory_record,
+)
+from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, MemoryRecord, Page
+
+
+class AgentMemory:
+    """The entry point of the engine: open threads, manage memories and search across them."""
+
+    def __init__(self, store: MemoryStore, *, search_config: Any = NOT_SET) -> None:
+        if not isinstance(store, MemoryStore):
+            raise ValueError(f"store must be a MemoryStore, not {type(store).__name__}")
+        self.store = store
+        self.search_config = search_config_from(search_config)
+
+    def close(self) -> None:
+        self.store.close()
+
+    # --- threads ----------------------------------------------------------------------------
+
+    def create_thread(
+        self,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        search_config: Any = NOT_SET,
+    ) -> Thread:
+        """A new thread, or a handle on the existing one when `thread_id` is already stored."""
+        return Thread(
+            self.store,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata=metadata,
+            search_config=search_config,
+            client=self,
+        )
+
+    def get_thread(self, thread_id: str) -> Thread:
+        """A handle on a stored thread; KeyError when there is none."""
+        if not isinstance(thread_id, str) or self.store.get_thread(thread_id) is None:
+            raise KeyError(f"no thread {thread_id!r}")
+        return Thread(self.store, thread_id=thread_id, client=self)
+
+    def update_thread(self, thread_id: str, metadata: Any = NOT_SET) -> Thread:
+        """Replace a thread's metadata; KeyError when there is no such thread."""
+        if self.store.update_thread(thread_id, metadata=metadata) == 0:
+            raise KeyError(f"no thread {thread_id!r}")
+        return Thread(self.store, thread_id=thread_id, client=self)
+
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete a thread with all its messages and memories; returns 1, or 0 when there is none."""
+        return self.store.delete_thread(thread_id)
+
+    def list_threads(
+        self,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Threads, latest activity first; pass `page.next_cursor` back as `cursor` for the next page."""
+        return self.store.list_threads(
+            user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, limit=limit, cursor=cursor
+        )
+
+    # --- memories ---------------------------------------------------------------------------
+
+    def add_memory(
+        self,
+        content: str,
+        memory_type: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_id: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        status: Any = NOT_SET,
+        **store_kwargs: Any,
+    ) -> str:
+        """Store a memory; omitted scope values leave it unscoped on that dimension."""
+        return add_memory_record(
+            self.store,
+            content,
+            memory_type=memory_type,
+            memory_id=memory_id,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            status=status,
+            user_id=None if user_id is NOT_SET else user_id,
+            agent_id=None if agent_id is NOT_SET else agent_id,
+            thread_id=None if thread_id is NOT_SET else thread_id,
+            **store_kwargs,
+        )
+
+    def get_memory(self, memory_id: str) -> MemoryRecord:
+        """A live memory by id, whatever its type; KeyError when there is none."""
+        record = find_memory(self.store, memory_id)
+        if record is None:
+            raise KeyError(f"no memory {memory_id!r}")
+        return record
+
+    def update_memory(
+        self,
+        memory_id: str,
+        content: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        status: Any = NOT_SET,
+    ) -> str:
+        """Update a memory; KeyError when it does not exist or has expired."""
+        return update_memory_record(
+            self.store,
+            self.get_memory(memory_id),
+            content=content,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            status=status,
+        )
+
+    def delete_memory(self, memory_id: str) -> int:
+        """Delete a memory; returns 1, or 0 when there is none."""
+        record = find_memory(self.store, memory_id)
+        return 0 if record is None else self.store.delete(record.record_type, record.id)
+
+    def list_memories(
+        self,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_types: Any = None,
+        metadata_filter: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Memory-like records in insertion order, with exact scope filters (None = unscoped)."""
+        types = MEMORY_TYPES if memory_types is None else check_record_types(memory_types, MEMORY_TYPES)
+        return self.store.list(
+            types,
+            limit=limit,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata_filter=metadata_filter,
+            cursor=cursor,
+        )
+
+    def list_messages(
+        self,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Messages in insertion order, with exact scope filters (None = unscoped)."""
+        return self.store.list(
+            MESSAGE_TYPE,
+            limit=limit,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata_filter=metadata_filter,
+            cursor=cursor,
+        )
+
+    # --- users and agents -------------------------------------------------------------------
+
+    def add_user(self, user_id: str, information: str) -> str:
+        return self.store.add_user(user_id, information)
+
+    def add_agent(self, agent_id: str, information: str) -> str:
+        return self.store.add_agent(agent_id, information)
+
+    def delete_user(self, user_id: str, cascade: bool = True) -> int:
+        """Delete a user's profile and, with `cascade`, their threads, messages and memories."""
+        return self.store.delete_user(user_id, cascade=cascade)
+
+    def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
+        """Delete an agent's profile and, with `cascade`, its threads, messages and memories."""
+        return self.store.delete_agent(agent_id, cascade=cascade)
+
+    def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
+        return self.store.list_users(limit=limit, cursor=cursor)
+
+    def list_agents(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
+        return self.store.list_agents(limit=limit, cursor=cursor)
+
+    # --- search -----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        exact_user_match: Any = NOT_SET,
+        exact_agent_match: Any = NOT_SET,
+        exact_thread_match: Any = NOT_SET,
+        max_results: int = 10,
+        token_budget: Any = NOT_SET,
+        soft_token_budget: Any = NOT_SET,
+        record_types: Any = NOT_SET,
+        metadata_filter: Any = None,
+        include_invalid_results: bool = True,
+        num_hops: int = 0,
+        max_linked_results: int = 100,
+        scope: Any = NOT_SET,
+    ) -> list[SearchResult]:
+        """Records relevant to `query` for one user (required, matched exactly), best first."""
+        requested = search_scope_from_args(
+            scope,
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            exact_user_match=exact_user_match,
+            exact_agent_match=exact_agent_match,
+            exact_thread_match=exact_thread_match,
+        )
+        return search_records(
+            self.store,
+            query,
+            resolve_client_scope(requested),
+            max_results=max_results,
+            token_budget=token_budget,
+            soft_token_budget=soft_token_budget,
+            record_types=record_types,
+            metadata_filter=metadata_filter,
+            include_invalid_results=include_invalid_results,
+            num_hops=num_hops,
+            max_linked_results=max_linked_results,
+            search_config=self.search_config,
+        )
+
+    search_async = async_twin(search)
+    add_memory_async = async_twin(add_memory)
+    update_memory_async = async_twin(update_memory)
+    delete_memory_async = async_twin(delete_memory)

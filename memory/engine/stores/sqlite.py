@@ -1,0 +1,955 @@
+"""SQLiteMemoryStore: the embedded backend, so the engine runs anywhere with no server.
+
+One table holds every record (messages, memories, profiles) with its scope, timestamps, expiry,
+status, JSON metadata and float32 embedding; an FTS5 index over the indexed text serves keyword
+search; threads have their own table. Filters are compiled to SQL and applied before ranking.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..embedders import Embedder, HashingEmbedder
+from ..filters import SQLiteFilterCompiler, parse_filter
+from ..scope import SearchScope, check_scope_value, resolve_store_scope
+from ..ttl import expiry, utc_now
+from ..types import (
+    AGENT_PROFILE_TYPE,
+    MESSAGE_TYPE,
+    NOT_SET,
+    SEARCHABLE_TYPES,
+    USER_PROFILE_TYPE,
+    AgentProfileRecord,
+    MemoryRecord,
+    MemoryRetentionConfig,
+    MessageRecord,
+    Page,
+    Record,
+    RecordStatus,
+    SchemaPolicy,
+    SearchStrategy,
+    ThreadRecord,
+    UserProfileRecord,
+    coerce_enum,
+)
+from .base import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_LIST_LIMIT,
+    MemoryStore,
+    NewRecord,
+    SchemaError,
+    check_hops,
+    check_positive_int,
+    check_record_type,
+    check_record_types,
+    decode_cursor,
+    dump_metadata,
+    encode_cursor,
+    kind_of,
+    normalize_rows,
+    prepare_add,
+    prepare_update,
+    to_vector,
+)
+
+SCHEMA_VERSION = 1
+RRF_K = 60
+"""Reciprocal-rank-fusion constant: the usual 60 keeps the top ranks of both lists competitive."""
+_PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
+_RECORD_COLUMNS = (
+    "pk, id, kind, record_type, content, index_text, parts, thread_id, user_id, agent_id, role, seq_no, "
+    "timestamp, created_at, expires_at, status, metadata"
+)
+
+
+class SQLiteMemoryStore(MemoryStore):
+    """Records, threads and profiles in one SQLite file (or in memory).
+
+    `path` is a file path or ":memory:". `embedder=None` uses the local HashingEmbedder. One
+    connection serves the instance, guarded by a lock, so a store can be shared across threads;
+    several processes may open the same file (WAL mode).
+    """
+
+    def __init__(
+        self,
+        path: str = ":memory:",
+        embedder: Embedder | None = None,
+        schema_policy: SchemaPolicy | str = SchemaPolicy.REQUIRE_EXISTING,
+        vector_dim: int | None = None,
+        table_name_prefix: str = "",
+        search_strategy: SearchStrategy | str = SearchStrategy.HYBRID,
+        memory_retention_config: MemoryRetentionConfig | Any = NOT_SET,
+    ) -> None:
+        if vector_dim is not None:
+            check_positive_int("vector_dim", vector_dim)
+        if embedder is None:
+            embedder = HashingEmbedder(vector_dim or 384)
+        if vector_dim is not None and embedder.dim != vector_dim:
+            raise ValueError(f"vector_dim={vector_dim} does not match the embedder's dimension {embedder.dim}")
+        if table_name_prefix and not _PREFIX_PATTERN.match(table_name_prefix):
+            raise ValueError(
+                f"table_name_prefix must start with a letter and hold only letters, digits and _ "
+                f"(at most 30 characters), not {table_name_prefix!r}"
+            )
+        if memory_retention_config is NOT_SET or memory_retention_config is None:
+            memory_retention_config = MemoryRetentionConfig()
+        if not isinstance(memory_retention_config, MemoryRetentionConfig):
+            raise ValueError("memory_retention_config must be a MemoryRetentionConfig")
+        self.embedder = embedder
+        self.vector_dim = embedder.dim
+        self.schema_policy = coerce_enum(SchemaPolicy, schema_policy, "schema_policy")
+        self.search_strategy = coerce_enum(SearchStrategy, search_strategy, "search_strategy")
+        self.retention = memory_retention_config
+        self.path = path
+        p = table_name_prefix.lower()
+        self._meta, self._threads = f"{p}oam_meta", f"{p}oam_threads"
+        self._records, self._fts = f"{p}oam_records", f"{p}oam_records_fts"
+        self._lock = threading.RLock()
+        self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._conn.row_factory = sqlite3.Row
+        self._conn.execute("PRAGMA busy_timeout = 10000")
+        if path != ":memory:" and not path.startswith("file::memory:"):
+            self._conn.execute("PRAGMA journal_mode = WAL")
+        self._apply_schema_policy()
+
+    # --- schema -----------------------------------------------------------------------------
+
+    def schema_sql(self) -> list[str]:
+        """The DDL of the managed schema, in creation order."""
+        r, t = self._records, self._threads
+        fts_text = "coalesce(new.index_text, new.content)"
+        old_text = "coalesce(old.index_text, old.content)"
+        return [
+            f"CREATE TABLE IF NOT EXISTS {self._meta} (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+            f"""CREATE TABLE IF NOT EXISTS {t} (
+                id TEXT PRIMARY KEY,
+                user_id TEXT, agent_id TEXT, metadata TEXT, settings TEXT NOT NULL DEFAULT '{{}}',
+                created_at TEXT NOT NULL, updated_at TEXT NOT NULL, next_seq_no INTEGER NOT NULL DEFAULT 0)""",
+            f"CREATE INDEX IF NOT EXISTS {t}_activity ON {t} (updated_at, id)",
+            f"CREATE INDEX IF NOT EXISTS {t}_user ON {t} (user_id)",
+            f"CREATE INDEX IF NOT EXISTS {t}_agent ON {t} (agent_id)",
+            f"""CREATE TABLE IF NOT EXISTS {r} (
+                pk INTEGER PRIMARY KEY,
+                id TEXT NOT NULL, kind TEXT NOT NULL, record_type TEXT NOT NULL,
+                content TEXT NOT NULL, index_text TEXT, parts TEXT,
+                thread_id TEXT, user_id TEXT, agent_id TEXT, role TEXT, seq_no INTEGER,
+                timestamp TEXT, created_at TEXT NOT NULL, expires_at TEXT,
+                status TEXT NOT NULL DEFAULT 'valid', metadata TEXT, embedding BLOB,
+                UNIQUE (kind, id))""",
+            f"CREATE INDEX IF NOT EXISTS {r}_thread ON {r} (thread_id, kind, seq_no)",
+            f"CREATE INDEX IF NOT EXISTS {r}_user ON {r} (user_id, kind)",
+            f"CREATE INDEX IF NOT EXISTS {r}_agent ON {r} (agent_id, kind)",
+            f"CREATE INDEX IF NOT EXISTS {r}_type ON {r} (record_type)",
+            f"CREATE INDEX IF NOT EXISTS {r}_expiry ON {r} (expires_at) WHERE expires_at IS NOT NULL",
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts} USING fts5("
+            f"text, content='', tokenize='unicode61 remove_diacritics 2')",
+            f"""CREATE TRIGGER IF NOT EXISTS {r}_fts_insert AFTER INSERT ON {r} BEGIN
+                INSERT INTO {self._fts} (rowid, text) VALUES (new.pk, {fts_text}); END""",
+            # A contentless index forgets a row only when told the text it indexed for it.
+            f"""CREATE TRIGGER IF NOT EXISTS {r}_fts_delete AFTER DELETE ON {r} BEGIN
+                INSERT INTO {self._fts} ({self._fts}, rowid, text) VALUES ('delete', old.pk, {old_text}); END""",
+            f"""CREATE TRIGGER IF NOT EXISTS {r}_fts_update AFTER UPDATE OF content, index_text ON {r}
+                WHEN {old_text} IS NOT {fts_text} BEGIN
+                INSERT INTO {self._fts} ({self._fts}, rowid, text) VALUES ('delete', old.pk, {old_text});
+                INSERT INTO {self._fts} (rowid, text) VALUES (new.pk, {fts_text}); END""",
+        ]
+
+    def _managed_tables(self) -> list[str]:
+        return [self._meta, self._threads, self._records, self._fts]
+
+    def _existing_tables(self) -> set[str]:
+        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
+        return {row[0] for row in rows} & set(self._managed_tables())
+
+    def _apply_schema_policy(self) -> None:
+        policy = self.schema_policy
+        if policy is SchemaPolicy.NO_CHECK:
+            return
+        with self._lock, self._write():
+            existing = self._existing_tables()
+            if policy is SchemaPolicy.RECREATE:
+                for trigger in ("fts_insert", "fts_delete", "fts_update"):
+                    self._conn.execute(f"DROP TRIGGER IF EXISTS {self._records}_{trigger}")
+                for table in self._managed_tables():
+                    self._conn.execute(f"DROP TABLE IF EXISTS {table}")
+                existing = set()
+            if policy in (SchemaPolicy.RECREATE, SchemaPolicy.CREATE_IF_NECESSARY) or (
+                policy is SchemaPolicy.CREATE_IF_EMPTY and not existing
+            ):
+                for statement in self.schema_sql():
+                    self._conn.execute(statement)
+                for key, value in (
+                    ("schema_version", SCHEMA_VERSION),
+                    ("vector_dim", self.vector_dim),
+                    ("embedder", self.embedder.name),
+                ):
+                    self._conn.execute(
+                        f"INSERT OR IGNORE INTO {self._meta} (key, value) VALUES (?, ?)", (key, str(value))
+                    )
+        self._check_schema()
+
+    def _check_schema(self) -> None:
+        missing = set(self._managed_tables()) - self._existing_tables()
+        if missing:
+            raise SchemaError(
+                f"the memory schema is missing or incomplete in {self.path} (no {', '.join(sorted(missing))}); "
+                f"open the store with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY to create it"
+            )
+        meta = dict(self._conn.execute(f"SELECT key, value FROM {self._meta}").fetchall())
+        version = int(meta.get("schema_version", 0))
+        if version != SCHEMA_VERSION:
+            raise SchemaError(
+                f"the memory schema in {self.path} is version {version}; this engine needs {SCHEMA_VERSION}"
+            )
+        if int(meta.get("vector_dim", 0)) != self.vector_dim:
+            raise ValueError(
+                f"the store holds {meta.get('vector_dim')}-dimensional vectors but the embedder produces "
+                f"{self.vector_dim}; open it with the embedder it was built with"
+            )
+        if meta.get("embedder") != self.embedder.name:
+            raise ValueError(
+                f"the store was built with embedder {meta.get('embedder')!r}, not {self.embedder.name!r}; "
+                "vectors of different embedders cannot be compared"
+            )
+
+    # --- plumbing ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One immediate transaction: all of a call's writes land, or none do."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.vector_dim), dtype=np.float32)
+        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+        if vectors.shape != (len(texts), self.vector_dim):
+            raise ValueError(f"the embedder returned shape {vectors.shape}; expected ({len(texts)}, {self.vector_dim})")
+        return vectors
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def add(
+        self,
+        contents: Sequence[str | None],
+        record_type: str,
+        index_texts: Any = NOT_SET,
+        embeddings: Any = NOT_SET,
+        record_ids: Any = NOT_SET,
+        thread_ids: Any = NOT_SET,
+        user_ids: Any = NOT_SET,
+        agent_ids: Any = NOT_SET,
+        roles: Any = NOT_SET,
+        timestamps: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        statuses: Any = NOT_SET,
+        content_parts: Any = NOT_SET,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> list[str]:
+        """Add records; returns their ids in input order. A failing batch stores nothing.
+
+        `content_parts` (messages only) keeps, per record, the JSON description of a message's
+        ordered content parts; `contents` then holds their text, which is what gets indexed.
+        """
+        check_positive_int("batch_size", batch_size)
+        rows = prepare_add(
+            contents,
+            record_type,
+            index_texts,
+            record_ids,
+            thread_ids,
+            user_ids,
+            agent_ids,
+            roles,
+            timestamps,
+            metadata,
+            statuses,
+            content_parts,
+        )
+        vectors = self._vectors_for(rows, embeddings)
+        count = len(rows)
+        ttl_list = ttl_days if isinstance(ttl_days, (list, tuple)) else [ttl_days] * count
+        anchor_list = ttl_anchor if isinstance(ttl_anchor, (list, tuple)) else [ttl_anchor] * count
+        if len(ttl_list) != count or len(anchor_list) != count:
+            raise ValueError(f"ttl_days and ttl_anchor must be scalars or lists of {count} entries")
+        now = utc_now()
+        expiries = [
+            expiry(ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention)
+            for i in range(count)
+        ]
+        if not rows:
+            return []
+        with self._write():
+            self._check_new_ids(rows)
+            seq_numbers = self._touch_threads(rows, now)
+            params = [
+                (
+                    row.id,
+                    kind_of(row.record_type),
+                    row.record_type,
+                    row.content,
+                    row.index_text,
+                    row.parts,
+                    row.thread_id,
+                    row.user_id,
+                    row.agent_id,
+                    row.role,
+                    seq_numbers[i],
+                    row.timestamp,
+                    now,
+                    expiries[i],
+                    row.status,
+                    row.metadata,
+                    None if vectors[i] is None else vectors[i].tobytes(),
+                )
+                for i, row in enumerate(rows)
+            ]
+            sql = (
+                f"INSERT INTO {self._records} (id, kind, record_type, content, index_text, parts, thread_id, "
+                "user_id, agent_id, role, seq_no, timestamp, created_at, expires_at, status, metadata, embedding) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            )
+            for start in range(0, count, batch_size):
+                self._conn.executemany(sql, params[start : start + batch_size])
+        return [row.id for row in rows]
+
+    def _vectors_for(self, rows: list[NewRecord], embeddings: Any) -> list[np.ndarray | None]:
+        """Unit vectors per row: the given ones, else embeddings of the non-empty index payloads."""
+        if embeddings is not NOT_SET and embeddings is not None:
+            if len(embeddings) != len(rows):
+                raise ValueError(f"embeddings has {len(embeddings)} entries for {len(rows)} contents")
+            if not rows:
+                return []
+            matrix = np.stack([to_vector(e, self.vector_dim, f"embeddings[{i}]") for i, e in enumerate(embeddings)])
+            return list(normalize_rows(matrix))
+        payloads = [row.index_text if row.index_text is not None else row.content for row in rows]
+        wanted = [i for i, text in enumerate(payloads) if text]
+        vectors: list[np.ndarray | None] = [None] * len(rows)
+        if wanted:
+            matrix = normalize_rows(self._embed([payloads[i] for i in wanted]))
+            for i, vector in zip(wanted, matrix, strict=True):
+                vectors[i] = vector
+        return vectors
+
+    def _check_new_ids(self, rows: list[NewRecord]) -> None:
+        kind = kind_of(rows[0].record_type)
+        ids = [row.id for row in rows]
+        taken: list[str] = []
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            taken += [
+                r[0]
+                for r in self._conn.execute(
+                    f"SELECT id FROM {self._records} WHERE kind = ? AND id IN ({marks})", (kind, *chunk)
+                )
+            ]
+        if taken:
+            raise ValueError(f"a {kind} record with id {taken[0]!r} already exists")
+
+    def _touch_threads(self, rows: list[NewRecord], now: str) -> list[int | None]:
+        """Create missing thread rows, mark activity, and number new messages within each thread."""
+        seq_numbers: list[int | None] = [None] * len(rows)
+        by_thread: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            if row.thread_id is not None:
+                by_thread.setdefault(row.thread_id, []).append(i)
+        for thread_id, indexes in by_thread.items():
+            first = rows[indexes[0]]
+            self._conn.execute(
+                f"INSERT OR IGNORE INTO {self._threads} (id, user_id, agent_id, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (thread_id, first.user_id, first.agent_id, now, now),
+            )
+            messages = [i for i in indexes if rows[i].record_type == MESSAGE_TYPE]
+            (next_seq,) = self._conn.execute(
+                f"UPDATE {self._threads} SET updated_at = ?, next_seq_no = next_seq_no + ? WHERE id = ? "
+                "RETURNING next_seq_no",
+                (now, len(messages), thread_id),
+            ).fetchone()
+            for offset, i in enumerate(messages):
+                seq_numbers[i] = next_seq - len(messages) + offset
+        return seq_numbers
+
+    def _add_profile(self, record_type: str, owner_id: str, information: str, metadata: Any) -> str:
+        name = "user_id" if record_type == USER_PROFILE_TYPE else "agent_id"
+        check_scope_value(name, owner_id)
+        if not isinstance(owner_id, str):
+            raise ValueError(f"{name} must be a string")
+        if not isinstance(information, str):
+            raise ValueError(f"information must be a string, not {type(information).__name__}")
+        meta = dump_metadata(metadata)
+        vector = normalize_rows(self._embed([information]))[0].tobytes() if information else None
+        now = utc_now()
+        with self._write():
+            self._conn.execute(
+                f"INSERT INTO {self._records} (id, kind, record_type, content, {name}, created_at, metadata, "
+                "embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (kind, id) DO UPDATE SET "
+                "content = excluded.content, metadata = excluded.metadata, embedding = excluded.embedding",
+                (owner_id, record_type, record_type, information, owner_id, now, meta, vector),
+            )
+        return owner_id
+
+    def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str:
+        """Insert (or replace) a user's profile text; returns the user id."""
+        return self._add_profile(USER_PROFILE_TYPE, user_id, information, metadata)
+
+    def add_agent(self, agent_id: str, information: str, metadata: dict | None = None) -> str:
+        """Insert (or replace) an agent's profile text; returns the agent id."""
+        return self._add_profile(AGENT_PROFILE_TYPE, agent_id, information, metadata)
+
+    def update(
+        self,
+        record_type: str,
+        record_id: str,
+        text: Any = NOT_SET,
+        index_text: Any = NOT_SET,
+        embedding: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        content: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        status: Any = NOT_SET,
+        content_parts: Any = NOT_SET,
+    ) -> int:
+        """Update one live record; returns 1, or 0 when it does not exist or has expired.
+
+        A new text without `content_parts` drops any stored parts: the text is then the content.
+        """
+        check_record_type(record_type)
+        with self._write():
+            row = self._live_row(record_type, record_id)
+            plan = prepare_update(
+                text,
+                index_text,
+                embedding,
+                metadata,
+                content,
+                timestamp,
+                ttl_days,
+                ttl_anchor,
+                status,
+                content_parts,
+                row["content"] if row else "",
+                row["index_text"] if row else None,
+            )
+            if row is None:
+                return 0
+            changes: dict[str, Any] = {}
+            for column in ("content", "index_text", "parts", "metadata", "timestamp", "status"):
+                value = getattr(plan, column)
+                if value is not NOT_SET:
+                    changes[column] = value
+            if plan.embedding is not NOT_SET:
+                changes["embedding"] = (
+                    None
+                    if plan.embedding is None
+                    else normalize_rows(to_vector(plan.embedding, self.vector_dim)[None, :])[0].tobytes()
+                )
+            elif plan.embed_text is not NOT_SET:
+                changes["embedding"] = (
+                    normalize_rows(self._embed([plan.embed_text]))[0].tobytes() if plan.embed_text else None
+                )
+            if plan.ttl_days is not NOT_SET or plan.ttl_anchor is not NOT_SET:
+                changes["expires_at"] = expiry(
+                    plan.ttl_days,
+                    plan.ttl_anchor,
+                    created_at=row["created_at"],
+                    timestamp=changes.get("timestamp", row["timestamp"]),
+                    retention=self.retention,
+                )
+            assignments = ", ".join(f"{column} = :{column}" for column in changes)
+            self._conn.execute(f"UPDATE {self._records} SET {assignments} WHERE pk = :pk", {**changes, "pk": row["pk"]})
+            if row["thread_id"] is not None:
+                self._conn.execute(
+                    f"UPDATE {self._threads} SET updated_at = ? WHERE id = ?", (utc_now(), row["thread_id"])
+                )
+        return 1
+
+    def _live_row(self, record_type: str, record_id: Any) -> sqlite3.Row | None:
+        if not isinstance(record_id, str):
+            raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        return self._conn.execute(
+            f"SELECT pk, content, index_text, thread_id, timestamp, created_at FROM {self._records} "
+            "WHERE kind = ? AND id = ? AND record_type = ? AND (expires_at IS NULL OR expires_at > ?)",
+            (kind_of(record_type), record_id, record_type, utc_now()),
+        ).fetchone()
+
+    def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int:
+        """Delete one record (expired or not); returns the number deleted, 0 or 1.
+
+        `cascade` is accepted for the SDK's signature: records own no dependants yet.
+        """
+        check_record_type(record_type)
+        if not isinstance(record_id, str):
+            raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        with self._write():
+            cursor = self._conn.execute(
+                f"DELETE FROM {self._records} WHERE kind = ? AND id = ? AND record_type = ? RETURNING thread_id",
+                (kind_of(record_type), record_id, record_type),
+            )
+            deleted = cursor.fetchall()
+            for (thread_id,) in deleted:
+                if thread_id is not None:
+                    self._conn.execute(
+                        f"UPDATE {self._threads} SET updated_at = ? WHERE id = ?", (utc_now(), thread_id)
+                    )
+        return len(deleted)
+
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete a thread with every record it holds; returns the number of threads deleted."""
+        check_scope_value("thread_id", thread_id)
+        with self._write():
+            self._conn.execute(f"DELETE FROM {self._records} WHERE thread_id = ?", (thread_id,))
+            return self._conn.execute(f"DELETE FROM {self._threads} WHERE id = ?", (thread_id,)).rowcount
+
+    def _delete_owner(self, column: str, profile_type: str, owner_id: str, cascade: bool) -> int:
+        check_scope_value(column, owner_id)
+        with self._write():
+            if not cascade:
+                return self._conn.execute(
+                    f"DELETE FROM {self._records} WHERE kind = ? AND id = ?", (profile_type, owner_id)
+                ).rowcount
+            deleted = self._conn.execute(f"DELETE FROM {self._records} WHERE {column} = ?", (owner_id,)).rowcount
+            threads = [
+                r[0] for r in self._conn.execute(f"SELECT id FROM {self._threads} WHERE {column} = ?", (owner_id,))
+            ]
+            for thread_id in threads:
+                deleted += self._conn.execute(f"DELETE FROM {self._records} WHERE thread_id = ?", (thread_id,)).rowcount
+            deleted += self._conn.execute(f"DELETE FROM {self._threads} WHERE {column} = ?", (owner_id,)).rowcount
+            return deleted
+
+    def delete_user(self, user_id: str, cascade: bool = True) -> int:
+        """Delete a user's profile and, with `cascade`, their threads and records; returns rows deleted."""
+        return self._delete_owner("user_id", USER_PROFILE_TYPE, user_id, cascade)
+
+    def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
+        """Delete an agent's profile and, with `cascade`, its threads and records; returns rows deleted."""
+        return self._delete_owner("agent_id", AGENT_PROFILE_TYPE, agent_id, cascade)
+
+    def purge_expired(self) -> int:
+        """Delete every expired record; returns how many."""
+        with self._write():
+            return self._conn.execute(
+                f"DELETE FROM {self._records} WHERE expires_at IS NOT NULL AND expires_at <= ?", (utc_now(),)
+            ).rowcount
+
+    # --- threads ----------------------------------------------------------------------------
+
+    def save_thread(
+        self, thread_id: str, user_id: str | None, agent_id: str | None, metadata: Any, settings: dict
+    ) -> ThreadRecord:
+        """Create the thread unless it exists; returns the stored thread either way."""
+        for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
+            check_scope_value(name, value)
+        now = utc_now()
+        with self._write():
+            self._conn.execute(
+                f"INSERT OR IGNORE INTO {self._threads} (id, user_id, agent_id, metadata, settings, created_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (thread_id, user_id, agent_id, dump_metadata(metadata), json.dumps(settings), now, now),
+            )
+        return self.get_thread(thread_id)
+
+    def get_thread(self, thread_id: str) -> ThreadRecord | None:
+        rows = self._query(f"{self._thread_select()} WHERE t.id = :id", {"id": thread_id, "now": utc_now()})
+        return self._thread_record(rows[0]) if rows else None
+
+    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
+        changes = {}
+        if metadata is not NOT_SET:
+            changes["metadata"] = dump_metadata(metadata)
+        if settings is not NOT_SET:
+            changes["settings"] = json.dumps(settings)
+        if not changes:
+            raise ValueError("update_thread needs metadata or settings")
+        assignments = ", ".join(f"{column} = :{column}" for column in changes)
+        with self._write():
+            return self._conn.execute(
+                f"UPDATE {self._threads} SET {assignments}, updated_at = :now WHERE id = :id",
+                {**changes, "now": utc_now(), "id": thread_id},
+            ).rowcount
+
+    def _thread_select(self) -> str:
+        return (
+            f"SELECT t.*, (SELECT count(*) FROM {self._records} m WHERE m.thread_id = t.id AND m.kind = 'message' "
+            f"AND (m.expires_at IS NULL OR m.expires_at > :now)) AS message_count FROM {self._threads} t"
+        )
+
+    @staticmethod
+    def _thread_record(row: sqlite3.Row) -> ThreadRecord:
+        return ThreadRecord(
+            id=row["id"],
+            thread_id=row["id"],
+            user_id=row["user_id"],
+            agent_id=row["agent_id"],
+            metadata=json.loads(row["metadata"]) if row["metadata"] else None,
+            settings=json.loads(row["settings"]),
+            created_at=row["created_at"],
+            timestamp=row["created_at"],
+            updated_at=row["updated_at"],
+            message_count=row["message_count"],
+        )
+
+    def list_threads(
+        self,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Threads, latest activity first; `cursor` continues from an earlier page."""
+        check_positive_int("limit", limit, allow_none=True)
+        where, params = [], {"now": utc_now()}
+        for column, value in (("user_id", user_id), ("agent_id", agent_id)):
+            if value is not NOT_SET:
+                check_scope_value(column, value)
+                where.append(f"t.{column} IS :{column}")
+                params[column] = value
+        if metadata_filter is not NOT_SET and metadata_filter is not None:
+            compiler = SQLiteFilterCompiler()
+            where.append(compiler.compile(parse_filter(metadata_filter), "t.metadata"))
+            params.update(compiler.params)
+        if cursor is not None:
+            updated_at, last_id = decode_cursor(cursor, 2)
+            where.append("(t.updated_at < :c_updated OR (t.updated_at = :c_updated AND t.id < :c_id))")
+            params.update(c_updated=updated_at, c_id=last_id)
+        sql = f"{self._thread_select()} {'WHERE ' + ' AND '.join(where) if where else ''} "
+        sql += "ORDER BY t.updated_at DESC, t.id DESC"
+        rows = self._query(sql + ("" if limit is None else f" LIMIT {limit + 1}"), params)
+        records = [self._thread_record(row) for row in rows[:limit]]
+        more = limit is not None and len(rows) > limit
+        return Page(records, encode_cursor(records[-1].updated_at, records[-1].id) if more else None)
+
+    def _list_owners(self, column: str, profile_type: str, limit: int | None, cursor: str | None) -> Page:
+        check_positive_int("limit", limit, allow_none=True)
+        after = decode_cursor(cursor, 1)[0] if cursor is not None else ""
+        sql = (
+            f"WITH owners AS (SELECT {column} AS id FROM {self._threads} WHERE {column} IS NOT NULL "
+            f"UNION SELECT {column} FROM {self._records} WHERE {column} IS NOT NULL) "
+            f"SELECT o.id, p.content, p.metadata, p.created_at FROM owners o LEFT JOIN {self._records} p "
+            f"ON p.kind = :kind AND p.id = o.id WHERE o.id > :after ORDER BY o.id"
+        )
+        rows = self._query(
+            sql + ("" if limit is None else f" LIMIT {limit + 1}"), {"kind": profile_type, "after": after}
+        )
+        cls = UserProfileRecord if profile_type == USER_PROFILE_TYPE else AgentProfileRecord
+        records = [
+            cls(
+                id=row["id"],
+                content=row["content"] or "",
+                metadata=json.loads(row["metadata"]) if row["metadata"] else None,
+                created_at=row["created_at"],
+                timestamp=row["created_at"],
+            )
+            for row in rows[:limit]
+        ]
+        more = limit is not None and len(rows) > limit
+        return Page(records, encode_cursor(records[-1].id) if more else None)
+
+    def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
+        """Every user id that owns a profile, thread or record, by id, with its profile text if any."""
+        return self._list_owners("user_id", USER_PROFILE_TYPE, limit, cursor)
+
+    def list_agents(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
+        """Every agent id that owns a profile, thread or record, by id, with its profile text if any."""
+        return self._list_owners("agent_id", AGENT_PROFILE_TYPE, limit, cursor)
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def _record(self, row: sqlite3.Row) -> Record:
+        common = {
+            "id": row["id"],
+            "record_type": row["record_type"],
+            "content": row["content"],
+            "timestamp": row["timestamp"] or row["created_at"],
+            "metadata": json.loads(row["metadata"]) if row["metadata"] is not None else None,
+            "status": RecordStatus(row["status"]),
+            "created_at": row["created_at"],
+            "expires_at": row["expires_at"],
+        }
+        kind = row["kind"]
+        if kind == USER_PROFILE_TYPE:
+            return UserProfileRecord(**common)
+        if kind == AGENT_PROFILE_TYPE:
+            return AgentProfileRecord(**common)
+        scope = {"thread_id": row["thread_id"], "user_id": row["user_id"], "agent_id": row["agent_id"]}
+        if kind == MESSAGE_TYPE:
+            parts = json.loads(row["parts"]) if row["parts"] else None
+            return MessageRecord(**common, **scope, role=row["role"], seq_no=row["seq_no"], parts=parts)
+        return MemoryRecord(**common, **scope)
+
+    def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None:
+        """One live record by type and id, or None. `include_bytes` matters for images only."""
+        if record_type == "thread":
+            return self.get_thread(record_id)
+        check_record_type(record_type)
+        if not isinstance(record_id, str):
+            raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        rows = self._query(
+            f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE kind = ? AND id = ? AND record_type = ? "
+            "AND (expires_at IS NULL OR expires_at > ?)",
+            (kind_of(record_type), record_id, record_type, utc_now()),
+        )
+        return self._record(rows[0]) if rows else None
+
+    def list(
+        self,
+        record_type: str | Sequence[str],
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        include_bytes: bool = False,
+        record_id: Any = NOT_SET,
+        *,
+        cursor: str | None = None,
+        include_expired: bool = False,
+    ) -> Page:
+        """Records of one or more types in insertion order, with exact scope filters.
+
+        Scope arguments are exact: omitted means any, None means unscoped. `metadata_filter=None`
+        means records without metadata (none stored, or an empty object), unlike in searches.
+        """
+        types = check_record_types(record_type)
+        check_positive_int("limit", limit, allow_none=True)
+        where = ["r.record_type IN (" + ",".join(f":t{i}" for i in range(len(types))) + ")"]
+        params: dict[str, Any] = {f"t{i}": t for i, t in enumerate(types)}
+        for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
+            if value is not NOT_SET:
+                check_scope_value(column, value)
+                where.append(f"r.{column} IS :{column}")
+                params[column] = value
+        if record_id is not NOT_SET:
+            where.append("r.id = :record_id")
+            params["record_id"] = record_id
+        if metadata_filter is None:
+            where.append("(r.metadata IS NULL OR r.metadata = '{}')")
+        elif metadata_filter is not NOT_SET:
+            compiler = SQLiteFilterCompiler()
+            where.append(compiler.compile(parse_filter(metadata_filter), "r.metadata"))
+            params.update(compiler.params)
+        if not include_expired:
+            where.append("(r.expires_at IS NULL OR r.expires_at > :now)")
+            params["now"] = utc_now()
+        if cursor is not None:
+            where.append("r.pk > :after")
+            params["after"] = decode_cursor(cursor, 1)[0]
+        sql = f"SELECT {_RECORD_COLUMNS} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY r.pk"
+        rows = self._query(sql + ("" if limit is None else f" LIMIT {limit + 1}"), params)
+        more = limit is not None and len(rows) > limit
+        rows = rows[:limit]
+        return Page([self._record(row) for row in rows], encode_cursor(rows[-1]["pk"]) if more else None)
+
+    def list_thread_messages(
+        self,
+        thread_id: str,
+        last_n: int | None = None,
+        range_start_seq_no: int | None = None,
+        range_end_seq_no: int | None = None,
+        include_bytes: bool = False,
+    ) -> list[MessageRecord]:
+        """A thread's live messages in order; `last_n` keeps the newest n, the range is [start, end)."""
+        check_scope_value("thread_id", thread_id)
+        check_positive_int("last_n", last_n, allow_none=True)
+        where = ["thread_id = :thread_id", "kind = 'message'", "(expires_at IS NULL OR expires_at > :now)"]
+        params: dict[str, Any] = {"thread_id": thread_id, "now": utc_now()}
+        for name, value, op in (
+            ("range_start_seq_no", range_start_seq_no, ">="),
+            ("range_end_seq_no", range_end_seq_no, "<"),
+        ):
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ValueError(f"{name} must be an integer or None")
+                where.append(f"seq_no {op} :{name}")
+                params[name] = value
+        sql = f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE {' AND '.join(where)} ORDER BY seq_no DESC"
+        rows = self._query(sql + ("" if last_n is None else f" LIMIT {last_n}"), params)
+        return [self._record(row) for row in reversed(rows)]
+
+    def thread_message_window(self, thread_id: str, offset: int, limit: int | None) -> list[MessageRecord]:
+        """A slice of a thread's live messages by position (0 = oldest), for Thread.get_messages."""
+        sql = (
+            f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE thread_id = :thread_id AND kind = 'message' "
+            f"AND (expires_at IS NULL OR expires_at > :now) ORDER BY seq_no LIMIT :limit OFFSET :offset"
+        )
+        rows = self._query(
+            sql, {"thread_id": thread_id, "now": utc_now(), "offset": offset, "limit": -1 if limit is None else limit}
+        )
+        return [self._record(row) for row in rows]
+
+    def count_thread_messages(self, thread_id: str) -> int:
+        rows = self._query(
+            f"SELECT count(*) FROM {self._records} WHERE thread_id = ? AND kind = 'message' "
+            "AND (expires_at IS NULL OR expires_at > ?)",
+            (thread_id, utc_now()),
+        )
+        return rows[0][0]
+
+    # --- search -----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str | None = None,
+        k: int = 10,
+        query_vector: Any = None,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        exact_user_match: Any = NOT_SET,
+        exact_agent_match: Any = NOT_SET,
+        exact_thread_match: Any = NOT_SET,
+        record_types: Any = None,
+        metadata_filter: Any = None,
+        num_hops: int = 0,
+        max_linked_results: int = 100,
+        include_invalid_results: bool = True,
+    ) -> list[tuple[Record, float]]:
+        """The k records closest to the query, as (record, distance) pairs, closest first.
+
+        Every filter (scope, type, status, expiry, metadata) is applied before ranking, so a
+        search returns k results whenever k matching records exist. Ties keep insertion order.
+        Under the hybrid strategy the distance is 1 minus the normalised fused score.
+        """
+        check_positive_int("k", k)
+        if (query is None) == (query_vector is None):
+            raise ValueError("pass exactly one of query and query_vector")
+        if query is not None and not isinstance(query, str):
+            raise ValueError(f"query must be a string, not {type(query).__name__}")
+        check_hops(num_hops, max_linked_results)
+        if not isinstance(include_invalid_results, bool):
+            raise ValueError("include_invalid_results must be True or False")
+        scope = resolve_store_scope(
+            SearchScope(
+                user_id=user_id,
+                agent_id=agent_id,
+                thread_id=thread_id,
+                exact_user_match=exact_user_match,
+                exact_agent_match=exact_agent_match,
+                exact_thread_match=exact_thread_match,
+            )
+        )
+        where, params = self._search_filters(scope.exact, record_types, metadata_filter, include_invalid_results)
+        vector = to_vector(query_vector, self.vector_dim, "query_vector") if query_vector is not None else None
+        strategy = self.search_strategy if query is not None else SearchStrategy.VECTOR
+        ranked_vector: list[tuple[int, float]] = []
+        ranked_keyword: list[int] = []
+        if strategy is not SearchStrategy.KEYWORD:
+            if vector is None:
+                vector = self._embed([query])[0]
+            ranked_vector = self._vector_ranking(vector, where, params, k)
+        if strategy is not SearchStrategy.VECTOR:
+            ranked_keyword = self._keyword_ranking(query, where, params, k)
+        if strategy is SearchStrategy.VECTOR:
+            scored = ranked_vector
+        elif strategy is SearchStrategy.KEYWORD:
+            scored = [(pk, rank / (rank + RRF_K)) for rank, pk in enumerate(ranked_keyword)]
+        else:
+            scored = _fuse(ranked_vector, ranked_keyword, k)
+        scored = scored[:k]
+        records = self._records_by_pk([pk for pk, _ in scored])
+        return [(records[pk], distance) for pk, distance in scored if pk in records]
+
+    def _search_filters(
+        self, exact: dict[str, str | None], record_types: Any, metadata_filter: Any, include_invalid: bool
+    ) -> tuple[str, dict[str, Any]]:
+        types = SEARCHABLE_TYPES if record_types is None else check_record_types(record_types)
+        where = [
+            "r.record_type IN (" + ",".join(f":t{i}" for i in range(len(types))) + ")",
+            "(r.expires_at IS NULL OR r.expires_at > :now)",
+        ]
+        params: dict[str, Any] = {f"t{i}": t for i, t in enumerate(types)}
+        params["now"] = utc_now()
+        for column, value in exact.items():
+            where.append(f"r.{column} IS :{column}")
+            params[column] = value
+        if not include_invalid:
+            where.append("r.status = 'valid'")
+        tree = parse_filter(metadata_filter)
+        if tree is not None:
+            compiler = SQLiteFilterCompiler()
+            where.append(compiler.compile(tree, "r.metadata"))
+            params.update(compiler.params)
+        return " AND ".join(where), params
+
+    def _vector_ranking(self, vector: np.ndarray, where: str, params: dict, k: int) -> list[tuple[int, float]]:
+        rows = self._query(
+            f"SELECT r.pk, r.embedding FROM {self._records} r WHERE {where} AND r.embedding IS NOT NULL ORDER BY r.pk",
+            params,
+        )
+        if not rows:
+            return []
+        pks = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), self.vector_dim)
+        query = normalize_rows(vector[None, :])[0]
+        distances = 1.0 - matrix @ query
+        order = np.lexsort((pks, distances))[:k]
+        return [(int(pks[i]), float(distances[i])) for i in order]
+
+    def _keyword_ranking(self, query: str, where: str, params: dict, k: int) -> list[int]:
+        match = _fts_query(query)
+        if match is None:
+            return []
+        rows = self._query(
+            f"SELECT r.pk FROM {self._fts} f JOIN {self._records} r ON r.pk = f.rowid "
+            f"WHERE {self._fts} MATCH :match AND {where} ORDER BY bm25({self._fts}), r.pk LIMIT :fts_limit",
+            {**params, "match": match, "fts_limit": max(k, 50)},
+        )
+        return [row[0] for row in rows]
+
+    def _records_by_pk(self, pks: list[int]) -> dict[int, Record]:
+        if not pks:
+            return {}
+        marks = ",".join("?" * len(pks))
+        rows = self._query(f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE pk IN ({marks})", pks)
+        return {row["pk"]: self._record(row) for row in rows}
+
+
+def _fts_query(text: str) -> str | None:
+    """An FTS5 query matching any of the text's words; words are quoted, so no syntax leaks in."""
+    words = re.findall(r"\w+", text.lower())
+    if not words:
+        return None
+    return " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
+
+
+def _fuse(vector: list[tuple[int, float]], keyword: list[int], k: int) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion of the two rankings; distance = 1 - score / best possible score."""
+    scores: dict[int, float] = {}
+    for rank, (pk, _) in enumerate(vector):
+        scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
+    for rank, pk in enumerate(keyword):
+        scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
+    best = 2.0 / (RRF_K + 1)
+    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+    return [(pk, 1.0 - score / best) for pk, score in ordered[:k]]

@@ -1,0 +1,475 @@
+"""Thread: one conversation's messages and memories, with the thread layer's rules (spec §4).
+
+A thread acts only on records whose stored thread_id is its own (§4.4): reads and updates of
+anything else raise KeyError, deletes return 0. Every public method has an `_async` twin that
+runs it in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from .scope import check_scope_value, resolve_thread_scope, search_scope_from_args
+from .search import SearchResult, search_records
+from .stores.base import MemoryStore, check_record_type
+from .types import (
+    MEMORY_TYPES,
+    MESSAGE_TYPE,
+    NOT_SET,
+    ImageContent,
+    MemoryRecord,
+    MemorySearchConfig,
+    Message,
+    MessageContent,
+    MessageRecord,
+    TextContent,
+    new_id,
+)
+
+DEFAULT_MESSAGE_WINDOW = 50
+_MESSAGE_KEYS = {"role", "content", "id", "timestamp", "metadata"}
+
+
+def async_twin(method: Callable) -> Callable:
+    """The `_async` variant of a blocking method: same arguments, run off the event loop."""
+
+    async def twin(self: Any, *args: Any, **kwargs: Any) -> Any:
+        return await asyncio.to_thread(method, self, *args, **kwargs)
+
+    twin.__name__ = f"{method.__name__}_async"
+    twin.__qualname__ = f"{method.__qualname__}_async"
+    twin.__doc__ = f"Async twin of `{method.__name__}`: same parameters, result and errors."
+    return twin
+
+
+def search_config_from(value: Any) -> MemorySearchConfig:
+    if value is NOT_SET or value is None:
+        return MemorySearchConfig()
+    if not isinstance(value, MemorySearchConfig):
+        raise ValueError(f"search_config must be a MemorySearchConfig, not {type(value).__name__}")
+    return value
+
+
+def _part_from_mapping(part: Any, where: str) -> MessageContent:
+    if isinstance(part, (TextContent, ImageContent)):
+        return part
+    if not isinstance(part, Mapping):
+        raise ValueError(f"{where} must be a TextContent, ImageContent or a mapping, not {type(part).__name__}")
+    kind = part.get("type", "text" if "text" in part else None)
+    if kind != "text":
+        raise ValueError(f"{where}: only text content parts are supported so far, not {kind!r}")
+    extra = set(part) - {"type", "text", "id", "timestamp"}
+    if extra:
+        raise ValueError(f"{where}: unknown keys {sorted(extra)} in a text part")
+    options = {key: part[key] for key in ("id", "timestamp") if part.get(key) is not None}
+    return TextContent(text=part.get("text"), **options)
+
+
+def _content_from(content: Any, where: str) -> str | tuple[MessageContent, ...]:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
+        if not content:
+            raise ValueError(f"{where} must not be an empty sequence")
+        return tuple(_part_from_mapping(part, f"{where}[{i}]") for i, part in enumerate(content))
+    raise ValueError(f"{where} must be a string or a sequence of content parts, not {type(content).__name__}")
+
+
+def to_message(message: Any, index: int = 0) -> Message:
+    """A Message from a Message or a mapping with role, content and optional id/timestamp/metadata."""
+    if isinstance(message, Message):
+        return Message(
+            message.role,
+            _content_from(message.content, f"messages[{index}].content"),
+            message.timestamp,
+            message.metadata,
+            message.id,
+        )
+    if not isinstance(message, Mapping):
+        raise ValueError(f"messages[{index}] must be a Message or a mapping, not {type(message).__name__}")
+    unknown = set(message) - _MESSAGE_KEYS
+    if unknown:
+        raise ValueError(f"messages[{index}] has unknown keys {sorted(unknown)}; allowed: {sorted(_MESSAGE_KEYS)}")
+    if "role" not in message or "content" not in message:
+        raise ValueError(f"messages[{index}] needs 'role' and 'content'")
+    content = message["content"]
+    return Message(
+        role=message["role"],
+        content=_content_from("" if content is None else content, f"messages[{index}].content"),
+        timestamp=message.get("timestamp"),
+        metadata=message.get("metadata"),
+        id=message.get("id"),
+    )
+
+
+def _stored_content(content: str | tuple[MessageContent, ...]) -> tuple[str, list[dict] | None]:
+    """The text to store and index, and the JSON description of structured parts."""
+    if isinstance(content, str):
+        return content, None
+    for part in content:
+        if isinstance(part, ImageContent):
+            raise ValueError("image content parts are not supported yet")
+    parts = [{"type": "text", "id": p.id, "text": p.text, "timestamp": p.timestamp} for p in content]
+    return "\n".join(p["text"] for p in parts), parts
+
+
+def message_from_record(record: MessageRecord) -> Message:
+    content: str | tuple[MessageContent, ...] = record.content
+    if record.parts:
+        content = tuple(TextContent(text=p["text"], id=p["id"], timestamp=p.get("timestamp")) for p in record.parts)
+    return Message(
+        role=record.role or "", content=content, timestamp=record.timestamp, metadata=record.metadata, id=record.id
+    )
+
+
+class Thread:
+    """A handle on one thread of a store. Creating a handle creates the thread if it is new.
+
+    Omitted ids are generated (UUIDs) for a new thread and read from the store for an existing
+    one; an explicit user or agent id that contradicts the stored thread is a ValueError.
+    """
+
+    def __init__(
+        self,
+        store: MemoryStore,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        search_config: Any = NOT_SET,
+        client: Any = None,
+    ) -> None:
+        for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
+            check_scope_value(name, value)
+        if thread_id is None:
+            raise ValueError("thread_id must be a string (omit it to generate one)")
+        self.store, self.client = store, client
+        existing = store.get_thread(thread_id) if thread_id is not NOT_SET else None
+        if existing is not None:
+            for name, value in (("user_id", user_id), ("agent_id", agent_id)):
+                if value is not NOT_SET and value != getattr(existing, name):
+                    raise ValueError(
+                        f"thread {thread_id!r} exists with {name}={getattr(existing, name)!r}, not {value!r}"
+                    )
+            record = existing
+        else:
+            settings = {}
+            config = search_config_from(search_config)
+            if config != MemorySearchConfig():
+                settings["search_config"] = {
+                    "token_budget": config.token_budget,
+                    "soft_token_budget": config.soft_token_budget,
+                }
+            record = store.save_thread(
+                new_id() if thread_id is NOT_SET else thread_id,
+                new_id() if user_id is NOT_SET else user_id,
+                new_id() if agent_id is NOT_SET else agent_id,
+                None if metadata is NOT_SET else metadata,
+                settings,
+            )
+        self.thread_id: str = record.id
+        self.user_id: str | None = record.user_id
+        self.agent_id: str | None = record.agent_id
+        self.metadata = record.metadata
+        stored_config = record.settings.get("search_config")
+        self.search_config = (
+            search_config_from(search_config)
+            if search_config is not NOT_SET
+            else MemorySearchConfig(**stored_config)
+            if stored_config
+            else MemorySearchConfig()
+        )
+
+    def __repr__(self) -> str:
+        return f"Thread(thread_id={self.thread_id!r}, user_id={self.user_id!r}, agent_id={self.agent_id!r})"
+
+    # --- messages ---------------------------------------------------------------------------
+
+    def add_messages(
+        self,
+        messages: Sequence[Any],
+        metadata: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        **store_kwargs: Any,
+    ) -> list[str]:
+        """Append messages to the thread; returns their ids in input order.
+
+        `metadata` given (a dict or None for all, or a list with one entry per message) replaces
+        each message's own metadata; omitted, each message keeps its own.
+        """
+        if isinstance(messages, (str, Mapping, Message)) or not isinstance(messages, Sequence):
+            raise ValueError("messages must be a list of Message objects or mappings")
+        parsed = [to_message(m, i) for i, m in enumerate(messages)]
+        if not parsed:
+            return []
+        if metadata is NOT_SET:
+            metadatas = [m.metadata for m in parsed]
+        elif isinstance(metadata, list):
+            if len(metadata) != len(parsed):
+                raise ValueError(f"metadata has {len(metadata)} entries for {len(parsed)} messages")
+            metadatas = metadata
+        else:
+            metadatas = [metadata] * len(parsed)
+        stored = [_stored_content(m.content) for m in parsed]
+        return self.store.add(
+            [text for text, _ in stored],
+            MESSAGE_TYPE,
+            record_ids=[m.id if m.id is not None else new_id() for m in parsed],
+            thread_ids=self.thread_id,
+            user_ids=self.user_id,
+            agent_ids=self.agent_id,
+            roles=[m.role for m in parsed],
+            timestamps=[m.timestamp for m in parsed],
+            metadata=metadatas,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            content_parts=[parts for _, parts in stored],
+            **store_kwargs,
+        )
+
+    def _owned_message(self, message_id: Any) -> MessageRecord:
+        record = self.store.get(MESSAGE_TYPE, message_id) if isinstance(message_id, str) else None
+        if record is None or record.thread_id != self.thread_id:
+            raise KeyError(f"no message {message_id!r} in thread {self.thread_id!r}")
+        return record
+
+    def get_message(self, message_id: str, included_image_ids: Any = NOT_SET) -> Message:
+        """One message of this thread; KeyError when it is missing, expired or another thread's."""
+        return message_from_record(self._owned_message(message_id))
+
+    def get_messages(
+        self, start: Any = NOT_SET, end: Any = NOT_SET, include_image_bytes: bool = False
+    ) -> list[Message]:
+        """Messages in chronological order, by 0-based position.
+
+        Neither bound: the latest 50. `start` alone: the latest 50 of those from `start` on (the
+        page's "bounded window of the most recent messages"). `end=None` or -1: all from `start`.
+        A negative `start` counts from the end, as in Python slicing.
+        """
+        for name, value in (("start", start), ("end", end)):
+            if value is not NOT_SET and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise ValueError(f"{name} must be an integer or None, not {value!r}")
+        if end is not NOT_SET and end is not None and end < -1:
+            raise ValueError(f"end must be >= 0, or None/-1 for all messages, not {end}")
+        total = self.store.count_thread_messages(self.thread_id)
+        first = 0 if start is NOT_SET or start is None else start
+        if first < 0:
+            first = max(0, total + first)
+        if end is NOT_SET:
+            first = max(first, total - DEFAULT_MESSAGE_WINDOW)
+            limit = None
+        elif end is None or end == -1:
+            limit = None
+        else:
+            limit = max(0, end - first)
+        records = self.store.thread_message_window(self.thread_id, first, limit)
+        return [message_from_record(r) for r in records]
+
+    def update_message(
+        self,
+        message_id: str,
+        content: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+    ) -> str:
+        """Replace a message's content and/or metadata, or refresh its expiry. Role and timestamp stay."""
+        self._owned_message(message_id)
+        changes: dict[str, Any] = {"metadata": metadata, "ttl_days": ttl_days, "ttl_anchor": ttl_anchor}
+        if content is not NOT_SET:
+            text, parts = _stored_content(_content_from(content, "content"))
+            changes.update(text=text, content_parts=parts)
+        if self.store.update(MESSAGE_TYPE, message_id, **changes) == 0:
+            raise KeyError(f"no message {message_id!r} in thread {self.thread_id!r}")
+        return message_id
+
+    def delete_message(self, message_id: str) -> int:
+        """Delete one raw message of this thread (memories derived from it stay); returns 0 or 1."""
+        try:
+            self._owned_message(message_id)
+        except KeyError:
+            return 0
+        return self.store.delete(MESSAGE_TYPE, message_id)
+
+    # --- memories ---------------------------------------------------------------------------
+
+    def add_memory(
+        self,
+        content: str,
+        memory_type: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_id: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        status: Any = NOT_SET,
+        **store_kwargs: Any,
+    ) -> str:
+        """Store a memory; omitted scope values are the thread's. Returns the memory id."""
+        return add_memory_record(
+            self.store,
+            content,
+            memory_type=memory_type,
+            memory_id=memory_id,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            status=status,
+            user_id=self.user_id if user_id is NOT_SET else user_id,
+            agent_id=self.agent_id if agent_id is NOT_SET else agent_id,
+            thread_id=self.thread_id if thread_id is NOT_SET else thread_id,
+            **store_kwargs,
+        )
+
+    def _owned_memory(self, memory_id: Any) -> MemoryRecord:
+        record = find_memory(self.store, memory_id)
+        if record is None or record.thread_id != self.thread_id:
+            raise KeyError(f"no memory {memory_id!r} in thread {self.thread_id!r}")
+        return record
+
+    def update_memory(
+        self,
+        memory_id: str,
+        content: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        status: Any = NOT_SET,
+    ) -> str:
+        """Update a memory of this thread; KeyError when it is missing, expired or another thread's."""
+        return update_memory_record(
+            self.store,
+            self._owned_memory(memory_id),
+            content=content,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            status=status,
+        )
+
+    def delete_memory(self, memory_id: str) -> int:
+        """Delete a memory of this thread; returns 0 when it is missing or another thread's."""
+        try:
+            record = self._owned_memory(memory_id)
+        except KeyError:
+            return 0
+        return self.store.delete(record.record_type, record.id)
+
+    # --- search -----------------------------------------------------------------------------
+
+    def search(
+        self,
+        query: str,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        exact_user_match: Any = NOT_SET,
+        exact_agent_match: Any = NOT_SET,
+        exact_thread_match: Any = NOT_SET,
+        max_results: int = 10,
+        token_budget: Any = NOT_SET,
+        soft_token_budget: Any = NOT_SET,
+        record_types: Any = NOT_SET,
+        metadata_filter: Any = None,
+        include_invalid_results: bool = True,
+        num_hops: int = 0,
+        max_linked_results: int = 100,
+        scope: Any = NOT_SET,
+    ) -> list[SearchResult]:
+        """Records relevant to `query`, best first; by default this thread's user and agent exactly."""
+        requested = search_scope_from_args(
+            scope,
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            exact_user_match=exact_user_match,
+            exact_agent_match=exact_agent_match,
+            exact_thread_match=exact_thread_match,
+        )
+        resolved = resolve_thread_scope(requested, self.user_id, self.agent_id, self.thread_id)
+        return search_records(
+            self.store,
+            query,
+            resolved,
+            max_results=max_results,
+            token_budget=token_budget,
+            soft_token_budget=soft_token_budget,
+            record_types=record_types,
+            metadata_filter=metadata_filter,
+            include_invalid_results=include_invalid_results,
+            num_hops=num_hops,
+            max_linked_results=max_linked_results,
+            search_config=self.search_config,
+        )
+
+    add_messages_async = async_twin(add_messages)
+    get_message_async = async_twin(get_message)
+    get_messages_async = async_twin(get_messages)
+    update_message_async = async_twin(update_message)
+    delete_message_async = async_twin(delete_message)
+    add_memory_async = async_twin(add_memory)
+    update_memory_async = async_twin(update_memory)
+    delete_memory_async = async_twin(delete_memory)
+    search_async = async_twin(search)
+
+
+def find_memory(store: MemoryStore, memory_id: Any) -> MemoryRecord | None:
+    """The live memory-like record with this id, whatever its type."""
+    if not isinstance(memory_id, str):
+        return None
+    found = store.list(MEMORY_TYPES, limit=1, record_id=memory_id)
+    return found[0] if found else None
+
+
+def add_memory_record(
+    store: MemoryStore,
+    content: Any,
+    *,
+    memory_type: Any,
+    memory_id: Any,
+    metadata: Any,
+    timestamp: Any,
+    ttl_days: Any,
+    ttl_anchor: Any,
+    status: Any,
+    user_id: Any,
+    agent_id: Any,
+    thread_id: Any,
+    **store_kwargs: Any,
+) -> str:
+    """The write shared by Thread.add_memory and AgentMemory.add_memory."""
+    if not isinstance(content, str):
+        raise ValueError(f"content must be a string, not {type(content).__name__}")
+    memory_type = "memory" if memory_type is NOT_SET else check_record_type(memory_type, MEMORY_TYPES)
+    return store.add(
+        [content],
+        memory_type,
+        record_ids=NOT_SET if memory_id is NOT_SET else [memory_id],
+        thread_ids=thread_id,
+        user_ids=user_id,
+        agent_ids=agent_id,
+        timestamps=None if timestamp is NOT_SET else timestamp,
+        metadata=None if metadata is NOT_SET else metadata,
+        statuses=NOT_SET if status is NOT_SET else [status],
+        ttl_days=ttl_days,
+        ttl_anchor=ttl_anchor,
+        **store_kwargs,
+    )[0]
+
+
+def update_memory_record(store: MemoryStore, record: MemoryRecord, **changes: Any) -> str:
+    """The update shared by Thread.update_memory and AgentMemory.update_memory."""
+    if changes.get("content") is None:
+        raise ValueError("a memory's content cannot be cleared; delete the memory instead")
+    if store.update(record.record_type, record.id, **changes) == 0:
+        raise KeyError(f"no memory {record.id!r}")
+    return record.id

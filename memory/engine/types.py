@@ -1,0 +1,271 @@
+"""Records, messages, content parts, enumerations and configuration objects.
+
+These are plain dataclasses with no behaviour beyond validation, so that every layer (stores,
+threads, the client, the web app) can pass them around freely. Names follow DECISIONS.md D1/D12.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from enum import Enum, StrEnum
+from typing import Any
+
+MEMORY_TYPES = ("memory", "fact", "guideline", "preference")
+"""The memory-like record types: the only ones that links connect and extraction writes."""
+
+MESSAGE_TYPE = "message"
+USER_PROFILE_TYPE = "user_profile"
+AGENT_PROFILE_TYPE = "agent_profile"
+PROFILE_TYPES = (USER_PROFILE_TYPE, AGENT_PROFILE_TYPE)
+SEARCHABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, *PROFILE_TYPES)
+
+
+class _NotSet:
+    """The type of NOT_SET: "argument omitted", which many APIs treat differently from None."""
+
+    _instance: _NotSet | None = None
+
+    def __new__(cls) -> _NotSet:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "NOT_SET"
+
+    def __bool__(self) -> bool:
+        # An omitted argument must never pass for a real value in a truth test.
+        raise TypeError("NOT_SET has no truth value; compare with `is NOT_SET`")
+
+    def __reduce__(self) -> str:
+        return "NOT_SET"
+
+    def __copy__(self) -> _NotSet:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> _NotSet:
+        return self
+
+
+NOT_SET: Any = _NotSet()
+
+
+def is_set(value: Any) -> bool:
+    return value is not NOT_SET
+
+
+class RecordStatus(StrEnum):
+    VALID = "valid"
+    INVALID = "invalid"
+
+
+class SchemaPolicy(StrEnum):
+    REQUIRE_EXISTING = "require_existing"
+    CREATE_IF_EMPTY = "create_if_empty"
+    CREATE_IF_NECESSARY = "create_if_necessary"
+    RECREATE = "recreate"
+    NO_CHECK = "no_check"
+
+
+class TimeToLiveAnchor(StrEnum):
+    CREATED_AT = "created_at"
+    TIMESTAMP = "timestamp"
+
+
+class SearchStrategy(StrEnum):
+    VECTOR = "vector"
+    HYBRID = "hybrid"
+    KEYWORD = "keyword"
+
+
+class ImageMimeType(StrEnum):
+    """Values as the vendor page prints them; lookup ignores case, as MIME types do."""
+
+    JPEG = "image/JPEG"
+    PNG = "image/PNG"
+    WEBP = "image/WEBP"
+
+    @classmethod
+    def _missing_(cls, value: object) -> ImageMimeType | None:
+        if isinstance(value, str):
+            for member in cls:
+                if member.value.lower() == value.lower():
+                    return member
+        return None
+
+
+def coerce_enum(enum_type: type[Enum], value: Any, name: str) -> Any:
+    """Accept an enum member or its value (the SDK takes `SchemaPolicy | str`); else ValueError."""
+    try:
+        return enum_type(value)
+    except ValueError:
+        allowed = ", ".join(repr(m.value) for m in enum_type)  # type: ignore[attr-defined]
+        raise ValueError(f"{name} must be one of {allowed}, not {value!r}") from None
+
+
+@dataclass(frozen=True)
+class MemoryRetentionConfig:
+    """Store-wide lifetime rules (spec §1.4).
+
+    `default_ttl_days` is the lifetime of a record whose `ttl_days` is omitted; `max_ttl_days`
+    caps every lifetime and is what an explicit `ttl_days=None` means when it is set.
+    """
+
+    default_ttl_days: int | None = None
+    max_ttl_days: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("default_ttl_days", "max_ttl_days"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer or None, not {value!r}")
+
+
+@dataclass(frozen=True)
+class MemorySearchConfig:
+    """Default token budgets of searches and context cards (spec §7.4); None or <= 0 disables."""
+
+    token_budget: int | None = None
+    soft_token_budget: int | None = None
+
+
+# --- messages and content parts ------------------------------------------------------------
+
+
+def new_id() -> str:
+    return str(uuid.uuid4())
+
+
+@dataclass(kw_only=True)
+class MessageContent:
+    id: str = field(default_factory=new_id)
+    timestamp: str | None = None
+
+
+@dataclass
+class TextContent(MessageContent):
+    text: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"TextContent.text must be a str, not {type(self.text).__name__}")
+
+
+@dataclass
+class ImageContent(MessageContent):
+    bytes: bytes | None = None
+    mime_type: ImageMimeType | None = None
+    description: str | None = None
+
+
+@dataclass
+class Message:
+    """A message as threads and LLM adapters exchange it (spec §9.1)."""
+
+    role: str
+    content: str | tuple[MessageContent, ...]
+    timestamp: str | None = None
+    metadata: dict[str, Any] | None = None
+    id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.role, str) or not self.role:
+            raise ValueError(f"Message.role must be a non-empty string, not {self.role!r}")
+        if isinstance(self.content, str):
+            return
+        if not isinstance(self.content, Sequence) or isinstance(self.content, (bytes, bytearray)):
+            raise TypeError("Message.content must be a str or a sequence of TextContent/ImageContent")
+        parts = tuple(self.content)
+        if not parts:
+            raise ValueError("Message.content must not be an empty sequence")
+        for part in parts:
+            if not isinstance(part, (TextContent, ImageContent)):
+                raise TypeError(f"Message.content parts must be TextContent or ImageContent, not {part!r}")
+        self.content = parts
+
+    @property
+    def text(self) -> str:
+        """The message's text: the string itself, or its text parts joined by newlines."""
+        if isinstance(self.content, str):
+            return self.content
+        return "\n".join(p.text for p in self.content if isinstance(p, TextContent))
+
+
+# --- records --------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class Record:
+    """A stored record. `timestamp` is the event time, or the creation time when none was given."""
+
+    id: str
+    record_type: str
+    content: str = ""
+    timestamp: str | None = None
+    metadata: dict[str, Any] | None = None
+    status: RecordStatus = RecordStatus.VALID
+    created_at: str | None = None
+    expires_at: str | None = None
+    linked_results: list = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class ScopedRecord(Record):
+    thread_id: str | None = None
+    user_id: str | None = None
+    agent_id: str | None = None
+
+
+@dataclass(kw_only=True)
+class MemoryRecord(ScopedRecord):
+    pass
+
+
+@dataclass(kw_only=True)
+class MessageRecord(ScopedRecord):
+    """A stored message. `parts` describes structured content (text parts with their ids)."""
+
+    role: str | None = None
+    seq_no: int | None = None
+    parts: list[dict[str, Any]] | None = None
+
+
+@dataclass(kw_only=True)
+class ImageRecord(ScopedRecord):
+    message_id: str | None = None
+    mime_type: ImageMimeType | None = None
+    bytes: bytes | None = None
+
+
+@dataclass(kw_only=True)
+class ThreadRecord(ScopedRecord):
+    """A thread: its scope, metadata, settings and activity. `updated_at` is its latest activity."""
+
+    record_type: str = "thread"
+    settings: dict[str, Any] = field(default_factory=dict)
+    updated_at: str | None = None
+    message_count: int = 0
+
+
+@dataclass(kw_only=True)
+class UserProfileRecord(Record):
+    record_type: str = USER_PROFILE_TYPE
+
+
+@dataclass(kw_only=True)
+class AgentProfileRecord(Record):
+    record_type: str = AGENT_PROFILE_TYPE
+
+
+class Page(list):
+    """A list of records plus the cursor that continues it (None on the last page).
+
+    Listings stay plain lists for SDK compatibility; the cursor is our extension for stable
+    pagination, which offsets cannot give while records are being added.
+    """
+
+    def __init__(self, items: Sequence = (), next_cursor: str | None = None) -> None:
+        super().__init__(items)
+        self.next_cursor = next_cursor
