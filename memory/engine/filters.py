@@ -197,6 +197,8 @@ class SQLiteFilterCompiler:
         if value is False:
             return f"{j}.type = 'false'"
         if isinstance(value, (int, float)):
+            if isinstance(value, int) and not -(2**63) <= value < 2**63:
+                value = float(value)  # SQLite reads integers beyond 64 bits as reals, and binds no wider ints
             return f"{j}.type IN ('integer', 'real') AND {j}.atom = {self._bind(value)}"
         if isinstance(value, str):
             return f"{j}.type = 'text' AND {j}.atom = {self._bind(value)}"

@@ -8,6 +8,7 @@ runs it in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,7 @@ def async_twin(method: Callable) -> Callable:
     twin.__name__ = f"{method.__name__}_async"
     twin.__qualname__ = f"{method.__qualname__}_async"
     twin.__doc__ = f"Async twin of `{method.__name__}`: same parameters, result and errors."
+    twin.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
     return twin
 
 

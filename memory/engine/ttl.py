@@ -13,8 +13,12 @@ from typing import Any
 from .types import NOT_SET, MemoryRetentionConfig, TimeToLiveAnchor, coerce_enum
 
 
+FAR_FUTURE = "9999-12-31T23:59:59.999999+00:00"
+
+
 def format_utc(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    """Fixed-width UTC text (four-digit year, microseconds), so text order is time order."""
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def utc_now() -> str:
@@ -95,4 +99,7 @@ def expiry(
     if days is None:
         return None
     start = parse_timestamp(timestamp if anchor is TimeToLiveAnchor.TIMESTAMP else created_at)
-    return format_utc(start + timedelta(days=days))
+    try:
+        return format_utc(start + timedelta(days=days))
+    except OverflowError:
+        return FAR_FUTURE  # past the calendar's end: it never expires in practice

@@ -6,6 +6,7 @@ threads, the client, the web app) can pass them around freely. Names follow DECI
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -136,6 +137,18 @@ class MemorySearchConfig:
 
 def new_id() -> str:
     return str(uuid.uuid4())
+
+
+def new_ids(count: int) -> list[str]:
+    """`count` random (version 4) UUID strings, built in bulk: uuid4() per id is slow in batches."""
+    raw = bytearray(os.urandom(16 * count))
+    ids = []
+    for start in range(0, 16 * count, 16):
+        raw[start + 6] = (raw[start + 6] & 0x0F) | 0x40
+        raw[start + 8] = (raw[start + 8] & 0x3F) | 0x80
+        h = raw[start : start + 16].hex()
+        ids.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
+    return ids
 
 
 @dataclass(kw_only=True)

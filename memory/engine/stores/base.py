@@ -29,7 +29,7 @@ from ..types import (
     RecordStatus,
     TimeToLiveAnchor,
     coerce_enum,
-    new_id,
+    new_ids,
 )
 
 ADDABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES)
@@ -98,6 +98,24 @@ def _per_record(name: str, value: Any, count: int, *, scalar_types: tuple[type, 
     return list(value)
 
 
+def to_matrix(values: Any, count: int, dim: int, name: str = "embeddings") -> np.ndarray:
+    """A (count, dim) float32 matrix from an array or a list of vectors, checked as a whole."""
+    if not isinstance(values, np.ndarray) and (not isinstance(values, (list, tuple)) or len(values) != count):
+        raise ValueError(f"{name} must be a list with one vector per content ({count})")
+    try:
+        matrix = np.asarray(values, dtype=np.float32)
+    except (TypeError, ValueError):
+        matrix = None
+    if matrix is None or matrix.shape != (count, dim):
+        # Name the first offending vector rather than report a shape the caller never wrote.
+        for i, value in enumerate(values):
+            to_vector(value, dim, f"{name}[{i}]")
+        raise ValueError(f"{name} must hold {count} vectors of dimension {dim}")
+    if not np.all(np.isfinite(matrix)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return matrix
+
+
 def to_vector(value: Any, dim: int, name: str = "embedding") -> np.ndarray:
     try:
         vector = np.asarray(value, dtype=np.float32)
@@ -134,6 +152,29 @@ class NewRecord:
     parts: str | None
 
 
+def _column(name: str, value: Any, count: int, check: Any, *, scalar_types: tuple[type, ...] = (str,)) -> list:
+    """One argument of `add` as a list of `count` checked values; a broadcast scalar is checked once."""
+    values = _per_record(name, value, count, scalar_types=scalar_types)
+    if value is NOT_SET or value is None or isinstance(value, scalar_types):
+        return [check(values[0], name)] * count if count else []
+    return [check(v, f"{name}[{i}]") for i, v in enumerate(values)]
+
+
+def _optional_str(value: Any, name: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{name} must be a string or None, not {type(value).__name__}")
+    return value
+
+
+def _scope_value(value: Any, name: str) -> str | None:
+    check_scope_value(name, value)
+    return value
+
+
+def _status_value(value: Any, name: str) -> str:
+    return RecordStatus.VALID.value if value is None else coerce_enum(RecordStatus, value, name).value
+
+
 def prepare_add(
     contents: Any,
     record_type: Any,
@@ -166,63 +207,55 @@ def prepare_add(
             raise ValueError(f"record ids must be non-empty strings, not {record_id!r}")
     if all(given) and len(set(ids)) != count:
         raise ValueError("record_ids contains the same id twice")
-    ids = [i if i is not None else new_id() for i in ids]
+    if not all(given):
+        ids = new_ids(count)
     if index_texts is not NOT_SET and index_texts is not None:
         if not isinstance(index_texts, (list, tuple)) or len(index_texts) != count:
             raise ValueError(f"index_texts must be a list with one entry per content ({count})")
+        index_texts = [_optional_str(t, f"index_texts[{i}]") for i, t in enumerate(index_texts)]
     else:
         index_texts = [None] * count
-    columns = {
-        name: _per_record(name, value, count, scalar_types=(str,))
-        for name, value in (
-            ("thread_ids", thread_ids),
-            ("user_ids", user_ids),
-            ("agent_ids", agent_ids),
-            ("roles", roles),
-            ("timestamps", timestamps),
-        )
-    }
-    metadatas = _per_record("metadata", metadata, count, scalar_types=(dict,))
-    status_list = _per_record("statuses", statuses, count, scalar_types=(str,))
+    thread_col = _column("thread_ids", thread_ids, count, _scope_value)
+    user_col = _column("user_ids", user_ids, count, _scope_value)
+    agent_col = _column("agent_ids", agent_ids, count, _scope_value)
+    role_col = _column("roles", roles, count, _optional_str)
+    if record_type != MESSAGE_TYPE:
+        role_col = [None] * count
+    timestamp_col = _column("timestamps", timestamps, count, normalize_timestamp)
+    status_col = _column("statuses", statuses, count, _status_value)
     if content_parts is not NOT_SET and record_type != MESSAGE_TYPE:
         raise ValueError("content_parts are for message records only")
-    parts_list = _per_record("content_parts", content_parts, count, scalar_types=())
-    rows = []
-    for i in range(count):
-        content, meta = contents[i], metadatas[i]
-        if meta is not None and not isinstance(meta, dict):
-            raise ValueError(f"metadata[{i}] must be a dict or None, not {type(meta).__name__}")
+    parts_col = _column("content_parts", content_parts, count, dump_parts, scalar_types=())
+    metadatas = _per_record("metadata", metadata, count, scalar_types=(dict,))
+    # A shared dict is serialised once, not once per record.
+    metadata_col = _column("metadata", metadata, count, dump_metadata, scalar_types=(dict,))
+    texts = []
+    for i, content in enumerate(contents):
         if content is None:
-            fallback = (meta or {}).get("content")
+            meta = metadatas[i]
+            fallback = meta.get("content") if isinstance(meta, dict) else None
             content = fallback if isinstance(fallback, str) else ""
-        if not isinstance(content, str):
+        elif not isinstance(content, str):
             raise ValueError(f"contents[{i}] must be a string or None, not {type(content).__name__}")
-        index_text = index_texts[i]
-        if index_text is not None and not isinstance(index_text, str):
-            raise ValueError(f"index_texts[{i}] must be a string or None")
-        for dim in ("thread_ids", "user_ids", "agent_ids"):
-            check_scope_value(f"{dim}[{i}]", columns[dim][i])
-        role = columns["roles"][i]
-        if role is not None and not isinstance(role, str):
-            raise ValueError(f"roles[{i}] must be a string or None")
-        status = RecordStatus.VALID if status_list[i] is None else coerce_enum(RecordStatus, status_list[i], "status")
-        rows.append(
-            NewRecord(
-                id=ids[i],
-                record_type=record_type,
-                content=content,
-                index_text=index_text,
-                thread_id=columns["thread_ids"][i],
-                user_id=columns["user_ids"][i],
-                agent_id=columns["agent_ids"][i],
-                role=role if record_type == MESSAGE_TYPE else None,
-                timestamp=normalize_timestamp(columns["timestamps"][i], f"timestamps[{i}]"),
-                metadata=dump_metadata(meta, f"metadata[{i}]"),
-                status=status.value,
-                parts=dump_parts(parts_list[i], f"content_parts[{i}]"),
-            )
+        texts.append(content)
+    return [
+        NewRecord(*row)
+        for row in zip(
+            ids,
+            [record_type] * count,
+            texts,
+            index_texts,
+            thread_col,
+            user_col,
+            agent_col,
+            role_col,
+            timestamp_col,
+            metadata_col,
+            status_col,
+            parts_col,
+            strict=True,
         )
-    return rows
+    ]
 
 
 def dump_parts(parts: Any, name: str = "content_parts") -> str | None:
@@ -285,6 +318,9 @@ def prepare_update(
         plan.content = text
     if text is not NOT_SET:
         plan.parts = dump_parts(None if content_parts is NOT_SET else content_parts)
+    if text is not NOT_SET and text is not None and index_text is NOT_SET:
+        # New text is the new indexing payload: an index text stored earlier described the old one.
+        index_text = None
     if index_text is not NOT_SET and text is not None:
         if index_text is not None and not isinstance(index_text, str):
             raise ValueError(f"index_text must be a string or None, not {type(index_text).__name__}")
