@@ -21,10 +21,23 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.engine import HashingEmbedder, SchemaPolicy, SQLiteMemoryStore  # noqa: E402
+from memory.engine import HashingEmbedder, SchemaPolicy, SQLiteMemoryStore
 
 BATCH = 500
-WORDS = "pizza travel budget gym recipe python deploy novel invoice garden meeting flight".split()
+WORDS = [
+    "pizza",
+    "travel",
+    "budget",
+    "gym",
+    "recipe",
+    "python",
+    "deploy",
+    "novel",
+    "invoice",
+    "garden",
+    "meeting",
+    "flight",
+]
 
 
 def make_rows(count: int, dim: int, seed: int = 7) -> tuple[list[str], np.ndarray, list[str]]:
@@ -91,7 +104,8 @@ def main() -> None:
     raw_rate, store_rate = args.records / raw, args.records / store
     print(
         f"ingest: store.add {store_rate:,.0f} records/s, raw executemany {raw_rate:,.0f} records/s, "
-        f"ratio {store_rate / raw_rate:.2f}x (target >= 0.5x; {args.records} records x {args.dim} dims, batches of {BATCH})"
+        f"ratio {store_rate / raw_rate:.2f}x (target >= 0.5x; "
+        f"{args.records} records x {args.dim} dims, batches of {BATCH})"
     )
 
 

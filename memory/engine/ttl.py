@@ -12,7 +12,6 @@ from typing import Any
 
 from .types import NOT_SET, MemoryRetentionConfig, TimeToLiveAnchor, coerce_enum
 
-
 FAR_FUTURE = "9999-12-31T23:59:59.999999+00:00"
 
 
