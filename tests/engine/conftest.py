@@ -9,6 +9,8 @@ import pytest
 
 from memory.engine import AgentMemory, HashingEmbedder, SchemaPolicy, SQLiteMemoryStore
 
+from .helpers import CountingEmbedder
+
 BACKENDS = ["sqlite"]
 
 
@@ -58,3 +60,22 @@ def memory(store) -> AgentMemory:
 @pytest.fixture
 def thread(memory):
     return memory.create_thread(thread_id="t1", user_id="u1", agent_id="a1")
+
+
+@pytest.fixture
+def other_thread(memory):
+    """A second thread of the same user and agent as `thread`."""
+    return memory.create_thread(thread_id="t2", user_id="u1", agent_id="a1")
+
+
+@pytest.fixture
+def embedder() -> CountingEmbedder:
+    return CountingEmbedder()
+
+
+@pytest.fixture
+def counted_store(store_factory, embedder):
+    """A store whose embedder records what it embeds, starting from no calls."""
+    store = store_factory(embedder=embedder)
+    embedder.reset()
+    return store

@@ -7,43 +7,11 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from memory.engine import HashingEmbedder, RecordStatus
+from memory.engine import RecordStatus
+
+from .helpers import CountingEmbedder
 
 DIM = 64
-
-
-class CountingEmbedder:
-    """Wraps the default embedder and records every text it is asked to embed."""
-
-    def __init__(self, dim: int = DIM) -> None:
-        self.inner = HashingEmbedder(dim)
-        self.name = self.inner.name
-        self.dim = self.inner.dim
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts):
-        texts = list(texts)
-        self.calls.append(texts)
-        return self.inner.embed(texts)
-
-    @property
-    def texts(self) -> list[str]:
-        return [text for call in self.calls for text in call]
-
-    def reset(self) -> None:
-        self.calls.clear()
-
-
-@pytest.fixture
-def embedder() -> CountingEmbedder:
-    return CountingEmbedder()
-
-
-@pytest.fixture
-def counted_store(store_factory, embedder):
-    store = store_factory(embedder=embedder)
-    embedder.reset()
-    return store
 
 
 def as_utc(text: str) -> datetime:

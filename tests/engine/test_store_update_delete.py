@@ -12,36 +12,6 @@ from memory.engine import AgentMemory, HashingEmbedder
 DIM = 64
 
 
-class CountingEmbedder:
-    """Wraps the default embedder and records every text it is asked to embed."""
-
-    def __init__(self, dim: int = DIM) -> None:
-        self.inner = HashingEmbedder(dim)
-        self.name = self.inner.name
-        self.dim = self.inner.dim
-        self.calls: list[list[str]] = []
-
-    def embed(self, texts):
-        texts = list(texts)
-        self.calls.append(texts)
-        return self.inner.embed(texts)
-
-    def reset(self) -> None:
-        self.calls.clear()
-
-
-@pytest.fixture
-def embedder() -> CountingEmbedder:
-    return CountingEmbedder()
-
-
-@pytest.fixture
-def counted_store(store_factory, embedder):
-    store = store_factory(embedder=embedder)
-    embedder.reset()
-    return store
-
-
 def vector_of(text: str) -> list[float]:
     return [float(x) for x in HashingEmbedder(DIM).embed([text])[0]]
 

@@ -12,18 +12,9 @@ import pytest
 
 from memory.engine import Message, TextContent, TimeToLiveAnchor
 
+from .helpers import parse_utc
+
 PAST = "2000-01-01T00:00:00Z"
-
-
-@pytest.fixture
-def other_thread(memory):
-    return memory.create_thread(thread_id="t2", user_id="u1", agent_id="a1")
-
-
-def parse_utc(value: str) -> datetime:
-    parsed = datetime.fromisoformat(value)
-    assert parsed.tzinfo is not None and parsed.utcoffset() == timedelta(0), f"not a UTC timestamp: {value!r}"
-    return parsed
 
 
 def add_numbered(thread, count: int) -> list[str]:
