@@ -1,0 +1,85 @@
+# One command each to set up, run, test, lint and benchmark. See README.md.
+#
+# The virtualenv is built with the first Python >= 3.12 found (Django 6 needs it); override with
+# `make PYTHON=/path/to/python3.12 ...`. Requirements are reinstalled only when their files change.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+VENV := .venv
+BIN := $(VENV)/bin
+PY := $(BIN)/python
+# Stamps record which requirements the venv holds; make compares their times with the files'.
+RUNTIME_STAMP := $(VENV)/.installed-requirements
+DEV_STAMP := $(VENV)/.installed-requirements-dev
+
+PYTHON ?=
+PYTHON_CANDIDATES := python3.13 python3.12 \
+	$(sort $(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3 /root/.pyenv/versions/3.1[2-9]*/bin/python3))
+RUNSERVER_ADDR ?= 127.0.0.1:8000
+
+# Prints the first candidate that actually runs and is >= 3.12 (pyenv shims exist but may fail).
+define find_python
+for candidate in $(if $(PYTHON),$(PYTHON),$(PYTHON_CANDIDATES)); do \
+	if "$$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1; then \
+		echo "$$candidate"; exit 0; \
+	fi; \
+done; \
+echo "error: no Python >= 3.12 found (tried: $(if $(PYTHON),$(PYTHON),$(PYTHON_CANDIDATES)))." >&2; \
+echo "Install one, or pass it explicitly: make PYTHON=/path/to/python3.12 <target>" >&2; \
+exit 1
+endef
+
+.PHONY: help venv run test lint format bench
+
+help:
+	@echo "make run    set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
+	@echo "make test   manage.py check, makemigrations --check, pytest"
+	@echo "make lint   ruff check + ruff format --check"
+	@echo "make bench  run every bench/*.py"
+	@echo "make venv   create .venv and install requirements.txt"
+
+venv: $(RUNTIME_STAMP)
+
+$(PY):
+	@python="$$($(find_python))"; \
+	echo "Creating $(VENV) with $$python ($$("$$python" --version))"; \
+	"$$python" -m venv $(VENV)
+	@$(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))' || { \
+		echo "error: $(VENV) runs $$($(PY) --version); Django 6 needs >= 3.12. Remove $(VENV) and retry." >&2; \
+		exit 1; }
+
+$(RUNTIME_STAMP): requirements.txt | $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+$(DEV_STAMP): requirements-dev.txt $(RUNTIME_STAMP)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	@touch $@
+
+run: venv
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py seed_demo --if-empty
+	$(PY) manage.py ensure_demo_user
+	$(PY) manage.py runserver $(RUNSERVER_ADDR)
+
+test: $(DEV_STAMP)
+	$(PY) manage.py check
+	$(PY) manage.py makemigrations --check --dry-run
+	$(BIN)/pytest
+
+lint: $(DEV_STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(DEV_STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: venv
+	@shopt -s nullglob; scripts=(bench/*.py); \
+	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks in bench/"; exit 0; fi; \
+	for script in "$${scripts[@]}"; do \
+		echo "== $$script"; PYTHONPATH=$(CURDIR) $(PY) "$$script"; \
+	done

@@ -1,0 +1,180 @@
+"""Fill an empty memory store with the demo world of memory/management/demo_data.py.
+
+Everything goes through the engine's public API (AgentMemory and Thread), as an agent would write it.
+The same --seed (and --end-date) always writes the same ids, timestamps and metadata.
+"""
+
+from __future__ import annotations
+
+import random
+import uuid
+from datetime import UTC, date, datetime, time, timedelta
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from memory.engine import AgentMemory, RecordStatus, TimeToLiveAnchor
+from memory.management.demo_data import AGENT_GUIDELINES, AGENTS, THREADS, USER_MEMORIES, USERS, DemoMemory, DemoThread
+from memory.services import get_agent_memory
+
+CHANNELS = ("web", "mobile", "slack")
+REVIEWERS = ("moderator-1", "moderator-2")
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat(timespec="seconds")
+
+
+class DemoSeeder:
+    """Writes the demo world; `rng` decides ids, timing and review metadata, never the content."""
+
+    def __init__(self, agent_memory: AgentMemory, rng: random.Random, end: datetime) -> None:
+        self.agent_memory = agent_memory
+        self.rng = rng
+        self.end = end
+        self.counts = {"messages": 0, "memories": 0, "expired": 0, "invalid": 0}
+
+    def new_id(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def seed(self) -> dict[str, int]:
+        for user_id, information in USERS.items():
+            self.agent_memory.add_user(user_id, information)
+        for agent_id, information in AGENTS.items():
+            self.agent_memory.add_agent(agent_id, information)
+        # Agent guidelines predate the conversations; user profile memories were gathered along the way.
+        for agent_id, guidelines in AGENT_GUIDELINES.items():
+            for demo in guidelines:
+                when = self.end - timedelta(days=self.rng.randint(60, 90), minutes=self.rng.randint(0, 1440))
+                self.add_memory(demo, when, agent_id=agent_id, source="policy")
+        for user_id, memories in USER_MEMORIES.items():
+            for demo in memories:
+                when = self.end - timedelta(days=self.rng.randint(7, 50), minutes=self.rng.randint(0, 1440))
+                self.add_memory(demo, when, user_id=user_id, source="profile")
+        # Threads are written in the order their conversations ended, so that the store's notion of
+        # latest activity (write time) agrees with the messages' own timestamps.
+        timelines = [(demo, self.conversation_times(len(demo.exchanges))) for demo in THREADS]
+        for demo, times in sorted(timelines, key=lambda timeline: timeline[1][-1][1]):
+            self.seed_thread(demo, times)
+        return {"users": len(USERS), "agents": len(AGENTS), "threads": len(THREADS), **self.counts}
+
+    def seed_thread(self, demo: DemoThread, times: list[tuple[datetime, datetime]]) -> None:
+        channel = self.rng.choice(CHANNELS)
+        thread = self.agent_memory.create_thread(
+            thread_id=f"demo-{demo.slug}",
+            user_id=demo.user_id,
+            agent_id=demo.agent_id,
+            metadata={"title": demo.title, "topic": demo.topic, "tags": list(demo.tags), "channel": channel},
+        )
+        messages: list[dict[str, Any]] = []
+        for (question, answer), (asked, answered) in zip(demo.exchanges, times, strict=True):
+            messages.append(self.message("user", question, asked, {"channel": channel}))
+            latency = self.rng.randint(400, 4000)
+            messages.append(self.message("assistant", answer, answered, {"channel": channel, "latency_ms": latency}))
+        thread.add_messages(messages)
+        self.counts["messages"] += len(messages)
+        for remembered in demo.memories:
+            # Each memory was drawn from one of the assistant's replies, and points back to it.
+            source = self.rng.choice(messages[1::2])
+            self.add_memory(
+                remembered,
+                datetime.fromisoformat(source["timestamp"]) + timedelta(seconds=self.rng.randint(5, 120)),
+                user_id=demo.user_id,
+                agent_id=demo.agent_id,
+                thread_id=thread.thread_id,
+                source="chat",
+                origin={"thread_id": thread.thread_id, "message_id": source["id"]},
+            )
+
+    def message(self, role: str, content: str, moment: datetime, metadata: dict[str, Any]) -> dict[str, Any]:
+        return {"id": self.new_id(), "role": role, "content": content, "timestamp": iso(moment), "metadata": metadata}
+
+    def conversation_times(self, exchanges: int) -> list[tuple[datetime, datetime]]:
+        """(asked, answered) per exchange: sessions of 2 to 4 exchanges a few days apart, ending before `end`."""
+        times = []
+        moment = datetime(2000, 1, 1, self.rng.randint(7, 20), self.rng.randint(0, 59), tzinfo=UTC)
+        left_in_session = self.rng.randint(2, 4)
+        for _ in range(exchanges):
+            if left_in_session == 0:
+                next_day = moment.date() + timedelta(days=self.rng.randint(1, 5))
+                moment = datetime.combine(next_day, time(self.rng.randint(7, 21), self.rng.randint(0, 59)), UTC)
+                left_in_session = self.rng.randint(2, 4)
+            answered = moment + timedelta(seconds=self.rng.randint(4, 90))
+            times.append((moment, answered))
+            moment = answered + timedelta(minutes=self.rng.randint(1, 20))
+            left_in_session -= 1
+        # Shift the whole conversation so that it ends between a few hours and three weeks ago.
+        shift = self.end - timedelta(hours=self.rng.randint(2, 21 * 24)) - times[-1][1]
+        return [(asked + shift, answered + shift) for asked, answered in times]
+
+    def add_memory(
+        self, demo: DemoMemory, when: datetime, *, source: str, origin: dict[str, str] | None = None, **scope: str
+    ) -> None:
+        review: dict[str, Any] = {"status": self.rng.choice(("open", "approved", "approved"))}
+        if review["status"] == "approved":
+            review["by"] = self.rng.choice(REVIEWERS)
+        metadata: dict[str, Any] = {"source": source, "tags": list(demo.tags), "review": review}
+        if origin:
+            metadata["origin"] = origin
+        options: dict[str, Any] = {}
+        if demo.expired:
+            # The event happened weeks ago and was only relevant for a few days after it.
+            when = self.end - timedelta(days=self.rng.randint(21, 49))
+            options.update(ttl_days=self.rng.randint(3, 7), ttl_anchor=TimeToLiveAnchor.TIMESTAMP)
+            self.counts["expired"] += 1
+        elif demo.ttl_days is not None:
+            options.update(ttl_days=demo.ttl_days, ttl_anchor=TimeToLiveAnchor.CREATED_AT)
+        if demo.invalid:
+            options["status"] = RecordStatus.INVALID
+            metadata["review"] = {"status": "rejected", "by": self.rng.choice(REVIEWERS), "reason": "superseded"}
+            self.counts["invalid"] += 1
+        else:
+            metadata["confidence"] = round(self.rng.uniform(0.6, 0.99), 2)
+        self.agent_memory.add_memory(
+            demo.content,
+            memory_type=demo.memory_type,
+            memory_id=self.new_id(),
+            metadata=metadata,
+            timestamp=iso(when),
+            **scope,
+            **options,
+        )
+        self.counts["memories"] += 1
+
+
+class Command(BaseCommand):
+    help = (
+        "Write demo users, agents, threads, messages and memories into the memory store (OAM_STORE_URL) "
+        "through the engine API. The store must have no threads yet, unless --if-empty is given, in which "
+        "case a store that already has threads is left alone."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument(
+            "--if-empty", action="store_true", help="Do nothing (successfully) when the store already has threads."
+        )
+        parser.add_argument("--seed", type=int, default=1, help="Random seed for ids, timing and metadata (default 1).")
+        parser.add_argument(
+            "--end-date",
+            type=date.fromisoformat,
+            help="The day the demo timeline ends, YYYY-MM-DD (default: today, UTC). Fix it for byte-identical runs.",
+        )
+
+    def handle(self, *args: Any, if_empty: bool, seed: int, end_date: date | None, **options: Any) -> None:
+        agent_memory = get_agent_memory()
+        if agent_memory.list_threads(limit=1):
+            if if_empty:
+                self.stdout.write("The memory store already has threads; demo data not seeded.")
+                return
+            raise CommandError(
+                "The memory store already has threads. Seed an empty store (see OAM_STORE_URL), "
+                "or pass --if-empty to skip seeding when data exists."
+            )
+        end = datetime.combine(end_date or datetime.now(UTC).date(), time(), UTC)
+        counts = DemoSeeder(agent_memory, random.Random(seed), end).seed()
+        self.stdout.write(
+            self.style.SUCCESS(
+                "Seeded {users} users, {agents} agents, {threads} threads, {messages} messages and "
+                "{memories} memories ({expired} already expired, {invalid} invalid).".format(**counts)
+            )
+        )

@@ -1,0 +1,43 @@
+"""The process's one AgentMemory, built from settings on first use.
+
+Views, API views and management commands all call `get_agent_memory()`; nothing in the web layer
+opens a store itself. Building is lazy so that importing Django (for `check`, `makemigrations`, or
+a test that overrides OAM_STORE_URL) never opens the configured store.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from django.conf import settings
+
+from memory.engine import AgentMemory, connect
+from memory.engine.embedders import embedder_from_spec
+
+_lock = threading.Lock()
+_agent_memory: AgentMemory | None = None
+
+
+def get_agent_memory() -> AgentMemory:
+    """The shared AgentMemory for OAM_STORE_URL and OAM_EMBEDDER, created on the first call."""
+    global _agent_memory
+    # Checked once without the lock so that the common path (already built) never waits.
+    agent_memory = _agent_memory
+    if agent_memory is None:
+        with _lock:
+            if _agent_memory is None:
+                _agent_memory = connect(settings.OAM_STORE_URL, embedder=embedder_from_spec(settings.OAM_EMBEDDER))
+            agent_memory = _agent_memory
+    return agent_memory
+
+
+def reset_agent_memory() -> None:
+    """Close the shared AgentMemory; the next `get_agent_memory()` builds one from current settings.
+
+    Tests call this after pointing OAM_STORE_URL at a temporary store.
+    """
+    global _agent_memory
+    with _lock:
+        agent_memory, _agent_memory = _agent_memory, None
+    if agent_memory is not None:
+        agent_memory.close()

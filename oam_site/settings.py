@@ -1,0 +1,157 @@
+"""Django settings for the OAM Dashboard, read from the environment (OAM_* variables, see README.md).
+
+Local state (Django's own database, the generated secret key) lives in var/, which is created on
+first use and ignored by git. The memory engine's data lives wherever OAM_STORE_URL points.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = BASE_DIR / "var"
+VAR_DIR.mkdir(exist_ok=True)
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off", ""}
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    if value.strip().lower() in _TRUE:
+        return True
+    if value.strip().lower() in _FALSE:
+        return False
+    raise ImproperlyConfigured(f"{name} must be one of 1/0, true/false, yes/no, on/off; got {value!r}")
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    value = os.environ.get(name)
+    if value is None:
+        return default
+    return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def persisted_secret_key(path: Path) -> str:
+    """The key stored at `path`, generated on first use so that no key is ever written in code.
+
+    The new key is written to a private temporary file and hard-linked into place, so a process
+    starting at the same moment (runserver runs two) sees either no file or the complete key.
+    """
+    if not path.exists():
+        temporary = path.with_name(f".{path.name}.{os.getpid()}")
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as file:
+            file.write(secrets.token_urlsafe(50) + "\n")
+        try:
+            os.link(temporary, path)
+        except FileExistsError:
+            pass  # another process got there first; everyone uses its key
+        finally:
+            temporary.unlink()
+    key = path.read_text().strip()
+    if not key:
+        raise ImproperlyConfigured(f"{path} is empty; delete it to generate a new key")
+    return key
+
+
+# --- OAM settings ---------------------------------------------------------------------------
+
+# Where the memory engine keeps its records: "sqlite:///abs/path.sqlite3", "sqlite://:memory:" or
+# "oracle://user@host:port/service". memory.services builds the one AgentMemory from it.
+OAM_STORE_URL = os.environ.get("OAM_STORE_URL") or f"sqlite://{VAR_DIR / 'memory.sqlite3'}"
+
+# Parsed by memory.engine.embedders.embedder_from_spec: "hashing", "hashing:<dim>",
+# "openai:<model>[:<dim>]@<base_url>" (its key comes from OAM_EMBEDDER_API_KEY).
+OAM_EMBEDDER = os.environ.get("OAM_EMBEDDER", "hashing")
+
+DEBUG = env_bool("OAM_DEBUG", default=True)
+
+SECRET_KEY = os.environ.get("OAM_SECRET_KEY") or persisted_secret_key(VAR_DIR / "secret_key")
+
+ALLOWED_HOSTS = env_list("OAM_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+
+# --- Django ---------------------------------------------------------------------------------
+
+INSTALLED_APPS = [
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_htmx",
+    "memory",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "oam_site.urls"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+WSGI_APPLICATION = "oam_site.wsgi.application"
+ASGI_APPLICATION = "oam_site.asgi.application"
+
+# Django's own database holds only auth and sessions; memories live in the engine's store.
+DATABASES = {
+    "default": {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": VAR_DIR / "django.sqlite3",
+    }
+}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "memory:thread_list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "static"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+}

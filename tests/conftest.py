@@ -1,0 +1,61 @@
+"""Django-side fixtures shared by the web and API tests.
+
+Every test gets its own empty memory store in tmp_path (autouse), so no test can read or write the
+developer's store in var/. Personas follow one cast: Vera the viewer, Carl the curator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+
+from memory import services
+from memory.engine import AgentMemory
+
+
+@pytest.fixture(autouse=True)
+def memory_store_url(tmp_path, settings) -> Iterator[str]:
+    """Point the service at a fresh SQLite store for this test, and drop it afterwards."""
+    url = f"sqlite://{tmp_path / 'memory.sqlite3'}"
+    settings.OAM_STORE_URL = url
+    settings.OAM_EMBEDDER = "hashing"
+    services.reset_agent_memory()
+    yield url
+    services.reset_agent_memory()
+
+
+@pytest.fixture
+def agent_memory(memory_store_url) -> AgentMemory:
+    """The AgentMemory the views use, over this test's empty store."""
+    return services.get_agent_memory()
+
+
+def make_user(username: str, group: str) -> User:
+    user = User.objects.create_user(username=username, password=f"{username}-password")
+    user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def viewer(db) -> User:
+    return make_user("vera", "viewers")
+
+
+@pytest.fixture
+def curator(db) -> User:
+    return make_user("carl", "curators")
+
+
+@pytest.fixture
+def viewer_client(client: Client, viewer: User) -> Client:
+    client.force_login(viewer)
+    return client
+
+
+@pytest.fixture
+def curator_client(client: Client, curator: User) -> Client:
+    client.force_login(curator)
+    return client

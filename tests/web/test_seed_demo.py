@@ -1,0 +1,171 @@
+"""seed_demo and ensure_demo_user, run against each test's temporary store."""
+
+from __future__ import annotations
+
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.contrib.auth import authenticate
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+
+from memory.engine import RecordStatus
+
+MEMORY_TYPES = ("memory", "fact", "preference", "guideline")
+# As on the command line, so that argparse converts them.
+SEED_ARGS = ("--seed=7", "--end-date=2026-01-15")
+
+
+def everything(list_page, **kwargs) -> list:
+    """All records of a cursor-paginated listing."""
+    records, cursor = [], None
+    while True:
+        page = list_page(limit=50, cursor=cursor, **kwargs)
+        records += page
+        if page.next_cursor is None:
+            return records
+        cursor = page.next_cursor
+
+
+def snapshot(agent_memory) -> dict:
+    return {
+        "threads": [
+            (t.id, t.user_id, t.agent_id, t.message_count, t.metadata) for t in everything(agent_memory.list_threads)
+        ],
+        "messages": [
+            (m.id, m.role, m.content, m.timestamp, m.metadata) for m in everything(agent_memory.list_messages)
+        ],
+        "memories": [
+            (m.id, m.record_type, m.content, m.timestamp, m.metadata, m.status)
+            for m in everything(agent_memory.list_memories)
+        ],
+    }
+
+
+def test_it_writes_the_required_demo_world(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    assert len(everything(agent_memory.list_users)) >= 3
+    assert len(everything(agent_memory.list_agents)) >= 2
+    assert len(everything(agent_memory.list_threads)) >= 12
+    assert len(everything(agent_memory.list_messages)) >= 300
+    stored = agent_memory.store.list(list(MEMORY_TYPES), limit=None, include_expired=True)
+    assert len(stored) >= 80
+    assert set(Counter(m.record_type for m in stored)) == set(MEMORY_TYPES)
+
+
+def test_some_demo_memories_are_already_expired(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    stored = agent_memory.store.list(list(MEMORY_TYPES), limit=None, include_expired=True)
+    live = everything(agent_memory.list_memories)
+    assert 0 < len(stored) - len(live) < 10
+    assert any(m.expires_at for m in live), "some live memories should still have a lifetime"
+
+
+def test_some_demo_memories_are_invalid(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    statuses = Counter(m.status for m in everything(agent_memory.list_memories))
+    assert statuses[RecordStatus.INVALID] >= 3
+    assert statuses[RecordStatus.VALID] > statuses[RecordStatus.INVALID]
+
+
+def test_demo_memories_carry_rich_metadata(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    open_reviews = agent_memory.list_memories(metadata_filter={"review": {"status": "open"}}, limit=None)
+    travel = agent_memory.list_memories(metadata_filter={"tags": {"$array_contains": "travel"}}, limit=None)
+    assert open_reviews
+    assert travel
+    assert all(isinstance(m.metadata["tags"], list) for m in travel)
+
+
+def test_demo_conversations_span_several_weeks(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    moments = sorted(datetime.fromisoformat(m.timestamp) for m in everything(agent_memory.list_messages))
+    assert moments[-1] < datetime(2026, 1, 15, tzinfo=UTC)
+    assert moments[-1] - moments[0] > timedelta(weeks=3)
+
+
+def test_the_same_seed_writes_the_same_data(agent_memory, settings, tmp_path):
+    from memory import services
+
+    call_command("seed_demo", *SEED_ARGS)
+    first = snapshot(agent_memory)
+
+    settings.OAM_STORE_URL = f"sqlite://{tmp_path / 'second.sqlite3'}"
+    services.reset_agent_memory()
+    call_command("seed_demo", *SEED_ARGS)
+
+    assert snapshot(services.get_agent_memory()) == first
+
+
+def test_another_seed_writes_other_ids(agent_memory, settings, tmp_path):
+    from memory import services
+
+    call_command("seed_demo", *SEED_ARGS)
+    first = snapshot(agent_memory)
+
+    settings.OAM_STORE_URL = f"sqlite://{tmp_path / 'second.sqlite3'}"
+    services.reset_agent_memory()
+    call_command("seed_demo", "--seed=8", "--end-date=2026-01-15")
+
+    assert snapshot(services.get_agent_memory())["messages"] != first["messages"]
+
+
+def test_if_empty_leaves_a_seeded_store_alone(agent_memory, capsys):
+    call_command("seed_demo", *SEED_ARGS)
+    before = snapshot(agent_memory)
+
+    call_command("seed_demo", "--if-empty", *SEED_ARGS)
+
+    assert snapshot(agent_memory) == before
+    assert "not seeded" in capsys.readouterr().out
+
+
+def test_if_empty_seeds_an_empty_store(agent_memory):
+    call_command("seed_demo", "--if-empty", *SEED_ARGS)
+
+    assert len(everything(agent_memory.list_threads)) == 12
+
+
+def test_it_refuses_to_seed_a_store_that_has_threads(agent_memory):
+    agent_memory.create_thread(thread_id="real-work", user_id="someone")
+
+    with pytest.raises(CommandError, match="already has threads"):
+        call_command("seed_demo", *SEED_ARGS)
+
+
+@pytest.mark.django_db
+def test_ensure_demo_user_creates_a_curator_login(monkeypatch, capsys):
+    monkeypatch.setenv("OAM_DEMO_PASSWORD", "s3cret-demo")
+
+    call_command("ensure_demo_user")
+
+    user = authenticate(username="demo", password="s3cret-demo")
+    assert user is not None
+    assert list(user.groups.values_list("name", flat=True)) == ["curators"]
+    assert "s3cret-demo" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
+def test_ensure_demo_user_defaults_the_password_to_demo(monkeypatch):
+    monkeypatch.delenv("OAM_DEMO_PASSWORD", raising=False)
+
+    call_command("ensure_demo_user")
+
+    assert authenticate(username="demo", password="demo") is not None
+
+
+@pytest.mark.django_db
+def test_ensure_demo_user_leaves_an_existing_demo_user_alone(monkeypatch, capsys):
+    User.objects.create_user(username="demo", password="changed-by-the-admin")
+    monkeypatch.setenv("OAM_DEMO_PASSWORD", "other")
+
+    call_command("ensure_demo_user")
+
+    assert authenticate(username="demo", password="changed-by-the-admin") is not None
+    assert "other" not in capsys.readouterr().out
