@@ -11,6 +11,7 @@ import json
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -60,6 +61,7 @@ from .base import (
     to_matrix,
     to_vector,
 )
+from .vector_cache import VectorCache
 
 SCHEMA_VERSION = 1
 RRF_K = 60
@@ -115,7 +117,10 @@ class SQLiteMemoryStore(MemoryStore):
         p = table_name_prefix.lower()
         self._meta, self._threads = f"{p}oam_meta", f"{p}oam_threads"
         self._records, self._fts = f"{p}oam_records", f"{p}oam_records_fts"
+        self._changed = f"{p}oam_changed_rows"
         self._lock = threading.RLock()
+        self._vectors: VectorCache | None = None  # loaded by the first vector search
+        self._seen_data_version = -1
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
         self._conn.execute("PRAGMA busy_timeout = 10000")
@@ -235,8 +240,60 @@ class SQLiteMemoryStore(MemoryStore):
                 yield
             except BaseException:
                 self._conn.execute("ROLLBACK")
+                if self._vectors is not None:
+                    self._conn.execute(f"DELETE FROM temp.{self._changed}")
                 raise
             self._conn.execute("COMMIT")
+            if self._vectors is not None:
+                self._sync_vectors()
+
+    # --- the vector cache -------------------------------------------------------------------
+
+    def _vector_cache(self) -> VectorCache:
+        """The cache, loaded on first use and reloaded after another connection has written."""
+        with self._lock:
+            (version,) = self._conn.execute("PRAGMA data_version").fetchone()
+            if self._vectors is None or version != self._seen_data_version:
+                if self._vectors is None:
+                    self._track_own_changes()
+                cache = VectorCache(self.vector_dim)
+                self._conn.execute(f"DELETE FROM temp.{self._changed}")
+                cache.load(
+                    self._conn.execute(
+                        f"SELECT {VectorCache.ROW_SQL} FROM {self._records} WHERE embedding IS NOT NULL ORDER BY pk"
+                    )
+                )
+                self._vectors, self._seen_data_version = cache, version
+            return self._vectors
+
+    def _track_own_changes(self) -> None:
+        """Temporary triggers (this connection's writes only) note every updated or deleted row."""
+        r, changed = self._records, self._changed
+        self._conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {changed} (pk INTEGER PRIMARY KEY)")
+        for event, row in (("UPDATE", "old"), ("DELETE", "old")):
+            self._conn.execute(
+                f"CREATE TEMP TRIGGER IF NOT EXISTS {changed}_{event.lower()} AFTER {event} ON main.{r} "
+                f"BEGIN INSERT OR IGNORE INTO {changed} (pk) VALUES ({row}.pk); END"
+            )
+
+    def _sync_vectors(self) -> None:
+        """Apply this connection's committed writes to the cache: new rows, then changed ones."""
+        cache = self._vectors
+        last = int(cache.pks[cache.size - 1]) if cache.size else 0
+        cache.append(
+            self._conn.execute(
+                f"SELECT {VectorCache.ROW_SQL} FROM {self._records} WHERE pk > ? AND embedding IS NOT NULL ORDER BY pk",
+                (last,),
+            )
+        )
+        changed = [row[0] for row in self._conn.execute(f"SELECT pk FROM temp.{self._changed}")]
+        if changed:
+            marks = ",".join("?" * len(changed))
+            rows = self._conn.execute(
+                f"SELECT {VectorCache.ROW_SQL} FROM {self._records} WHERE pk IN ({marks})", changed
+            ).fetchall()
+            cache.refresh(changed, rows)
+            self._conn.execute(f"DELETE FROM temp.{self._changed}")
 
     def _query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -866,7 +923,9 @@ class SQLiteMemoryStore(MemoryStore):
                 exact_thread_match=exact_thread_match,
             )
         )
-        where, params = self._search_filters(scope.exact, record_types, metadata_filter, include_invalid_results)
+        types = SEARCHABLE_TYPES if record_types is None else check_record_types(record_types)
+        tree = parse_filter(metadata_filter)
+        where, params = self._search_filters(scope.exact, types, tree, include_invalid_results)
         vector = to_vector(query_vector, self.vector_dim, "query_vector") if query_vector is not None else None
         strategy = self.search_strategy if query is not None else SearchStrategy.VECTOR
         ranked_vector: list[tuple[int, float]] = []
@@ -875,7 +934,16 @@ class SQLiteMemoryStore(MemoryStore):
         if strategy is not SearchStrategy.KEYWORD:
             if vector is None:
                 vector = self._embed([query])[0]
-            ranked_vector = self._vector_ranking(vector, where, params, depth)
+            query_unit = normalize_rows(vector[None, :])[0]
+            allowed = None
+            if tree is not None:
+                # Metadata conditions are SQL; they narrow the cached rows to the keys they select.
+                pks = self._query(f"SELECT r.pk FROM {self._records} r WHERE {where} ORDER BY r.pk", params)
+                allowed = np.fromiter((row[0] for row in pks), dtype=np.int64, count=len(pks))
+            with self._lock:
+                cache = self._vector_cache()
+                rows = cache.candidates(types, scope.exact, include_invalid_results, _epoch_now(), allowed)
+                ranked_vector = cache.top_k(query_unit, rows, depth)
         if strategy is not SearchStrategy.VECTOR:
             ranked_keyword = self._keyword_ranking(query, where, params, depth)
         if strategy is SearchStrategy.VECTOR:
@@ -889,9 +957,9 @@ class SQLiteMemoryStore(MemoryStore):
         return [(records[pk], distance) for pk, distance in scored if pk in records]
 
     def _search_filters(
-        self, exact: dict[str, str | None], record_types: Any, metadata_filter: Any, include_invalid: bool
+        self, exact: dict[str, str | None], types: tuple[str, ...], tree: Any, include_invalid: bool
     ) -> tuple[str, dict[str, Any]]:
-        types = SEARCHABLE_TYPES if record_types is None else check_record_types(record_types)
+        """The SQL form of a search's filters (the keyword side, and the metadata pre-selection)."""
         where = [
             "r.record_type IN (" + ",".join(f":t{i}" for i in range(len(types))) + ")",
             "(r.expires_at IS NULL OR r.expires_at > :now)",
@@ -902,26 +970,11 @@ class SQLiteMemoryStore(MemoryStore):
             where.append(_scope_condition(f"r.{column}", column, value, params))
         if not include_invalid:
             where.append("r.status = 'valid'")
-        tree = parse_filter(metadata_filter)
         if tree is not None:
             compiler = SQLiteFilterCompiler()
             where.append(compiler.compile(tree, "r.metadata"))
             params.update(compiler.params)
         return " AND ".join(where), params
-
-    def _vector_ranking(self, vector: np.ndarray, where: str, params: dict, k: int) -> list[tuple[int, float]]:
-        rows = self._query(
-            f"SELECT r.pk, r.embedding FROM {self._records} r WHERE {where} AND r.embedding IS NOT NULL ORDER BY r.pk",
-            params,
-        )
-        if not rows:
-            return []
-        pks = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-        matrix = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), self.vector_dim)
-        query = normalize_rows(vector[None, :])[0]
-        distances = 1.0 - matrix @ query
-        order = np.lexsort((pks, distances))[:k]
-        return [(int(pks[i]), float(distances[i])) for i in order]
 
     def _keyword_ranking(self, query: str, where: str, params: dict, k: int) -> list[int]:
         match = _fts_query(query)
@@ -940,6 +993,10 @@ class SQLiteMemoryStore(MemoryStore):
         marks = ",".join("?" * len(pks))
         rows = self._query(f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE pk IN ({marks})", pks)
         return {row["pk"]: self._record(row) for row in rows}
+
+
+def _epoch_now() -> float:
+    return time.time()
 
 
 def _scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:

@@ -1,0 +1,132 @@
+"""The SQLite store's in-memory vector matrix stays coherent with every write, its own or another's.
+
+Each test first runs a search, so that the cache is loaded before the write it checks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory.engine import RecordStatus, SearchStrategy
+
+DIM = 64
+
+
+def unit(seed: int) -> list[float]:
+    vector = np.random.default_rng(seed).standard_normal(DIM)
+    return list(vector / np.linalg.norm(vector))
+
+
+def nearest_ids(store, vector, k=3, **filters) -> list[str]:
+    return [record.id for record, _ in store.search(query_vector=vector, k=k, **filters)]
+
+
+@pytest.fixture
+def vector_store(store_factory):
+    return store_factory(name="shared", search_strategy=SearchStrategy.VECTOR)
+
+
+def test_a_record_added_by_another_store_on_the_same_file_is_found_by_the_next_search(vector_store, store_factory):
+    vector_store.add(["a"], "memory", embeddings=[unit(1)], record_ids=["a"])
+    assert nearest_ids(vector_store, unit(2), k=1) == ["a"]
+    other = store_factory(name="shared")
+    other.add(["b"], "memory", embeddings=[unit(2)], record_ids=["b"])
+    assert nearest_ids(vector_store, unit(2), k=1) == ["b"]
+
+
+def test_a_record_deleted_by_another_store_disappears_from_the_next_search(vector_store, store_factory):
+    vector_store.add(["a", "b"], "memory", embeddings=[unit(1), unit(2)], record_ids=["a", "b"])
+    assert nearest_ids(vector_store, unit(2), k=1) == ["b"]
+    store_factory(name="shared").delete("memory", "b")
+    assert nearest_ids(vector_store, unit(2), k=2) == ["a"]
+
+
+def test_an_update_by_another_store_is_seen_by_the_next_search(vector_store, store_factory):
+    vector_store.add(["a", "b"], "memory", embeddings=[unit(1), unit(2)], record_ids=["a", "b"])
+    assert nearest_ids(vector_store, unit(3), k=2)
+    store_factory(name="shared").update("memory", "a", embedding=unit(3))
+    record, distance = vector_store.search(query_vector=unit(3), k=1)[0]
+    assert record.id == "a" and distance == pytest.approx(0.0, abs=1e-5)
+
+
+def test_the_stores_own_new_embedding_replaces_the_cached_one(vector_store):
+    vector_store.add(["a", "b"], "memory", embeddings=[unit(1), unit(2)], record_ids=["a", "b"])
+    assert nearest_ids(vector_store, unit(1), k=1) == ["a"]
+    vector_store.update("memory", "b", embedding=unit(1))
+    vector_store.update("memory", "a", embedding=unit(5))
+    assert nearest_ids(vector_store, unit(1), k=1) == ["b"]
+
+
+def test_a_record_that_gains_an_embedding_becomes_a_vector_hit(vector_store):
+    vector_store.add(["", "x"], "memory", embeddings=None, record_ids=["empty", "x"])
+    assert "empty" not in nearest_ids(vector_store, unit(1), k=5)
+    vector_store.update("memory", "empty", embedding=unit(1))
+    assert nearest_ids(vector_store, unit(1), k=1) == ["empty"]
+
+
+def test_a_cleared_embedding_is_no_longer_a_vector_hit(vector_store):
+    vector_store.add(["a", "b"], "memory", embeddings=[unit(1), unit(2)], record_ids=["a", "b"])
+    assert nearest_ids(vector_store, unit(1), k=1) == ["a"]
+    vector_store.update("memory", "a", embedding=None)
+    assert nearest_ids(vector_store, unit(1), k=5) == ["b"]
+
+
+def test_status_and_scope_changes_reach_the_cached_filters(vector_store):
+    vector_store.add(["a", "b"], "memory", embeddings=[unit(1), unit(2)], record_ids=["a", "b"], user_ids="u")
+    assert nearest_ids(vector_store, unit(1), k=2, include_invalid_results=False) == ["a", "b"]
+    vector_store.update("memory", "a", status=RecordStatus.INVALID)
+    assert nearest_ids(vector_store, unit(1), k=2, include_invalid_results=False) == ["b"]
+    vector_store.update("memory", "a", status=RecordStatus.VALID)
+    assert nearest_ids(vector_store, unit(1), k=1, include_invalid_results=False) == ["a"]
+
+
+def test_deleting_a_thread_or_purging_removes_its_vectors(vector_store):
+    vector_store.add(["a", "b"], "memory", embeddings=[unit(1), unit(2)], record_ids=["a", "b"], thread_ids=["t", None])
+    assert nearest_ids(vector_store, unit(1), k=1) == ["a"]
+    vector_store.delete_thread("t")
+    assert nearest_ids(vector_store, unit(1), k=5) == ["b"]
+
+
+def test_a_failed_batch_leaves_the_cache_as_it_was(vector_store):
+    vector_store.add(["a"], "memory", embeddings=[unit(1)], record_ids=["a"])
+    assert nearest_ids(vector_store, unit(2), k=5) == ["a"]
+    with pytest.raises(ValueError):
+        vector_store.add(["b", "a"], "memory", embeddings=[unit(2), unit(3)], record_ids=["b", "a"])
+    assert nearest_ids(vector_store, unit(2), k=5) == ["a"]
+
+
+def test_a_reused_primary_key_after_deleting_the_newest_row_is_cached_afresh(vector_store):
+    vector_store.add(["a", "b"], "memory", embeddings=[unit(1), unit(2)], record_ids=["a", "b"])
+    assert nearest_ids(vector_store, unit(2), k=1) == ["b"]
+    vector_store.delete("memory", "b")
+    vector_store.add(["c"], "memory", embeddings=[unit(3)], record_ids=["c"])
+    assert nearest_ids(vector_store, unit(3), k=1) == ["c"]
+    assert set(nearest_ids(vector_store, unit(2), k=5)) == {"a", "c"}
+
+
+def test_filters_apply_before_top_k_in_the_cache(vector_store):
+    near = unit(1)
+    strong = [list(np.asarray(near) + 0.01 * np.asarray(unit(100 + i))) for i in range(50)]
+    vector_store.add([f"a{i}" for i in range(50)], "memory", embeddings=strong, user_ids="A")
+    weak = [unit(200 + i) for i in range(3)]
+    ids = vector_store.add(["b0", "b1", "b2"], "memory", embeddings=weak, user_ids="B")
+    assert set(nearest_ids(vector_store, near, k=3, user_id="B", exact_user_match=True)) == set(ids)
+
+
+def test_identical_vectors_rank_in_insertion_order(vector_store):
+    ids = vector_store.add(["x", "y", "z"], "memory", embeddings=[unit(1)] * 3)
+    assert nearest_ids(vector_store, unit(1), k=3) == ids
+    assert nearest_ids(vector_store, unit(1), k=2) == ids[:2]
+
+
+def test_hybrid_search_fuses_the_two_rankings_by_reciprocal_rank(store_factory):
+    store = store_factory(search_strategy=SearchStrategy.HYBRID)
+    # "both" is first in the keyword ranking and first in the vector ranking: best possible score.
+    query = "purple elephant"
+    vector = store.embedder.embed([query])[0]
+    store.add(["purple elephant", "grey mouse"], "memory", embeddings=[vector, unit(9)], record_ids=["both", "other"])
+    (first, first_distance), (second, second_distance) = store.search(query, 2)
+    assert first.id == "both" and first_distance == pytest.approx(0.0)
+    # "other" has no keyword match and is second by vector: 1/(60+2) out of the best 2/(60+1).
+    assert second.id == "other" and second_distance == pytest.approx(1 - (1 / 62) / (2 / 61))
