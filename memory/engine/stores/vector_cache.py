@@ -115,22 +115,18 @@ class VectorCache:
         if drop:
             keep = np.ones(self.size, dtype=bool)
             keep[drop] = False
-            count = int(keep.sum())
-            for name in ("pks", "matrix", "types", "valid", "expires"):
-                array = getattr(self, name)
-                array[:count] = array[: self.size][keep]
-            for codes in self.scopes.values():
-                codes[:count] = codes[: self.size][keep]
-            self.size = count
+            self._select(keep)
         if current:
             # Rows that gained an embedding: rare enough to re-sort rather than track positions.
             self.append(sorted(current.values(), key=lambda row: row["pk"]))
-            order = np.argsort(self.pks[: self.size], kind="stable")
-            for name in ("pks", "matrix", "types", "valid", "expires"):
-                array = getattr(self, name)
-                array[: self.size] = array[: self.size][order]
-            for codes in self.scopes.values():
-                codes[: self.size] = codes[: self.size][order]
+            self._select(np.argsort(self.pks[: self.size], kind="stable"))
+
+    def _select(self, selector: np.ndarray) -> None:
+        """Keep (a mask) or reorder (an index array) the cached rows, in every column alike."""
+        count = int(selector.sum()) if selector.dtype == bool else len(selector)
+        for array in (self.pks, self.matrix, self.types, self.valid, self.expires, *self.scopes.values()):
+            array[:count] = array[: self.size][selector]
+        self.size = count
 
     # --- search -----------------------------------------------------------------------------
 
