@@ -243,43 +243,30 @@ def main() -> None:
         )
         sys.stdout.flush()
         scope = {"user_id": SCOPED_USER, "exact_user_match": True}
-        for name, kwargs, baseline in (
-            ("vector, no filter", {}, numpy_all),
-            (f"vector, user scope {share:.0%}", scope, numpy_user),
-        ):
-            case = run_case(
-                Case(name, VECTOR_TARGET, True),
-                lambda i, kw=kwargs: store.search(query_vector=data.query_vectors[i], k=K, **kw),
-                baseline,
-                data,
-                row_of,
-                args.queries,
-            )
-            print(summary(case))
-            sys.stdout.flush()
-            cases.append(case)
-        if args.profile:
-            profile("vector, no filter", lambda i: store.search(query_vector=data.query_vectors[i], k=K), args.queries)
-        store.close()
-
         hybrid = open_store(path, args.dim, SearchStrategy.HYBRID)
-        for name, kwargs, baseline in (
-            ("hybrid, no filter", {}, numpy_all),
-            (f"hybrid, user scope {share:.0%}", scope, numpy_user),
-        ):
-            case = run_case(
-                Case(name, HYBRID_TARGET, False),
-                lambda i, kw=kwargs: hybrid.search(data.query_texts[i], k=K, **kw),
-                baseline,
-                data,
-                row_of,
-                args.queries,
-            )
-            print(summary(case))
-            sys.stdout.flush()
-            cases.append(case)
-        if args.profile:
-            profile("hybrid, no filter", lambda i: hybrid.search(data.query_texts[i], k=K), args.queries)
+        searches = (
+            ("vector", VECTOR_TARGET, True, lambda i, kw: store.search(query_vector=data.query_vectors[i], k=K, **kw)),
+            ("hybrid", HYBRID_TARGET, False, lambda i, kw: hybrid.search(data.query_texts[i], k=K, **kw)),
+        )
+        for strategy, target, compare_top_k, search in searches:
+            for name, kwargs, baseline in (
+                (f"{strategy}, no filter", {}, numpy_all),
+                (f"{strategy}, user scope {share:.0%}", scope, numpy_user),
+            ):
+                case = run_case(
+                    Case(name, target, compare_top_k),
+                    lambda i, kw=kwargs, search=search: search(i, kw),
+                    baseline,
+                    data,
+                    row_of,
+                    args.queries,
+                )
+                print(summary(case))
+                sys.stdout.flush()
+                cases.append(case)
+            if args.profile:
+                profile(f"{strategy}, no filter", lambda i, search=search: search(i, {}), args.queries)
+        store.close()
         hybrid.close()
 
     for case in cases:
