@@ -239,9 +239,7 @@ class SQLiteMemoryStore(MemoryStore):
             try:
                 yield
             except BaseException:
-                self._conn.execute("ROLLBACK")
-                if self._vectors is not None:
-                    self._conn.execute(f"DELETE FROM temp.{self._changed}")
+                self._conn.execute("ROLLBACK")  # also forgets the rows the temp triggers noted
                 raise
             self._conn.execute("COMMIT")
             if self._vectors is not None:
@@ -258,11 +256,7 @@ class SQLiteMemoryStore(MemoryStore):
                     self._track_own_changes()
                 cache = VectorCache(self.vector_dim)
                 self._conn.execute(f"DELETE FROM temp.{self._changed}")
-                cache.load(
-                    self._conn.execute(
-                        f"SELECT {VectorCache.ROW_SQL} FROM {self._records} WHERE embedding IS NOT NULL ORDER BY pk"
-                    )
-                )
+                cache.load(self._embedded_rows_after(0))
                 self._vectors, self._seen_data_version = cache, version
             return self._vectors
 
@@ -270,22 +264,24 @@ class SQLiteMemoryStore(MemoryStore):
         """Temporary triggers (this connection's writes only) note every updated or deleted row."""
         r, changed = self._records, self._changed
         self._conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {changed} (pk INTEGER PRIMARY KEY)")
-        for event, row in (("UPDATE", "old"), ("DELETE", "old")):
+        for event in ("UPDATE", "DELETE"):
             self._conn.execute(
                 f"CREATE TEMP TRIGGER IF NOT EXISTS {changed}_{event.lower()} AFTER {event} ON main.{r} "
-                f"BEGIN INSERT OR IGNORE INTO {changed} (pk) VALUES ({row}.pk); END"
+                f"BEGIN INSERT OR IGNORE INTO {changed} (pk) VALUES (old.pk); END"
             )
+
+    def _embedded_rows_after(self, last_pk: int) -> sqlite3.Cursor:
+        """The cache's view of every embedded row above `last_pk`, in key order."""
+        return self._conn.execute(
+            f"SELECT {VectorCache.ROW_SQL} FROM {self._records} WHERE pk > ? AND embedding IS NOT NULL ORDER BY pk",
+            (last_pk,),
+        )
 
     def _sync_vectors(self) -> None:
         """Apply this connection's committed writes to the cache: new rows, then changed ones."""
         cache = self._vectors
         last = int(cache.pks[cache.size - 1]) if cache.size else 0
-        cache.append(
-            self._conn.execute(
-                f"SELECT {VectorCache.ROW_SQL} FROM {self._records} WHERE pk > ? AND embedding IS NOT NULL ORDER BY pk",
-                (last,),
-            )
-        )
+        cache.append(self._embedded_rows_after(last))
         changed = [row[0] for row in self._conn.execute(f"SELECT pk FROM temp.{self._changed}")]
         if changed:
             marks = ",".join("?" * len(changed))
@@ -942,7 +938,7 @@ class SQLiteMemoryStore(MemoryStore):
                 allowed = np.fromiter((row[0] for row in pks), dtype=np.int64, count=len(pks))
             with self._lock:
                 cache = self._vector_cache()
-                rows = cache.candidates(types, scope.exact, include_invalid_results, _epoch_now(), allowed)
+                rows = cache.candidates(types, scope.exact, include_invalid_results, time.time(), allowed)
                 ranked_vector = cache.top_k(query_unit, rows, depth)
         if strategy is not SearchStrategy.VECTOR:
             ranked_keyword = self._keyword_ranking(query, where, params, depth)
@@ -993,10 +989,6 @@ class SQLiteMemoryStore(MemoryStore):
         marks = ",".join("?" * len(pks))
         rows = self._query(f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE pk IN ({marks})", pks)
         return {row["pk"]: self._record(row) for row in rows}
-
-
-def _epoch_now() -> float:
-    return time.time()
 
 
 def _scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:
