@@ -30,6 +30,9 @@ class SearchResult:
     record: Record
     id: str | None = None
     linked_results: list = field(default_factory=list)
+    scores: dict[str, float | int] = field(default_factory=dict)
+    """How the record ranked: `vector_rank`, `vector_distance`, `keyword_rank`, `keyword_score`
+    (BM25) for the rankings it appeared in, and the fused `score` of a hybrid search."""
 
     def __post_init__(self) -> None:
         if self.id is None:
@@ -130,5 +133,5 @@ def search_records(
         max_linked_results=max_linked_results,
         **scope_args,
     )
-    results = [SearchResult(distance=distance, record=record) for record, distance in hits]
+    results = [SearchResult(distance=hit[1], record=hit[0], scores=dict(hit.parts)) for hit in hits]
     return apply_token_budgets(results, token_budget, soft_token_budget)

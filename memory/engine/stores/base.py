@@ -361,6 +361,21 @@ def decode_cursor(cursor: Any, arity: int) -> list:
     return values
 
 
+class SearchHit(tuple):
+    """A (record, distance) pair, as the spec's store search returns, plus `parts`: how it ranked.
+
+    `parts` holds `vector_rank`/`vector_distance` and `keyword_rank`/`keyword_score` (BM25) for
+    the rankings it appeared in (ranks from 1), and the fused `score` under the hybrid strategy.
+    """
+
+    parts: dict[str, float | int]
+
+    def __new__(cls, record: Record, distance: float, parts: dict[str, float | int]) -> SearchHit:
+        hit = super().__new__(cls, (record, distance))
+        hit.parts = parts
+        return hit
+
+
 class MemoryStore(ABC):
     """Persistence and similarity search for records, threads and profiles.
 

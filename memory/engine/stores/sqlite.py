@@ -47,6 +47,7 @@ from .base import (
     MemoryStore,
     NewRecord,
     SchemaError,
+    SearchHit,
     check_hops,
     check_positive_int,
     check_record_type,
@@ -61,11 +62,19 @@ from .base import (
     to_matrix,
     to_vector,
 )
-from .vector_cache import VectorCache
+from .search_cache import SearchCache
 
-SCHEMA_VERSION = 1
-RRF_K = 60
-"""Reciprocal-rank-fusion constant: the usual 60 keeps the top ranks of both lists competitive."""
+SCHEMA_VERSION = 2
+"""1: records with an FTS5 index; 2: keyword search moved to the in-memory search cache."""
+RRF_K = 10
+KEYWORD_WEIGHT = 2.0
+"""Reciprocal rank fusion: score = 1/(K + vector rank) + KEYWORD_WEIGHT/(K + keyword rank).
+
+Measured on the LoCoMo dev conversations with the default hashing embedder: K=60 with equal
+weights (the textbook setting) let the embedder's noise drown the keyword ranking (recall@10
+0.42); K=10 with the keyword ranking counted twice reached 0.75 together with the keyword
+context of search_cache.py. Neighbouring settings score within 0.01.
+"""
 CANDIDATE_DEPTH = 100
 """How deep each ranking is read before fusion; results up to this k do not depend on k."""
 _PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
@@ -116,10 +125,11 @@ class SQLiteMemoryStore(MemoryStore):
         self.path = path
         p = table_name_prefix.lower()
         self._meta, self._threads = f"{p}oam_meta", f"{p}oam_threads"
-        self._records, self._fts = f"{p}oam_records", f"{p}oam_records_fts"
+        self._records = f"{p}oam_records"
+        self._legacy_fts = f"{p}oam_records_fts"  # schema version 1 only
         self._changed = f"{p}oam_changed_rows"
         self._lock = threading.RLock()
-        self._vectors: VectorCache | None = None  # loaded by the first vector search
+        self._cache: SearchCache | None = None  # loaded by the first search
         self._seen_data_version = -1
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
@@ -139,8 +149,6 @@ class SQLiteMemoryStore(MemoryStore):
     def schema_sql(self) -> list[str]:
         """The DDL of the managed schema, in creation order."""
         r, t = self._records, self._threads
-        fts_text = "coalesce(new.index_text, new.content)"
-        old_text = "coalesce(old.index_text, old.content)"
         return [
             f"CREATE TABLE IF NOT EXISTS {self._meta} (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
             f"""CREATE TABLE IF NOT EXISTS {t} (
@@ -160,23 +168,20 @@ class SQLiteMemoryStore(MemoryStore):
                 UNIQUE (kind, id))""",
             f"CREATE INDEX IF NOT EXISTS {r}_thread ON {r} (thread_id, kind, seq_no) WHERE thread_id IS NOT NULL",
             f"CREATE INDEX IF NOT EXISTS {r}_expiry ON {r} (expires_at) WHERE expires_at IS NOT NULL",
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {self._fts} USING fts5("
-            f"text, content='', tokenize='unicode61 remove_diacritics 2')",
-            # A contentless index forgets a row only when told the text it indexed for it.
-            f"""CREATE TRIGGER IF NOT EXISTS {r}_fts_delete AFTER DELETE ON {r} BEGIN
-                INSERT INTO {self._fts} ({self._fts}, rowid, text) VALUES ('delete', old.pk, {old_text}); END""",
-            f"""CREATE TRIGGER IF NOT EXISTS {r}_fts_update AFTER UPDATE OF content, index_text ON {r}
-                WHEN {old_text} IS NOT {fts_text} BEGIN
-                INSERT INTO {self._fts} ({self._fts}, rowid, text) VALUES ('delete', old.pk, {old_text});
-                INSERT INTO {self._fts} (rowid, text) VALUES (new.pk, {fts_text}); END""",
         ]
 
     def _managed_tables(self) -> list[str]:
-        return [self._meta, self._threads, self._records, self._fts]
+        return [self._meta, self._threads, self._records]
 
     def _existing_tables(self) -> set[str]:
         rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
-        return {row[0] for row in rows} & set(self._managed_tables())
+        return {row[0] for row in rows} & {*self._managed_tables(), self._legacy_fts}
+
+    def _drop_legacy_keyword_index(self) -> None:
+        """Schema version 1 kept an FTS5 index and its triggers; version 2 ranks keywords in memory."""
+        for trigger in ("fts_delete", "fts_update"):
+            self._conn.execute(f"DROP TRIGGER IF EXISTS {self._records}_{trigger}")
+        self._conn.execute(f"DROP TABLE IF EXISTS {self._legacy_fts}")
 
     def _apply_schema_policy(self) -> None:
         policy = self.schema_policy
@@ -185,8 +190,7 @@ class SQLiteMemoryStore(MemoryStore):
         with self._lock, self._write():
             existing = self._existing_tables()
             if policy is SchemaPolicy.RECREATE:
-                for trigger in ("fts_delete", "fts_update"):
-                    self._conn.execute(f"DROP TRIGGER IF EXISTS {self._records}_{trigger}")
+                self._drop_legacy_keyword_index()
                 for table in self._managed_tables():
                     self._conn.execute(f"DROP TABLE IF EXISTS {table}")
                 existing = set()
@@ -203,7 +207,20 @@ class SQLiteMemoryStore(MemoryStore):
                     self._conn.execute(
                         f"INSERT OR IGNORE INTO {self._meta} (key, value) VALUES (?, ?)", (key, str(value))
                     )
+                if policy is SchemaPolicy.CREATE_IF_NECESSARY:
+                    self._upgrade_schema()
         self._check_schema()
+
+    def _upgrade_schema(self) -> None:
+        """Bring an older schema up to SCHEMA_VERSION, keeping its data."""
+        (version,) = self._conn.execute(
+            f"SELECT CAST(value AS INTEGER) FROM {self._meta} WHERE key = 'schema_version'"
+        ).fetchone()
+        if version == 1:
+            self._drop_legacy_keyword_index()
+            self._conn.execute(
+                f"UPDATE {self._meta} SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+            )
 
     def _check_schema(self) -> None:
         missing = set(self._managed_tables()) - self._existing_tables()
@@ -217,6 +234,11 @@ class SQLiteMemoryStore(MemoryStore):
         if version != SCHEMA_VERSION:
             raise SchemaError(
                 f"the memory schema in {self.path} is version {version}; this engine needs {SCHEMA_VERSION}"
+                + (
+                    " (open it once with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY to upgrade it)"
+                    if version < SCHEMA_VERSION
+                    else ""
+                )
             )
         if int(meta.get("vector_dim", 0)) != self.vector_dim:
             raise ValueError(
@@ -242,23 +264,23 @@ class SQLiteMemoryStore(MemoryStore):
                 self._conn.execute("ROLLBACK")  # also forgets the rows the temp triggers noted
                 raise
             self._conn.execute("COMMIT")
-            if self._vectors is not None:
-                self._sync_vectors()
+            if self._cache is not None:
+                self._sync_cache()
 
-    # --- the vector cache -------------------------------------------------------------------
+    # --- the search cache -------------------------------------------------------------------
 
-    def _vector_cache(self) -> VectorCache:
+    def _search_cache(self) -> SearchCache:
         """The cache, loaded on first use and reloaded after another connection has written."""
         with self._lock:
             (version,) = self._conn.execute("PRAGMA data_version").fetchone()
-            if self._vectors is None or version != self._seen_data_version:
-                if self._vectors is None:
+            if self._cache is None or version != self._seen_data_version:
+                if self._cache is None:
                     self._track_own_changes()
-                cache = VectorCache(self.vector_dim)
+                cache = SearchCache(self.vector_dim)
                 self._conn.execute(f"DELETE FROM temp.{self._changed}")
-                cache.load(self._embedded_rows_after(0))
-                self._vectors, self._seen_data_version = cache, version
-            return self._vectors
+                cache.load(self._rows_after(0))
+                self._cache, self._seen_data_version = cache, version
+            return self._cache
 
     def _track_own_changes(self) -> None:
         """Temporary triggers (this connection's writes only) note every updated or deleted row."""
@@ -270,23 +292,21 @@ class SQLiteMemoryStore(MemoryStore):
                 f"BEGIN INSERT OR IGNORE INTO {changed} (pk) VALUES (old.pk); END"
             )
 
-    def _embedded_rows_after(self, last_pk: int) -> sqlite3.Cursor:
-        """The cache's view of every embedded row above `last_pk`, in key order."""
+    def _rows_after(self, last_pk: int) -> sqlite3.Cursor:
+        """The cache's view of every row above `last_pk`, in key order."""
         return self._conn.execute(
-            f"SELECT {VectorCache.ROW_SQL} FROM {self._records} WHERE pk > ? AND embedding IS NOT NULL ORDER BY pk",
-            (last_pk,),
+            f"SELECT {SearchCache.ROW_SQL} FROM {self._records} WHERE pk > ? ORDER BY pk", (last_pk,)
         )
 
-    def _sync_vectors(self) -> None:
+    def _sync_cache(self) -> None:
         """Apply this connection's committed writes to the cache: new rows, then changed ones."""
-        cache = self._vectors
-        last = int(cache.pks[cache.size - 1]) if cache.size else 0
-        cache.append(self._embedded_rows_after(last))
+        cache = self._cache
+        cache.append(self._rows_after(int(cache.pks[cache.size - 1]) if cache.size else 0))
         changed = [row[0] for row in self._conn.execute(f"SELECT pk FROM temp.{self._changed}")]
         if changed:
             marks = ",".join("?" * len(changed))
             rows = self._conn.execute(
-                f"SELECT {VectorCache.ROW_SQL} FROM {self._records} WHERE pk IN ({marks})", changed
+                f"SELECT {SearchCache.ROW_SQL} FROM {self._records} WHERE pk IN ({marks})", changed
             ).fetchall()
             cache.refresh(changed, rows)
             self._conn.execute(f"DELETE FROM temp.{self._changed}")
@@ -365,7 +385,6 @@ class SQLiteMemoryStore(MemoryStore):
         with self._write():
             if record_ids is not NOT_SET and record_ids is not None:
                 self._check_new_ids(rows)
-            (last_pk,) = self._conn.execute(f"SELECT coalesce(max(pk), 0) FROM {self._records}").fetchone()
             seq_numbers = self._touch_threads(rows, now)
             params = [
                 (
@@ -396,12 +415,6 @@ class SQLiteMemoryStore(MemoryStore):
             )
             for start in range(0, count, batch_size):
                 self._conn.executemany(sql, params[start : start + batch_size])
-            # New rows are indexed for keyword search in one statement: much faster than a trigger per row.
-            self._conn.execute(
-                f"INSERT INTO {self._fts} (rowid, text) SELECT pk, coalesce(index_text, content) "
-                f"FROM {self._records} WHERE pk > ?",
-                (last_pk,),
-            )
         return [row.id for row in rows]
 
     def _vectors_for(self, rows: list[NewRecord], embeddings: Any) -> list[np.ndarray | None]:
@@ -921,67 +934,31 @@ class SQLiteMemoryStore(MemoryStore):
         )
         types = SEARCHABLE_TYPES if record_types is None else check_record_types(record_types)
         tree = parse_filter(metadata_filter)
-        where, params = self._search_filters(scope.exact, types, tree, include_invalid_results)
         vector = to_vector(query_vector, self.vector_dim, "query_vector") if query_vector is not None else None
         strategy = self.search_strategy if query is not None else SearchStrategy.VECTOR
-        ranked_vector: list[tuple[int, float]] = []
-        ranked_keyword: list[int] = []
+        if strategy is not SearchStrategy.KEYWORD and vector is None:
+            vector = self._embed([query])[0]
+        allowed = self._metadata_matches(tree) if tree is not None else None
         depth = max(k, CANDIDATE_DEPTH)
-        if strategy is not SearchStrategy.KEYWORD:
-            if vector is None:
-                vector = self._embed([query])[0]
-            query_unit = normalize_rows(vector[None, :])[0]
-            allowed = None
-            if tree is not None:
-                # Metadata conditions are SQL; they narrow the cached rows to the keys they select.
-                pks = self._query(f"SELECT r.pk FROM {self._records} r WHERE {where} ORDER BY r.pk", params)
-                allowed = np.fromiter((row[0] for row in pks), dtype=np.int64, count=len(pks))
-            with self._lock:
-                cache = self._vector_cache()
-                rows = cache.candidates(types, scope.exact, include_invalid_results, time.time(), allowed)
-                ranked_vector = cache.top_k(query_unit, rows, depth)
-        if strategy is not SearchStrategy.VECTOR:
-            ranked_keyword = self._keyword_ranking(query, where, params, depth)
-        if strategy is SearchStrategy.VECTOR:
-            scored = ranked_vector
-        elif strategy is SearchStrategy.KEYWORD:
-            scored = [(pk, rank / (rank + RRF_K)) for rank, pk in enumerate(ranked_keyword)]
-        else:
-            scored = _fuse(ranked_vector, ranked_keyword, k)
-        scored = scored[:k]
-        records = self._records_by_pk([pk for pk, _ in scored])
-        return [(records[pk], distance) for pk, distance in scored if pk in records]
+        by_vector: list[tuple[int, float]] = []
+        by_keyword: list[tuple[int, float]] = []
+        with self._lock:
+            cache = self._search_cache()
+            mask = cache.filter_mask(types, scope.exact, include_invalid_results, time.time(), allowed)
+            if strategy is not SearchStrategy.KEYWORD:
+                by_vector = cache.vector_top_k(normalize_rows(vector[None, :])[0], mask, depth)
+            if strategy is not SearchStrategy.VECTOR:
+                by_keyword = cache.keyword_top_k(query, mask, depth)
+        ranked = _rank(strategy, by_vector, by_keyword)[:k]
+        records = self._records_by_pk([pk for pk, _, _ in ranked])
+        return [SearchHit(records[pk], distance, parts) for pk, distance, parts in ranked if pk in records]
 
-    def _search_filters(
-        self, exact: dict[str, str | None], types: tuple[str, ...], tree: Any, include_invalid: bool
-    ) -> tuple[str, dict[str, Any]]:
-        """The SQL form of a search's filters (the keyword side, and the metadata pre-selection)."""
-        where = [
-            "r.record_type IN (" + ",".join(f":t{i}" for i in range(len(types))) + ")",
-            "(r.expires_at IS NULL OR r.expires_at > :now)",
-        ]
-        params: dict[str, Any] = {f"t{i}": t for i, t in enumerate(types)}
-        params["now"] = utc_now()
-        for column, value in exact.items():
-            where.append(_scope_condition(f"r.{column}", column, value, params))
-        if not include_invalid:
-            where.append("r.status = 'valid'")
-        if tree is not None:
-            compiler = SQLiteFilterCompiler()
-            where.append(compiler.compile(tree, "r.metadata"))
-            params.update(compiler.params)
-        return " AND ".join(where), params
-
-    def _keyword_ranking(self, query: str, where: str, params: dict, k: int) -> list[int]:
-        match = _fts_query(query)
-        if match is None:
-            return []
-        rows = self._query(
-            f"SELECT r.pk FROM {self._fts} f JOIN {self._records} r ON r.pk = f.rowid "
-            f"WHERE {self._fts} MATCH :match AND {where} ORDER BY bm25({self._fts}), r.pk LIMIT :depth",
-            {**params, "match": match, "depth": k},
-        )
-        return [row[0] for row in rows]
+    def _metadata_matches(self, tree: Any) -> np.ndarray:
+        """The keys of the rows whose metadata passes the filter (compiled to SQL), in order."""
+        compiler = SQLiteFilterCompiler()
+        condition = compiler.compile(tree, "r.metadata")
+        rows = self._query(f"SELECT r.pk FROM {self._records} r WHERE {condition} ORDER BY r.pk", compiler.params)
+        return np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
 
     def _records_by_pk(self, pks: list[int]) -> dict[int, Record]:
         if not pks:
@@ -999,21 +976,29 @@ def _scope_condition(column_sql: str, name: str, value: str | None, params: dict
     return f"{column_sql} = :{name}"
 
 
-def _fts_query(text: str) -> str | None:
-    """An FTS5 query matching any of the text's words; words are quoted, so no syntax leaks in."""
-    words = re.findall(r"\w+", text.lower())
-    if not words:
-        return None
-    return " OR ".join(f'"{word}"' for word in dict.fromkeys(words))
+def _rank(
+    strategy: SearchStrategy, by_vector: list[tuple[int, float]], by_keyword: list[tuple[int, float]]
+) -> list[tuple[int, float, dict[str, float | int]]]:
+    """One ranking of (pk, distance, parts) from the vector and keyword rankings.
 
-
-def _fuse(vector: list[tuple[int, float]], keyword: list[int], k: int) -> list[tuple[int, float]]:
-    """Reciprocal rank fusion of the two rankings; distance = 1 - score / best possible score."""
-    scores: dict[int, float] = {}
-    for rank, (pk, _) in enumerate(vector):
-        scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
-    for rank, pk in enumerate(keyword):
-        scores[pk] = scores.get(pk, 0.0) + 1.0 / (RRF_K + rank + 1)
-    best = 2.0 / (RRF_K + 1)
-    ordered = sorted(scores.items(), key=lambda item: (-item[1], item[0]))
-    return [(pk, 1.0 - score / best) for pk, score in ordered[:k]]
+    Hybrid: reciprocal rank fusion, distance = 1 - score / best possible score. Keyword alone:
+    the distance grows with the rank, as BM25 scores have no fixed scale.
+    """
+    parts: dict[int, dict[str, float | int]] = {}
+    for rank, (pk, distance) in enumerate(by_vector, start=1):
+        parts.setdefault(pk, {}).update(vector_rank=rank, vector_distance=distance)
+    for rank, (pk, score) in enumerate(by_keyword, start=1):
+        parts.setdefault(pk, {}).update(keyword_rank=rank, keyword_score=score)
+    if strategy is SearchStrategy.VECTOR:
+        return [(pk, distance, parts[pk]) for pk, distance in by_vector]
+    if strategy is SearchStrategy.KEYWORD:
+        return [(pk, rank / (rank + RRF_K), parts[pk]) for rank, (pk, _) in enumerate(by_keyword)]
+    for found in parts.values():
+        found["score"] = sum(
+            weight / (RRF_K + found[key])
+            for key, weight in (("vector_rank", 1.0), ("keyword_rank", KEYWORD_WEIGHT))
+            if key in found
+        )
+    best = (1.0 + KEYWORD_WEIGHT) / (RRF_K + 1)
+    ordered = sorted(parts.items(), key=lambda item: (-item[1]["score"], item[0]))
+    return [(pk, 1.0 - found["score"] / best, found) for pk, found in ordered]

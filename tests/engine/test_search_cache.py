@@ -1,4 +1,4 @@
-"""The SQLite store's in-memory vector matrix stays coherent with every write, its own or another's.
+"""The SQLite store's in-memory search cache stays coherent with every write, its own or another's.
 
 Each test first runs a search, so that the cache is loaded before the write it checks.
 """
@@ -128,5 +128,6 @@ def test_hybrid_search_fuses_the_two_rankings_by_reciprocal_rank(store_factory):
     store.add(["purple elephant", "grey mouse"], "memory", embeddings=[vector, unit(9)], record_ids=["both", "other"])
     (first, first_distance), (second, second_distance) = store.search(query, 2)
     assert first.id == "both" and first_distance == pytest.approx(0.0)
-    # "other" has no keyword match and is second by vector: 1/(60+2) out of the best 2/(60+1).
-    assert second.id == "other" and second_distance == pytest.approx(1 - (1 / 62) / (2 / 61))
+    # "other" has no keyword match and is second by vector: 1/(10+2) out of the best (1+2)/(10+1),
+    # the keyword ranking counting twice.
+    assert second.id == "other" and second_distance == pytest.approx(1 - (1 / 12) / (3 / 11))

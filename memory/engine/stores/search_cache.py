@@ -1,0 +1,332 @@
+"""The SQLite store's in-memory search index: embeddings and keyword postings of every live row.
+
+Reading every embedding blob from SQLite per query costs far more than the scan itself, and
+SQLite's FTS5 scores every row that matches any query word before it can filter by scope, so
+the store keeps one copy of what search needs in memory:
+
+- a float32 matrix of unit embeddings, for exact cosine top-k at NumPy speed;
+- per-row codes (type, user, agent, thread, status, expiry) that turn filters into masks
+  applied before ranking;
+- the stemmed terms of each row, from which BM25 postings are built when first needed.
+
+Keyword ranking is BM25 over two fields, as FTS5 ranks a multi-column row: the record's own
+indexed text, and, for a message, its context (up to two turns before and after it in its
+thread, and its date in words) at half weight. Conversations answer a question across turns,
+and a message rarely repeats the words of the question it answers.
+
+The store tells the cache about its own writes row by row; a write by another connection shows
+up as a new `PRAGMA data_version`, and the store then builds a new cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from .keywords import Postings, Vocabulary, date_words, query_stems, term_counts, words
+
+SCOPE_COLUMNS = ("user_id", "agent_id", "thread_id")
+CONTEXT_TURNS = 2
+"""How many turns on each side of a message form its keyword context."""
+CONTEXT_WEIGHT = 0.5
+BM25_K1, BM25_B = 1.2, 0.75
+_EMPTY_TERMS = (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32))
+
+
+@dataclass
+class _Codes:
+    """Dictionary encoding of one text column: 0 stands for NULL."""
+
+    codes: dict[str, int] = field(default_factory=dict)
+
+    def encode(self, value: str | None) -> int:
+        if value is None:
+            return 0
+        code = self.codes.get(value)
+        if code is None:
+            code = self.codes[value] = len(self.codes) + 1
+        return code
+
+    def lookup(self, value: str | None) -> int | None:
+        """The code of a value, or None when no row holds it (then nothing can match)."""
+        return 0 if value is None else self.codes.get(value)
+
+
+def _epoch(timestamp: str | None) -> float:
+    return np.inf if timestamp is None else datetime.fromisoformat(timestamp).timestamp()
+
+
+@dataclass
+class _KeywordIndex:
+    """BM25 postings and length normalisation for the rows cached when it was built."""
+
+    text: Postings
+    dates: Postings
+    neighbours: np.ndarray  # (2 * CONTEXT_TURNS, rows): row index of each context turn, or -1
+    normaliser: np.ndarray  # BM25's k1 * (1 - b + b * length / average length), per row
+
+    def term_frequencies(self, term: int) -> tuple[np.ndarray, np.ndarray]:
+        """The rows that hold `term` in either field, and its weighted frequency there."""
+        rows, counts = self.text.rows_of(term)
+        spread = [(rows, counts)]
+        for turn in self.neighbours:
+            targets = turn[rows]
+            found = targets >= 0
+            spread.append((targets[found], CONTEXT_WEIGHT * counts[found]))
+        date_rows, date_counts = self.dates.rows_of(term)
+        spread.append((date_rows, CONTEXT_WEIGHT * date_counts))
+        if all(len(extra) == 0 for extra, _ in spread[1:]):
+            return rows, counts.astype(np.float64)
+        matched, position = np.unique(np.concatenate([r for r, _ in spread]), return_inverse=True)
+        return matched, np.bincount(position, weights=np.concatenate([c for _, c in spread]))
+
+
+class SearchCache:
+    """Live rows in primary-key order, with what vector and keyword ranking need of each."""
+
+    ROW_SQL = (
+        "pk, kind, record_type, user_id, agent_id, thread_id, seq_no, status, expires_at, timestamp, created_at, "
+        "coalesce(index_text, content) AS text, embedding"
+    )
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.size = 0
+        self.pks = np.empty(0, dtype=np.int64)
+        self.matrix = np.empty((0, dim), dtype=np.float32)
+        self.has_vector = np.empty(0, dtype=bool)
+        self.types = np.empty(0, dtype=np.int16)
+        self.scopes = {column: np.empty(0, dtype=np.int32) for column in SCOPE_COLUMNS}
+        self.valid = np.empty(0, dtype=bool)
+        self.expires = np.empty(0, dtype=np.float64)
+        self.is_message = np.empty(0, dtype=bool)
+        self.seq = np.empty(0, dtype=np.int64)
+        self.text_length = np.empty(0, dtype=np.float64)
+        self.date_length = np.empty(0, dtype=np.float64)
+        self.text_terms: list[tuple[np.ndarray, np.ndarray]] = []
+        self.date_terms: list[tuple[np.ndarray, np.ndarray]] = []
+        self.type_codes = _Codes()
+        self.scope_codes = {column: _Codes() for column in SCOPE_COLUMNS}
+        self.vocabulary = Vocabulary()
+        self._keywords: _KeywordIndex | None = None
+
+    # --- maintenance ------------------------------------------------------------------------
+
+    _COLUMNS = (
+        "pks",
+        "matrix",
+        "has_vector",
+        "types",
+        "valid",
+        "expires",
+        "is_message",
+        "seq",
+        "text_length",
+        "date_length",
+    )
+
+    def _arrays(self) -> list[np.ndarray]:
+        return [*(getattr(self, name) for name in self._COLUMNS), *self.scopes.values()]
+
+    def _reserve(self, extra: int) -> None:
+        """Grow the arrays geometrically, so appending n rows one batch at a time costs O(n)."""
+        needed = self.size + extra
+        if needed <= len(self.pks):
+            return
+        capacity = max(needed, 2 * len(self.pks), 1024)
+
+        def grown(array: np.ndarray) -> np.ndarray:
+            bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            bigger[: self.size] = array[: self.size]
+            return bigger
+
+        for name in self._COLUMNS:
+            setattr(self, name, grown(getattr(self, name)))
+        self.scopes = {column: grown(codes) for column, codes in self.scopes.items()}
+
+    def _write_row(self, index: int, row: Any) -> None:
+        self.pks[index] = row["pk"]
+        if row["embedding"] is None:
+            self.matrix[index], self.has_vector[index] = 0.0, False
+        else:
+            self.matrix[index], self.has_vector[index] = np.frombuffer(row["embedding"], dtype=np.float32), True
+        self.types[index] = self.type_codes.encode(row["record_type"])
+        for column in SCOPE_COLUMNS:
+            self.scopes[column][index] = self.scope_codes[column].encode(row[column])
+        self.valid[index] = row["status"] == "valid"
+        self.expires[index] = _epoch(row["expires_at"])
+        message = row["kind"] == "message"
+        self.is_message[index] = message
+        self.seq[index] = row["seq_no"] if row["seq_no"] is not None else -1
+        terms = term_counts(self.vocabulary.term_ids(words(row["text"]))) if row["text"] else _EMPTY_TERMS
+        dates = date_words(row["timestamp"] or row["created_at"]) if message else []
+        date_terms = term_counts(self.vocabulary.term_ids(dates)) if dates else _EMPTY_TERMS
+        self.text_length[index], self.date_length[index] = terms[1].sum(), date_terms[1].sum()
+        if index < len(self.text_terms):
+            self.text_terms[index], self.date_terms[index] = terms, date_terms
+        else:
+            self.text_terms.append(terms)
+            self.date_terms.append(date_terms)
+        self._keywords = None
+
+    def load(self, rows: Iterable[Any]) -> None:
+        """Replace the contents with `rows` (live rows in primary-key order)."""
+        self.size = 0
+        self.text_terms, self.date_terms = [], []
+        self.append(rows)
+
+    def append(self, rows: Iterable[Any]) -> None:
+        """Add rows whose keys are above every cached key (new inserts)."""
+        rows = list(rows)
+        self._reserve(len(rows))
+        for offset, row in enumerate(rows):
+            self._write_row(self.size + offset, row)
+        self.size += len(rows)
+
+    def refresh(self, pks: Iterable[int], rows: Iterable[Any]) -> None:
+        """Bring the rows with keys `pks` in line with `rows`, their current state (absent = gone)."""
+        current = {row["pk"]: row for row in rows}
+        keys = self.pks[: self.size]
+        drop = []
+        for pk in set(pks):
+            index = int(np.searchsorted(keys, pk))
+            if index < self.size and keys[index] == pk:
+                if pk in current:
+                    self._write_row(index, current.pop(pk))
+                else:
+                    drop.append(index)
+        if drop:
+            keep = np.ones(self.size, dtype=bool)
+            keep[drop] = False
+            self._select(np.flatnonzero(keep))
+        if current:
+            # Rows not cached yet but below the newest key: rare enough to re-sort.
+            self.append(sorted(current.values(), key=lambda row: row["pk"]))
+            self._select(np.argsort(self.pks[: self.size], kind="stable"))
+
+    def _select(self, indexes: np.ndarray) -> None:
+        """Keep the cached rows at `indexes`, in that order, in every column alike."""
+        count = len(indexes)
+        for array in self._arrays():
+            array[:count] = array[: self.size][indexes]
+        self.text_terms = [self.text_terms[i] for i in indexes]
+        self.date_terms = [self.date_terms[i] for i in indexes]
+        self.size = count
+        self._keywords = None
+
+    # --- filters ----------------------------------------------------------------------------
+
+    def filter_mask(
+        self,
+        types: tuple[str, ...],
+        exact: dict[str, str | None],
+        include_invalid: bool,
+        now: float,
+        allowed_pks: np.ndarray | None = None,
+    ) -> np.ndarray | None:
+        """Which rows pass the filters; None means every row does."""
+        n = self.size
+        mask: np.ndarray | None = None
+
+        def narrow(condition: np.ndarray) -> None:
+            nonlocal mask
+            mask = condition if mask is None else mask & condition
+
+        type_codes = [code for code in (self.type_codes.lookup(t) for t in types) if code is not None]
+        if len(type_codes) < len(self.type_codes.codes):
+            narrow(np.isin(self.types[:n], type_codes))
+        for column, value in exact.items():
+            code = self.scope_codes[column].lookup(value)
+            narrow(np.zeros(n, dtype=bool) if code is None else self.scopes[column][:n] == code)
+        if not include_invalid:
+            narrow(self.valid[:n])
+        if np.isfinite(self.expires[:n]).any():
+            narrow(self.expires[:n] > now)
+        if allowed_pks is not None:
+            narrow(np.isin(self.pks[:n], allowed_pks, assume_unique=True))
+        return mask
+
+    # --- vector ranking ---------------------------------------------------------------------
+
+    def vector_top_k(self, query: np.ndarray, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
+        """The k nearest embedded rows by cosine distance, as (pk, distance); ties go to the older row."""
+        vectors = self.has_vector[: self.size]
+        rows = None if mask is None and vectors.all() else np.flatnonzero(vectors if mask is None else mask & vectors)
+        matrix = self.matrix[: self.size] if rows is None else self.matrix[rows]
+        if len(matrix) == 0:
+            return []
+        distances = 1.0 - matrix @ query
+        pks = self.pks[: self.size] if rows is None else self.pks[rows]
+        return _top_k(pks, distances, k)
+
+    # --- keyword ranking --------------------------------------------------------------------
+
+    def keyword_top_k(self, query: str, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
+        """The k rows with the highest BM25 score for the query, as (pk, score); ties go to the older row."""
+        terms = self.vocabulary.lookup(query_stems(query))
+        if not terms or self.size == 0:
+            return []
+        index = self._keyword_index()
+        scores = np.zeros(self.size, dtype=np.float64)
+        scored = []
+        for term in terms:
+            rows, tf = index.term_frequencies(term)
+            # FTS5's IDF, over every row whatever the filters, with its floor for very common terms.
+            idf = max(np.log((self.size - len(rows) + 0.5) / (len(rows) + 0.5)), 1e-6)
+            if mask is not None:
+                keep = mask[rows]
+                rows, tf = rows[keep], tf[keep]
+            scores[rows] += idf * tf * (BM25_K1 + 1) / (tf + index.normaliser[rows])
+            scored.append(rows)
+        hits = np.unique(np.concatenate(scored))
+        hits = hits[scores[hits] > 0]
+        return [(pk, -negated) for pk, negated in _top_k(self.pks[hits], -scores[hits], k)]
+
+    def _keyword_index(self) -> _KeywordIndex:
+        """Postings and context links, rebuilt after any change to the cached rows."""
+        if self._keywords is None:
+            n = self.size
+            text = Postings(self.text_terms[:n])
+            dates = Postings(self.date_terms[:n])
+            neighbours = self._context_turns()
+            text_lengths = self.text_length[:n]
+            context_lengths = self.date_length[:n].copy()
+            for turn in neighbours:
+                found = turn >= 0
+                context_lengths[found] += text_lengths[turn[found]]
+            lengths = text_lengths + context_lengths
+            average = max(float(lengths.mean()), 1.0)
+            normaliser = BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)
+            self._keywords = _KeywordIndex(text, dates, neighbours, normaliser)
+        return self._keywords
+
+    def _context_turns(self) -> np.ndarray:
+        """For each row, the rows of the messages around it in its thread (-1 where there is none)."""
+        n = self.size
+        turns = np.full((2 * CONTEXT_TURNS, n), -1, dtype=np.int64)
+        threads = self.scopes["thread_id"][:n]
+        messages = np.flatnonzero(self.is_message[:n] & (threads != 0))
+        ordered = messages[np.lexsort((self.seq[:n][messages], threads[messages]))]
+        ordered_threads = threads[ordered]
+        for distance in range(1, CONTEXT_TURNS + 1):
+            same = ordered_threads[distance:] == ordered_threads[:-distance]
+            later, earlier = ordered[distance:][same], ordered[:-distance][same]
+            turns[distance - 1, later] = earlier  # the turn `distance` before
+            turns[CONTEXT_TURNS + distance - 1, earlier] = later  # the turn `distance` after
+        return turns
+
+
+def _top_k(pks: np.ndarray, distances: np.ndarray, k: int) -> list[tuple[int, float]]:
+    """The k smallest distances as (pk, distance), ties broken by the smaller (older) key."""
+    if k < len(distances):
+        nearest = np.argpartition(distances, k - 1)[:k]
+        # Rows tied with the k-th distance may sit outside the partition; take them all.
+        nearest = np.flatnonzero(distances <= distances[nearest].max())
+    else:
+        nearest = np.arange(len(distances))
+    order = np.lexsort((pks[nearest], distances[nearest]))[:k]
+    return [(int(pks[nearest][i]), float(distances[nearest][i])) for i in order]
