@@ -94,7 +94,6 @@ class SearchCache:
     )
 
     def __init__(self, dim: int) -> None:
-        self.dim = dim
         self.size = 0
         self.pks = np.empty(0, dtype=np.int64)
         self.matrix = np.empty((0, dim), dtype=np.float32)
