@@ -8,14 +8,16 @@ from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_record_types
 from .thread import (
+    MemoryLink,
     Thread,
     add_memory_record,
     async_twin,
     find_memory,
+    link_spec,
     search_config_from,
     update_memory_record,
 )
-from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, MemoryRecord, Page
+from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, MemoryRecord, Page, RecordRelation
 
 
 class AgentMemory:
@@ -95,9 +97,18 @@ class AgentMemory:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
+        memory_id_to_link: Any = NOT_SET,
+        link_type: Any = NOT_SET,
+        link_id: Any = NOT_SET,
+        link_timestamp: Any = NOT_SET,
+        link_metadata: Any = NOT_SET,
         **store_kwargs: Any,
     ) -> str:
-        """Store a memory; omitted scope values leave it unscoped on that dimension."""
+        """Store a memory; omitted scope values leave it unscoped on that dimension.
+
+        With `memory_id_to_link` and `link_type`, it is also linked to that memory (new → existing)
+        and takes the linked memory's scope where the caller gives none.
+        """
         return add_memory_record(
             self.store,
             content,
@@ -108,9 +119,9 @@ class AgentMemory:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
             status=status,
-            user_id=None if user_id is NOT_SET else user_id,
-            agent_id=None if agent_id is NOT_SET else agent_id,
-            thread_id=None if thread_id is NOT_SET else thread_id,
+            scope={"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id},
+            default_scope=dict.fromkeys(("user_id", "agent_id", "thread_id")),
+            link=MemoryLink(memory_id_to_link, link_type, link_id, link_timestamp, link_metadata),
             **store_kwargs,
         )
 
@@ -190,6 +201,80 @@ class AgentMemory:
             cursor=cursor,
         )
 
+    # --- links ------------------------------------------------------------------------------
+
+    def link_records(
+        self,
+        source_record_id: str,
+        source_record_type: str,
+        target_record_id: str,
+        target_record_type: str,
+        relation_type: str,
+        opposite_relation_type: Any = NOT_SET,
+        relation_id: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+    ) -> str:
+        """Link two memories (source → target); returns the relation id."""
+        spec = link_spec(
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            opposite_relation_type,
+            relation_id,
+            timestamp,
+            metadata,
+        )
+        return self.store.add_relations([spec])[0]
+
+    def update_record_link(
+        self,
+        relation_id: str,
+        relation_type: Any = NOT_SET,
+        opposite_relation_type: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+    ) -> int:
+        """Retype or annotate a link; returns 1, or 0 when there is none."""
+        return self.store.update_relations(relation_id, relation_type, opposite_relation_type, timestamp, metadata)
+
+    def delete_record_link(
+        self,
+        source_record_id: Any = NOT_SET,
+        source_record_type: Any = NOT_SET,
+        target_record_id: Any = NOT_SET,
+        target_record_type: Any = NOT_SET,
+        relation_type: Any = NOT_SET,
+        relation_id: Any = NOT_SET,
+    ) -> int:
+        """Delete a link, by id or by its complete stored-direction tuple; returns 0 or 1."""
+        return self.store.delete_relations(
+            relation_id, source_record_id, source_record_type, target_record_id, target_record_type, relation_type
+        )
+
+    def get_relation(self, relation_id: str) -> RecordRelation:
+        """A link by id; KeyError when there is none."""
+        relation = self.store.get_relation(relation_id)
+        if relation is None:
+            raise KeyError(f"no relation {relation_id!r}")
+        return relation
+
+    def list_relations(
+        self,
+        record_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Links in creation order: of one memory, and/or of a scope (either end in it)."""
+        return self.store.list_relations(
+            record_id=record_id, thread_id=thread_id, user_id=user_id, agent_id=agent_id, limit=limit, cursor=cursor
+        )
+
     # --- users and agents -------------------------------------------------------------------
 
     def add_user(self, user_id: str, information: str) -> str:
@@ -259,6 +344,9 @@ class AgentMemory:
         )
 
     search_async = async_twin(search)
+    link_records_async = async_twin(link_records)
+    update_record_link_async = async_twin(update_record_link)
+    delete_record_link_async = async_twin(delete_record_link)
     add_memory_async = async_twin(add_memory)
     update_memory_async = async_twin(update_memory)
     delete_memory_async = async_twin(delete_memory)

@@ -33,6 +33,8 @@ class SearchResult:
     scores: dict[str, float | int] = field(default_factory=dict)
     """How the record ranked: `vector_rank`, `vector_distance`, `keyword_rank`, `keyword_score`
     (BM25) for the rankings it appeared in, and the fused `score` of a hybrid search."""
+    include_invalid_results: bool = True
+    """The option of the search that produced the result; formatting follows it by default."""
 
     def __post_init__(self) -> None:
         if self.id is None:
@@ -133,5 +135,18 @@ def search_records(
         max_linked_results=max_linked_results,
         **scope_args,
     )
-    results = [SearchResult(distance=hit[1], record=hit[0], scores=dict(hit.parts)) for hit in hits]
+    results = [_result(hit, include_invalid_results) for hit in hits]
     return apply_token_budgets(results, token_budget, soft_token_budget)
+
+
+def _result(hit: Any, include_invalid_results: bool) -> SearchResult:
+    """A SearchResult, with its linked tree, from a store's (record, distance) hit."""
+    record, distance = hit[0], hit[1]
+    linked = [(relation, _result(child, include_invalid_results)) for relation, child in record.linked_results]
+    return SearchResult(
+        distance=distance,
+        record=record,
+        linked_results=linked,
+        scores=dict(getattr(hit, "parts", {})),
+        include_invalid_results=include_invalid_results,
+    )

@@ -10,8 +10,10 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from .graph import relation_labels
 from .scope import check_scope_value, resolve_thread_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .stores.base import MemoryStore, check_record_type
@@ -311,9 +313,18 @@ class Thread:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
+        memory_id_to_link: Any = NOT_SET,
+        link_type: Any = NOT_SET,
+        link_id: Any = NOT_SET,
+        link_timestamp: Any = NOT_SET,
+        link_metadata: Any = NOT_SET,
         **store_kwargs: Any,
     ) -> str:
-        """Store a memory; omitted scope values are the thread's. Returns the memory id."""
+        """Store a memory; omitted scope values are the thread's. Returns the memory id.
+
+        With `memory_id_to_link` and `link_type`, the new memory is also linked to that memory of
+        this thread (new → existing) and takes its scope where the caller gives none.
+        """
         return add_memory_record(
             self.store,
             content,
@@ -324,9 +335,10 @@ class Thread:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
             status=status,
-            user_id=self.user_id if user_id is NOT_SET else user_id,
-            agent_id=self.agent_id if agent_id is NOT_SET else agent_id,
-            thread_id=self.thread_id if thread_id is NOT_SET else thread_id,
+            scope={"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id},
+            default_scope={"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": self.thread_id},
+            link=MemoryLink(memory_id_to_link, link_type, link_id, link_timestamp, link_metadata),
+            link_thread_id=self.thread_id,
             **store_kwargs,
         )
 
@@ -365,6 +377,67 @@ class Thread:
         except KeyError:
             return 0
         return self.store.delete(record.record_type, record.id)
+
+    # --- links ------------------------------------------------------------------------------
+
+    def link_records(
+        self,
+        source_record_id: str,
+        source_record_type: str,
+        target_record_id: str,
+        target_record_type: str,
+        relation_type: str,
+        opposite_relation_type: Any = NOT_SET,
+        relation_id: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+    ) -> str:
+        """Link two memories of this thread (source → target); returns the relation id."""
+        spec = link_spec(
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            opposite_relation_type,
+            relation_id,
+            timestamp,
+            metadata,
+        )
+        return self.store.add_relations([spec], thread_id=self.thread_id)[0]
+
+    def update_record_link(
+        self,
+        relation_id: str,
+        relation_type: Any = NOT_SET,
+        opposite_relation_type: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+    ) -> int:
+        """Retype or annotate a link between memories of this thread; returns 1, or 0 if there is none."""
+        return self.store.update_relations(
+            relation_id, relation_type, opposite_relation_type, timestamp, metadata, thread_id=self.thread_id
+        )
+
+    def delete_record_link(
+        self,
+        source_record_id: Any = NOT_SET,
+        source_record_type: Any = NOT_SET,
+        target_record_id: Any = NOT_SET,
+        target_record_type: Any = NOT_SET,
+        relation_type: Any = NOT_SET,
+        relation_id: Any = NOT_SET,
+    ) -> int:
+        """Delete a link of this thread, by id or by its complete stored-direction tuple; returns 0 or 1."""
+        return self.store.delete_relations(
+            relation_id,
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            thread_id=self.thread_id,
+        )
 
     # --- search -----------------------------------------------------------------------------
 
@@ -422,6 +495,9 @@ class Thread:
     update_memory_async = async_twin(update_memory)
     delete_memory_async = async_twin(delete_memory)
     search_async = async_twin(search)
+    link_records_async = async_twin(link_records)
+    update_record_link_async = async_twin(update_record_link)
+    delete_record_link_async = async_twin(delete_record_link)
 
 
 def find_memory(store: MemoryStore, memory_id: Any) -> MemoryRecord | None:
@@ -430,6 +506,49 @@ def find_memory(store: MemoryStore, memory_id: Any) -> MemoryRecord | None:
         return None
     found = store.list(MEMORY_TYPES, limit=1, record_id=memory_id)
     return found[0] if found else None
+
+
+@dataclass(frozen=True)
+class MemoryLink:
+    """The `memory_id_to_link`/`link_*` arguments of add_memory: a link from the new memory."""
+
+    target_id: Any = NOT_SET
+    link_type: Any = NOT_SET
+    link_id: Any = NOT_SET
+    timestamp: Any = NOT_SET
+    metadata: Any = NOT_SET
+
+    @property
+    def wanted(self) -> bool:
+        if (self.target_id is NOT_SET) != (self.link_type is NOT_SET):
+            raise ValueError("pass memory_id_to_link and link_type together, or neither")
+        return self.target_id is not NOT_SET
+
+
+def link_spec(
+    source_record_id: Any,
+    source_record_type: Any,
+    target_record_id: Any,
+    target_record_type: Any,
+    relation_type: Any,
+    opposite_relation_type: Any = NOT_SET,
+    relation_id: Any = NOT_SET,
+    timestamp: Any = NOT_SET,
+    metadata: Any = NOT_SET,
+) -> dict[str, Any]:
+    """link_records' arguments as the store's relation mapping (omitted options left out)."""
+    spec = {
+        "source_record_id": source_record_id,
+        "source_record_type": source_record_type,
+        "target_record_id": target_record_id,
+        "target_record_type": target_record_type,
+        "relation_type": relation_type,
+        "opposite_relation_type": opposite_relation_type,
+        "id": relation_id,
+        "timestamp": timestamp,
+        "metadata": metadata,
+    }
+    return {key: value for key, value in spec.items() if value is not NOT_SET}
 
 
 def add_memory_record(
@@ -443,29 +562,60 @@ def add_memory_record(
     ttl_days: Any,
     ttl_anchor: Any,
     status: Any,
-    user_id: Any,
-    agent_id: Any,
-    thread_id: Any,
+    scope: dict[str, Any],
+    default_scope: dict[str, Any],
+    link: MemoryLink,
+    link_thread_id: Any = NOT_SET,
     **store_kwargs: Any,
 ) -> str:
-    """The write shared by Thread.add_memory and AgentMemory.add_memory."""
+    """The write shared by Thread.add_memory and AgentMemory.add_memory.
+
+    Omitted scope values come from `default_scope`, or from the linked memory when there is a
+    link. The link's target and type are checked before anything is written; if the link still
+    fails, the new memory is removed again, so the call stores both or neither.
+    """
     if not isinstance(content, str):
         raise ValueError(f"content must be a string, not {type(content).__name__}")
     memory_type = "memory" if memory_type is NOT_SET else check_record_type(memory_type, MEMORY_TYPES)
-    return store.add(
+    if link.wanted:
+        target = find_memory(store, link.target_id)
+        if target is None or (link_thread_id is not NOT_SET and target.thread_id != link_thread_id):
+            where = "" if link_thread_id is NOT_SET else f" in thread {link_thread_id!r}"
+            raise ValueError(f"no memory {link.target_id!r} to link to{where}")
+        relation_labels(link.link_type)
+        default_scope = {"user_id": target.user_id, "agent_id": target.agent_id, "thread_id": target.thread_id}
+    resolved = {key: default_scope[key] if value is NOT_SET else value for key, value in scope.items()}
+    [new_memory] = store.add(
         [content],
         memory_type,
         record_ids=NOT_SET if memory_id is NOT_SET else [memory_id],
-        thread_ids=thread_id,
-        user_ids=user_id,
-        agent_ids=agent_id,
+        thread_ids=resolved["thread_id"],
+        user_ids=resolved["user_id"],
+        agent_ids=resolved["agent_id"],
         timestamps=None if timestamp is NOT_SET else timestamp,
         metadata=None if metadata is NOT_SET else metadata,
         statuses=NOT_SET if status is NOT_SET else [status],
         ttl_days=ttl_days,
         ttl_anchor=ttl_anchor,
         **store_kwargs,
-    )[0]
+    )
+    if link.wanted:
+        spec = link_spec(
+            new_memory,
+            memory_type,
+            target.id,
+            target.record_type,
+            link.link_type,
+            relation_id=link.link_id,
+            timestamp=link.timestamp,
+            metadata=link.metadata,
+        )
+        try:
+            store.add_relations([spec], thread_id=link_thread_id)
+        except ValueError:
+            store.delete(memory_type, new_memory)
+            raise
+    return new_memory
 
 
 def update_memory_record(store: MemoryStore, record: MemoryRecord, **changes: Any) -> str:

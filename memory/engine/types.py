@@ -260,6 +260,8 @@ class ThreadRecord(ScopedRecord):
     settings: dict[str, Any] = field(default_factory=dict)
     updated_at: str | None = None
     message_count: int = 0
+    summary: str | None = None
+    topics: list[str] | None = None
 
 
 @dataclass(kw_only=True)
@@ -270,6 +272,43 @@ class UserProfileRecord(Record):
 @dataclass(kw_only=True)
 class AgentProfileRecord(Record):
     record_type: str = AGENT_PROFILE_TYPE
+
+
+@dataclass(kw_only=True)
+class RecordRelation:
+    """A typed link between two memories, kept in its stored direction (source → target).
+
+    `relation_type` reads from source to target ("B supersedes A"); `opposite_relation_type` reads
+    back from target to source ("A is_superseded_by B").
+    """
+
+    id: str
+    source_record_id: str
+    source_record_type: str
+    target_record_id: str
+    target_record_type: str
+    relation_type: str
+    opposite_relation_type: str
+    timestamp: str | None = None
+    metadata: dict[str, Any] | None = None
+    created_at: str | None = None
+
+    def label_from(self, record_id: str) -> str:
+        """The label as read from `record_id`'s side of the link."""
+        return self.relation_type if record_id == self.source_record_id else self.opposite_relation_type
+
+
+BUILTIN_RELATIONS = {
+    "supersedes": "is_superseded_by",
+    "refines": "is_refined_by",
+    "duplicates": "duplicates",
+    "supports": "is_supported_by",
+    "contradicts": "contradicts",
+}
+"""Built-in relation types and their fixed inverse labels."""
+
+LIFECYCLE_RELATIONS = ("supersedes", "refines", "duplicates")
+"""Relations whose target becomes invalid: it is kept as history, not served as current."""
 
 
 class Page(list):

@@ -89,7 +89,9 @@ class SearchCache:
     """Live rows in primary-key order, with what vector and keyword ranking need of each."""
 
     ROW_SQL = (
-        "pk, kind, record_type, user_id, agent_id, thread_id, seq_no, status, expires_at, timestamp, created_at, "
+        "pk, kind, record_type, user_id, agent_id, thread_id, seq_no, "
+        "CASE WHEN status = 'valid' AND lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END AS status, "
+        "expires_at, timestamp, created_at, "
         "coalesce(index_text, content) AS text, embedding"
     )
 
@@ -216,6 +218,18 @@ class SearchCache:
         self.date_terms = [self.date_terms[i] for i in indexes]
         self.size = count
         self._keywords = None
+
+    def row_of(self, pk: int) -> int | None:
+        """The cache row holding primary key `pk`, or None."""
+        index = int(np.searchsorted(self.pks[: self.size], pk))
+        return index if index < self.size and self.pks[index] == pk else None
+
+    def distance(self, pk: int, query: np.ndarray | None) -> float:
+        """Cosine distance of one row to a unit query vector; NaN when either has no vector."""
+        row = self.row_of(pk)
+        if query is None or row is None or not self.has_vector[row]:
+            return float("nan")
+        return float(1.0 - self.matrix[row] @ query)
 
     # --- filters ----------------------------------------------------------------------------
 

@@ -7,12 +7,13 @@ search; threads have their own table. Filters are compiled to SQL and applied be
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -20,10 +21,14 @@ import numpy as np
 
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import SQLiteFilterCompiler, parse_filter
+from ..graph import grow_trees, relation_labels
 from ..scope import SearchScope, check_scope_value, resolve_store_scope
-from ..ttl import expiry, utc_now
+from ..ttl import expiry, normalize_timestamp, utc_now
 from ..types import (
     AGENT_PROFILE_TYPE,
+    BUILTIN_RELATIONS,
+    LIFECYCLE_RELATIONS,
+    MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
     SEARCHABLE_TYPES,
@@ -34,12 +39,14 @@ from ..types import (
     MessageRecord,
     Page,
     Record,
+    RecordRelation,
     RecordStatus,
     SchemaPolicy,
     SearchStrategy,
     ThreadRecord,
     UserProfileRecord,
     coerce_enum,
+    new_id,
 )
 from .base import (
     DEFAULT_BATCH_SIZE,
@@ -64,8 +71,9 @@ from .base import (
 )
 from .search_cache import SearchCache
 
-SCHEMA_VERSION = 2
-"""1: records with an FTS5 index; 2: keyword search moved to the in-memory search cache."""
+SCHEMA_VERSION = 3
+"""1: records with an FTS5 index; 2: keyword search moved to the in-memory search cache;
+3: relations between memories, lifecycle counts, persisted thread summaries."""
 RRF_K = 10
 KEYWORD_WEIGHT = 2.0
 """Reciprocal rank fusion: score = 1/(K + vector rank) + KEYWORD_WEIGHT/(K + keyword rank).
@@ -78,10 +86,13 @@ context of search_cache.py. Neighbouring settings score within 0.01.
 CANDIDATE_DEPTH = 100
 """How deep each ranking is read before fusion; results up to this k do not depend on k."""
 _PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
+EFFECTIVE_STATUS_SQL = "CASE WHEN status = 'valid' AND lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
+"""D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
 _RECORD_COLUMNS = (
     "pk, id, kind, record_type, content, index_text, parts, thread_id, user_id, agent_id, role, seq_no, "
-    "timestamp, created_at, expires_at, status, metadata"
+    f"timestamp, created_at, expires_at, {EFFECTIVE_STATUS_SQL} AS status, metadata"
 )
+_LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 
 
 class SQLiteMemoryStore(MemoryStore):
@@ -125,7 +136,7 @@ class SQLiteMemoryStore(MemoryStore):
         self.path = path
         p = table_name_prefix.lower()
         self._meta, self._threads = f"{p}oam_meta", f"{p}oam_threads"
-        self._records = f"{p}oam_records"
+        self._records, self._relations = f"{p}oam_records", f"{p}oam_relations"
         self._legacy_fts = f"{p}oam_records_fts"  # schema version 1 only
         self._changed = f"{p}oam_changed_rows"
         self._lock = threading.RLock()
@@ -148,13 +159,14 @@ class SQLiteMemoryStore(MemoryStore):
 
     def schema_sql(self) -> list[str]:
         """The DDL of the managed schema, in creation order."""
-        r, t = self._records, self._threads
+        r, t, rel = self._records, self._threads, self._relations
         return [
             f"CREATE TABLE IF NOT EXISTS {self._meta} (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
             f"""CREATE TABLE IF NOT EXISTS {t} (
                 id TEXT PRIMARY KEY,
                 user_id TEXT, agent_id TEXT, metadata TEXT, settings TEXT NOT NULL DEFAULT '{{}}',
-                created_at TEXT NOT NULL, updated_at TEXT NOT NULL, next_seq_no INTEGER NOT NULL DEFAULT 0)""",
+                created_at TEXT NOT NULL, updated_at TEXT NOT NULL, next_seq_no INTEGER NOT NULL DEFAULT 0,
+                summary TEXT, topics TEXT)""",
             f"CREATE INDEX IF NOT EXISTS {t}_activity ON {t} (updated_at, id)",
             f"CREATE INDEX IF NOT EXISTS {t}_user ON {t} (user_id)",
             f"CREATE INDEX IF NOT EXISTS {t}_agent ON {t} (agent_id)",
@@ -164,14 +176,31 @@ class SQLiteMemoryStore(MemoryStore):
                 content TEXT NOT NULL, index_text TEXT, parts TEXT,
                 thread_id TEXT, user_id TEXT, agent_id TEXT, role TEXT, seq_no INTEGER,
                 timestamp TEXT, created_at TEXT NOT NULL, expires_at TEXT,
-                status TEXT NOT NULL DEFAULT 'valid', metadata TEXT, embedding BLOB,
+                status TEXT NOT NULL DEFAULT 'valid', lifecycle_links INTEGER NOT NULL DEFAULT 0,
+                metadata TEXT, embedding BLOB,
                 UNIQUE (kind, id))""",
             f"CREATE INDEX IF NOT EXISTS {r}_thread ON {r} (thread_id, kind, seq_no) WHERE thread_id IS NOT NULL",
             f"CREATE INDEX IF NOT EXISTS {r}_expiry ON {r} (expires_at) WHERE expires_at IS NOT NULL",
+            # `pair` names the two endpoints in sorted order: one link per pair, in either direction.
+            f"""CREATE TABLE IF NOT EXISTS {rel} (
+                id TEXT PRIMARY KEY,
+                source_id TEXT NOT NULL, source_type TEXT NOT NULL,
+                target_id TEXT NOT NULL, target_type TEXT NOT NULL,
+                relation_type TEXT NOT NULL, opposite_type TEXT NOT NULL,
+                timestamp TEXT, metadata TEXT, created_at TEXT NOT NULL,
+                pair TEXT NOT NULL UNIQUE)""",
+            f"CREATE INDEX IF NOT EXISTS {rel}_source ON {rel} (source_id, created_at, id)",
+            f"CREATE INDEX IF NOT EXISTS {rel}_target ON {rel} (target_id, created_at, id)",
+            # Deleting a memory deletes its links, whatever the path (delete, thread, user, purge),
+            # and recounts the lifecycle links of the memories it pointed at.
+            f"""CREATE TRIGGER IF NOT EXISTS {r}_unlink AFTER DELETE ON {r} WHEN old.kind = 'memory' BEGIN
+                UPDATE {r} SET lifecycle_links = lifecycle_links - 1 WHERE kind = 'memory' AND id IN (
+                    SELECT target_id FROM {rel} WHERE source_id = old.id AND relation_type IN {_LIFECYCLE_SQL});
+                DELETE FROM {rel} WHERE source_id = old.id OR target_id = old.id; END""",
         ]
 
     def _managed_tables(self) -> list[str]:
-        return [self._meta, self._threads, self._records]
+        return [self._meta, self._threads, self._records, self._relations]
 
     def _existing_tables(self) -> set[str]:
         rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
@@ -197,6 +226,8 @@ class SQLiteMemoryStore(MemoryStore):
             if policy in (SchemaPolicy.RECREATE, SchemaPolicy.CREATE_IF_NECESSARY) or (
                 policy is SchemaPolicy.CREATE_IF_EMPTY and not existing
             ):
+                if policy is SchemaPolicy.CREATE_IF_NECESSARY and self._meta in existing:
+                    self._upgrade_schema()
                 for statement in self.schema_sql():
                     self._conn.execute(statement)
                 for key, value in (
@@ -207,8 +238,6 @@ class SQLiteMemoryStore(MemoryStore):
                     self._conn.execute(
                         f"INSERT OR IGNORE INTO {self._meta} (key, value) VALUES (?, ?)", (key, str(value))
                     )
-                if policy is SchemaPolicy.CREATE_IF_NECESSARY:
-                    self._upgrade_schema()
         self._check_schema()
 
     def _upgrade_schema(self) -> None:
@@ -216,11 +245,20 @@ class SQLiteMemoryStore(MemoryStore):
         (version,) = self._conn.execute(
             f"SELECT CAST(value AS INTEGER) FROM {self._meta} WHERE key = 'schema_version'"
         ).fetchone()
-        if version == 1:
+        if version is None or version >= SCHEMA_VERSION:
+            return
+        if version <= 1:
             self._drop_legacy_keyword_index()
-            self._conn.execute(
-                f"UPDATE {self._meta} SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-            )
+        if version <= 2:
+            for table, column, declaration in (
+                (self._records, "lifecycle_links", "INTEGER NOT NULL DEFAULT 0"),
+                (self._threads, "summary", "TEXT"),
+                (self._threads, "topics", "TEXT"),
+            ):
+                columns = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
+                if column not in columns:
+                    self._conn.execute(f"ALTER TABLE {table} ADD COLUMN {column} {declaration}")
+        self._conn.execute(f"UPDATE {self._meta} SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),))
 
     def _check_schema(self) -> None:
         missing = set(self._managed_tables()) - self._existing_tables()
@@ -637,6 +675,334 @@ class SQLiteMemoryStore(MemoryStore):
                 f"DELETE FROM {self._records} WHERE expires_at IS NOT NULL AND expires_at <= ?", (utc_now(),)
             ).rowcount
 
+    # --- relations --------------------------------------------------------------------------
+
+    _RELATION_KEYS = frozenset(
+        {
+            "source_record_id",
+            "source_record_type",
+            "target_record_id",
+            "target_record_type",
+            "relation_type",
+            "opposite_relation_type",
+            "id",
+            "timestamp",
+            "metadata",
+        }
+    )
+
+    @staticmethod
+    def _relation(row: sqlite3.Row) -> RecordRelation:
+        return RecordRelation(
+            id=row["id"],
+            source_record_id=row["source_id"],
+            source_record_type=row["source_type"],
+            target_record_id=row["target_id"],
+            target_record_type=row["target_type"],
+            relation_type=row["relation_type"],
+            opposite_relation_type=row["opposite_type"],
+            timestamp=row["timestamp"],
+            metadata=json.loads(row["metadata"]) if row["metadata"] else None,
+            created_at=row["created_at"],
+        )
+
+    def _recount_lifecycle(self, memory_ids: Iterable[str]) -> None:
+        """D2: a memory is invalid while at least one lifecycle link points at it."""
+        self._conn.execute(
+            f"UPDATE {self._records} SET lifecycle_links = (SELECT count(*) FROM {self._relations} "
+            f"WHERE target_id = {self._records}.id AND relation_type IN {_LIFECYCLE_SQL}) "
+            "WHERE kind = 'memory' AND id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(set(memory_ids))),),
+        )
+
+    def _endpoint(self, name: str, record_id: Any, record_type: Any, thread_id: Any) -> None:
+        """Check one end of a new link: a live memory of that type (of that thread, if given)."""
+        check_record_type(record_type, MEMORY_TYPES)
+        if not isinstance(record_id, str) or not record_id:
+            raise ValueError(f"{name}_record_id must be a non-empty string, not {record_id!r}")
+        row = self._conn.execute(
+            f"SELECT record_type, thread_id FROM {self._records} WHERE kind = 'memory' AND id = ? "
+            "AND (expires_at IS NULL OR expires_at > ?)",
+            (record_id, utc_now()),
+        ).fetchone()
+        if row is None:
+            raise ValueError(f"no memory {record_id!r} to link ({name})")
+        if row["record_type"] != record_type:
+            raise ValueError(f"memory {record_id!r} is a {row['record_type']}, not a {record_type}")
+        if thread_id is not NOT_SET and row["thread_id"] != thread_id:
+            raise ValueError(f"memory {record_id!r} does not belong to thread {thread_id!r}")
+
+    def add_relations(self, relations: Sequence[Mapping[str, Any]], *, thread_id: Any = NOT_SET) -> list[str]:
+        """Link memories; returns the relation ids. With `thread_id`, both ends must be its memories.
+
+        Each relation names `source_record_id`/`_type`, `target_record_id`/`_type` and
+        `relation_type`, optionally `opposite_relation_type`, `id`, `timestamp` and `metadata`.
+        A self-link, a second link between the same two memories (either way), a missing or
+        non-memory end is a ValueError, and then nothing is stored.
+        """
+        if isinstance(relations, Mapping) or not isinstance(relations, Sequence):
+            raise ValueError("relations must be a list of mappings")
+        now = utc_now()
+        rows, pairs = [], set()
+        with self._write():
+            for i, relation in enumerate(relations):
+                if not isinstance(relation, Mapping):
+                    raise ValueError(f"relations[{i}] must be a mapping")
+                unknown = set(relation) - self._RELATION_KEYS
+                if unknown:
+                    raise ValueError(f"relations[{i}] has unknown keys {sorted(unknown)}")
+                forward, opposite = relation_labels(
+                    relation.get("relation_type"), relation.get("opposite_relation_type", NOT_SET)
+                )
+                source, target = relation.get("source_record_id"), relation.get("target_record_id")
+                self._endpoint("source", source, relation.get("source_record_type"), thread_id)
+                self._endpoint("target", target, relation.get("target_record_type"), thread_id)
+                if source == target:
+                    raise ValueError(f"a memory cannot be linked to itself ({source!r})")
+                pair = "\x1f".join(sorted((source, target)))
+                taken = self._conn.execute(f"SELECT id FROM {self._relations} WHERE pair = ?", (pair,)).fetchone()
+                if taken is not None or pair in pairs:
+                    raise ValueError(f"{source!r} and {target!r} are already linked; one link per pair of memories")
+                pairs.add(pair)
+                relation_id = relation.get("id")
+                if relation_id is None:
+                    relation_id = new_id()
+                elif not isinstance(relation_id, str) or not relation_id:
+                    raise ValueError(f"relation ids must be non-empty strings, not {relation_id!r}")
+                rows.append(
+                    (
+                        relation_id,
+                        source,
+                        relation["source_record_type"],
+                        target,
+                        relation["target_record_type"],
+                        forward,
+                        opposite,
+                        normalize_timestamp(relation.get("timestamp")),
+                        dump_metadata(relation.get("metadata")),
+                        now,
+                        pair,
+                    )
+                )
+            try:
+                self._conn.executemany(
+                    f"INSERT INTO {self._relations} (id, source_id, source_type, target_id, target_type, "
+                    "relation_type, opposite_type, timestamp, metadata, created_at, pair) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    rows,
+                )
+            except sqlite3.IntegrityError:
+                raise ValueError("a relation with one of these ids already exists") from None
+            self._recount_lifecycle(row[3] for row in rows)
+        return [row[0] for row in rows]
+
+    def _owned_relation(self, relation_id: Any, thread_id: Any) -> sqlite3.Row | None:
+        if not isinstance(relation_id, str):
+            raise ValueError(f"relation_id must be a string, not {type(relation_id).__name__}")
+        row = self._conn.execute(f"SELECT * FROM {self._relations} WHERE id = ?", (relation_id,)).fetchone()
+        if row is None or thread_id is NOT_SET:
+            return row
+        owners = self._conn.execute(
+            f"SELECT count(*) FROM {self._records} WHERE kind = 'memory' AND id IN (?, ?) AND thread_id = ?",
+            (row["source_id"], row["target_id"], thread_id),
+        ).fetchone()[0]
+        return row if owners == 2 else None
+
+    def get_relation(self, relation_id: str, *, thread_id: Any = NOT_SET) -> RecordRelation | None:
+        """One relation by id, or None (also when `thread_id` is given and it is not that thread's)."""
+        with self._lock:
+            row = self._owned_relation(relation_id, thread_id)
+        return None if row is None else self._relation(row)
+
+    def update_relations(
+        self,
+        relation_id: str,
+        relation_type: Any = NOT_SET,
+        opposite_relation_type: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        thread_id: Any = NOT_SET,
+    ) -> int:
+        """Change a relation's labels, timestamp or metadata; returns 1, or 0 when there is none.
+
+        Retyping to a built-in type sets its fixed opposite; an omitted opposite keeps the stored
+        one. The target's status follows the new type.
+        """
+        if all(value is NOT_SET for value in (relation_type, opposite_relation_type, timestamp, metadata)):
+            raise ValueError("update_record_link needs relation_type, opposite_relation_type, timestamp or metadata")
+        changes: dict[str, Any] = {}
+        with self._write():
+            row = self._owned_relation(relation_id, thread_id)
+            if relation_type is not NOT_SET or opposite_relation_type is not NOT_SET:
+                new_type = row["relation_type"] if row is not None and relation_type is NOT_SET else relation_type
+                opposite = opposite_relation_type
+                if opposite is NOT_SET and new_type not in BUILTIN_RELATIONS and row is not None:
+                    opposite = row["opposite_type"]
+                changes["relation_type"], changes["opposite_type"] = relation_labels(new_type, opposite)
+            if timestamp is not NOT_SET:
+                changes["timestamp"] = normalize_timestamp(timestamp)
+            if metadata is not NOT_SET:
+                changes["metadata"] = dump_metadata(metadata)
+            if row is None:
+                return 0
+            assignments = ", ".join(f"{column} = :{column}" for column in changes)
+            self._conn.execute(
+                f"UPDATE {self._relations} SET {assignments} WHERE id = :id", {**changes, "id": row["id"]}
+            )
+            self._recount_lifecycle([row["target_id"]])
+        return 1
+
+    def delete_relations(
+        self,
+        relation_id: Any = NOT_SET,
+        source_record_id: Any = NOT_SET,
+        source_record_type: Any = NOT_SET,
+        target_record_id: Any = NOT_SET,
+        target_record_type: Any = NOT_SET,
+        relation_type: Any = NOT_SET,
+        *,
+        thread_id: Any = NOT_SET,
+    ) -> int:
+        """Delete one relation, by id alone or by its complete tuple in the stored direction."""
+        endpoint = (source_record_id, source_record_type, target_record_id, target_record_type, relation_type)
+        if relation_id is not NOT_SET:
+            if any(value is not NOT_SET for value in endpoint):
+                raise ValueError("select the link by relation_id alone, or by its complete tuple, not both")
+        elif any(value is NOT_SET for value in endpoint):
+            raise ValueError(
+                "select the link by relation_id, or by source_record_id, source_record_type, target_record_id, "
+                "target_record_type and relation_type together"
+            )
+        with self._write():
+            if relation_id is NOT_SET:
+                found = self._conn.execute(
+                    f"SELECT id FROM {self._relations} WHERE source_id = ? AND source_type = ? AND target_id = ? "
+                    "AND target_type = ? AND relation_type = ?",
+                    endpoint,
+                ).fetchone()
+                if found is None:
+                    return 0
+                relation_id = found[0]
+            row = self._owned_relation(relation_id, thread_id)
+            if row is None:
+                return 0
+            self._conn.execute(f"DELETE FROM {self._relations} WHERE id = ?", (row["id"],))
+            self._recount_lifecycle([row["target_id"]])
+        return 1
+
+    def list_relations(
+        self,
+        record_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Relations in creation order: of one memory (either end), and/or of a scope.
+
+        A relation is in a scope when either of its memories matches every scope value given
+        (None = unscoped on that dimension).
+        """
+        check_positive_int("limit", limit, allow_none=True)
+        where, params = [], {}
+        if record_id is not NOT_SET:
+            where.append("(rel.source_id = :record_id OR rel.target_id = :record_id)")
+            params["record_id"] = record_id
+        scope = [
+            (column, value)
+            for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id))
+            if value is not NOT_SET
+        ]
+        if scope:
+            sides = []
+            for alias in ("s", "t"):
+                conditions = []
+                for column, value in scope:
+                    check_scope_value(column, value)
+                    conditions.append(_scope_condition(f"{alias}.{column}", column, value, params))
+                sides.append("(" + " AND ".join(conditions) + ")")
+            where.append("(" + " OR ".join(sides) + ")")
+        if cursor is not None:
+            where.append("rel.rowid > :after")
+            params["after"] = decode_cursor(cursor, 1)[0]
+        sql = (
+            f"SELECT rel.rowid AS position, rel.* FROM {self._relations} rel "
+            f"JOIN {self._records} s ON s.kind = 'memory' AND s.id = rel.source_id "
+            f"JOIN {self._records} t ON t.kind = 'memory' AND t.id = rel.target_id "
+            f"{'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY rel.rowid"
+        )
+        rows = self._query(sql + ("" if limit is None else f" LIMIT {limit + 1}"), params)
+        more = limit is not None and len(rows) > limit
+        rows = rows[:limit]
+        return Page([self._relation(row) for row in rows], encode_cursor(rows[-1]["position"]) if more else None)
+
+    def _links_of(self, memory_ids: Sequence[str]) -> tuple[dict[str, list[tuple[RecordRelation, str]]], dict]:
+        """Every link of these memories, both ways, in (created_at, id) order, and the keys of the
+        memories at their other ends: one query per hop of a graph search."""
+        select = (
+            f"SELECT rel.*, s.pk AS source_pk, t.pk AS target_pk FROM {self._relations} rel "
+            f"JOIN {self._records} s ON s.kind = 'memory' AND s.id = rel.source_id "
+            f"JOIN {self._records} t ON t.kind = 'memory' AND t.id = rel.target_id "
+        )
+        rows = self._query(
+            f"{select} WHERE rel.source_id IN (SELECT value FROM json_each(:ids)) UNION "
+            f"{select} WHERE rel.target_id IN (SELECT value FROM json_each(:ids)) ORDER BY created_at, id",
+            {"ids": json.dumps(list(memory_ids))},
+        )
+        wanted = set(memory_ids)
+        links: dict[str, list[tuple[RecordRelation, str]]] = {}
+        keys: dict[str, int] = {}
+        for row in rows:
+            relation = self._relation(row)
+            source, target = relation.source_record_id, relation.target_record_id
+            keys[source], keys[target] = row["source_pk"], row["target_pk"]
+            if source in wanted:
+                links.setdefault(source, []).append((relation, target))
+            if target in wanted:
+                links.setdefault(target, []).append((relation, source))
+        return links, keys
+
+    def _attach_linked(
+        self,
+        hits: list[SearchHit],
+        cache: SearchCache,
+        linked_mask: Any,
+        query_unit: Any,
+        num_hops: int,
+        max_linked_results: int,
+    ) -> None:
+        """Grow each direct memory result's linked-result tree (graph.py) into its record."""
+        roots = [hit[0].id for hit in hits if hit[0].record_type in MEMORY_TYPES]
+        keys: dict[str, int] = {}
+
+        def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[RecordRelation, str]]]:
+            links, found = self._links_of(memory_ids)
+            keys.update(found)
+            return links
+
+        def admits(memory_id: str) -> bool:
+            row = cache.row_of(keys[memory_id])
+            return row is not None and (linked_mask is None or bool(linked_mask[row]))
+
+        trees = grow_trees(roots, num_hops, max_linked_results, neighbours, admits)
+        wanted = {node.record_id for tree in trees.values() for node in _walk(tree)}
+        records = {record.id: record for record in self._records_by_pk([keys[i] for i in wanted]).values()}
+
+        def build(nodes: list) -> list[tuple[RecordRelation, SearchHit]]:
+            built = []
+            for node in nodes:
+                # A memory can sit in several trees, each with its own subtree: one copy per node.
+                record = dataclasses.replace(records[node.record_id], linked_results=build(node.children))
+                distance = cache.distance(keys[node.record_id], query_unit)
+                built.append((node.relation, SearchHit(record, distance, {})))
+            return built
+
+        for hit in hits:
+            if hit[0].id in trees and hit[0].record_type in MEMORY_TYPES:
+                hit[0].linked_results = build(trees[hit[0].id])
+
     # --- threads ----------------------------------------------------------------------------
 
     def save_thread(
@@ -673,6 +1039,18 @@ class SQLiteMemoryStore(MemoryStore):
                 {**changes, "now": utc_now(), "id": thread_id},
             ).rowcount
 
+    def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
+        """Persist a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
+        if summary is not None and not isinstance(summary, str):
+            raise ValueError(f"summary must be a string or None, not {type(summary).__name__}")
+        if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
+            raise ValueError("topics must be a list of strings or None")
+        with self._write():
+            return self._conn.execute(
+                f"UPDATE {self._threads} SET summary = ?, topics = ? WHERE id = ?",
+                (summary, None if topics is None else json.dumps(topics), thread_id),
+            ).rowcount
+
     def _thread_select(self) -> str:
         return (
             f"SELECT t.*, (SELECT count(*) FROM {self._records} m WHERE m.thread_id = t.id AND m.kind = 'message' "
@@ -692,6 +1070,8 @@ class SQLiteMemoryStore(MemoryStore):
             timestamp=row["created_at"],
             updated_at=row["updated_at"],
             message_count=row["message_count"],
+            summary=row["summary"],
+            topics=json.loads(row["topics"]) if row["topics"] else None,
         )
 
     def list_threads(
@@ -942,16 +1322,24 @@ class SQLiteMemoryStore(MemoryStore):
         depth = max(k, CANDIDATE_DEPTH)
         by_vector: list[tuple[int, float]] = []
         by_keyword: list[tuple[int, float]] = []
+        # One lock for the whole search: the cache's rows must not move between filtering and linking.
         with self._lock:
             cache = self._search_cache()
-            mask = cache.filter_mask(types, scope.exact, include_invalid_results, time.time(), allowed)
+            now = time.time()
+            mask = cache.filter_mask(types, scope.exact, include_invalid_results, now, allowed)
+            unit = None if vector is None else normalize_rows(vector[None, :])[0]
             if strategy is not SearchStrategy.KEYWORD:
-                by_vector = cache.vector_top_k(normalize_rows(vector[None, :])[0], mask, depth)
+                by_vector = cache.vector_top_k(unit, mask, depth)
             if strategy is not SearchStrategy.VECTOR:
                 by_keyword = cache.keyword_top_k(query, mask, depth)
-        ranked = _rank(strategy, by_vector, by_keyword)[:k]
-        records = self._records_by_pk([pk for pk, _, _ in ranked])
-        return [SearchHit(records[pk], distance, parts) for pk, distance, parts in ranked if pk in records]
+            ranked = _rank(strategy, by_vector, by_keyword)[:k]
+            records = self._records_by_pk([pk for pk, _, _ in ranked])
+            hits = [SearchHit(records[pk], distance, parts) for pk, distance, parts in ranked if pk in records]
+            if num_hops and max_linked_results:
+                # Linked memories pass every filter but status: history stays visible as context.
+                linked_mask = cache.filter_mask(types, scope.exact, True, now, allowed)
+                self._attach_linked(hits, cache, linked_mask, unit, num_hops, max_linked_results)
+        return hits
 
     def _metadata_matches(self, tree: Any) -> np.ndarray:
         """The keys of the rows whose metadata passes the filter (compiled to SQL), in order."""
@@ -966,6 +1354,12 @@ class SQLiteMemoryStore(MemoryStore):
         marks = ",".join("?" * len(pks))
         rows = self._query(f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE pk IN ({marks})", pks)
         return {row["pk"]: self._record(row) for row in rows}
+
+
+def _walk(nodes: list) -> Iterator:
+    for node in nodes:
+        yield node
+        yield from _walk(node.children)
 
 
 def _scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:

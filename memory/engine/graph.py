@@ -1,0 +1,92 @@
+"""Memory links: relation labels and the linked-result trees of graph search (spec §6; D5).
+
+Backend-independent: a store supplies the neighbours of a whole frontier in one call, and the
+trees are grown here breadth-first, so every backend builds exactly the same trees.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .types import BUILTIN_RELATIONS, NOT_SET, RecordRelation
+
+
+def relation_labels(relation_type: Any, opposite_relation_type: Any = NOT_SET) -> tuple[str, str]:
+    """The (forward, opposite) labels of a new or retyped relation.
+
+    A built-in type has its fixed inverse; a custom type reads the same both ways unless an
+    opposite label is given.
+    """
+    if not isinstance(relation_type, str) or not relation_type.strip():
+        raise ValueError(f"relation_type must be a non-empty string, not {relation_type!r}")
+    if opposite_relation_type is not NOT_SET and (
+        not isinstance(opposite_relation_type, str) or not opposite_relation_type.strip()
+    ):
+        raise ValueError(f"opposite_relation_type must be a non-empty string, not {opposite_relation_type!r}")
+    fixed = BUILTIN_RELATIONS.get(relation_type)
+    if fixed is not None:
+        if opposite_relation_type not in (NOT_SET, fixed):
+            raise ValueError(f"{relation_type!r} is built in: its opposite is always {fixed!r}")
+        return relation_type, fixed
+    return relation_type, relation_type if opposite_relation_type is NOT_SET else opposite_relation_type
+
+
+@dataclass
+class LinkedNode:
+    """One memory in a linked-result tree, reached from its parent through `relation`."""
+
+    relation: RecordRelation
+    record_id: str
+    children: list[LinkedNode] = field(default_factory=list)
+
+
+Neighbours = Callable[[Sequence[str]], dict[str, list[tuple[RecordRelation, str]]]]
+"""Given memory ids, each one's links as (relation, other end) in (created_at, id) order."""
+
+
+def grow_trees(
+    roots: Sequence[str],
+    num_hops: int,
+    max_linked_results: int,
+    neighbours: Neighbours,
+    admits: Callable[[str], bool],
+) -> dict[str, list[LinkedNode]]:
+    """Breadth-first shortest-path trees of linked memories, one per root, grown hop by hop.
+
+    Links are followed both ways. Within a tree a memory appears once, at its first (shortest)
+    discovery; neighbours are taken in link order; a tree stops at `max_linked_results` memories.
+    `admits` says whether a memory passes the search's filters (scope, type, expiry, metadata);
+    one that does not is neither shown nor crossed. Each hop asks for the neighbours of every
+    tree's frontier at once.
+    """
+    trees: dict[str, list[LinkedNode]] = {root: [] for root in roots}
+    if num_hops == 0 or max_linked_results == 0:
+        return trees
+    seen = {root: {root} for root in roots}
+    counts = dict.fromkeys(roots, 0)
+    # Each frontier entry: (id, the list its children go into).
+    frontiers = {root: [(root, trees[root])] for root in roots}
+    for _ in range(num_hops):
+        wanted = sorted({node for frontier in frontiers.values() for node, _ in frontier})
+        if not wanted:
+            break
+        links = neighbours(wanted)
+        next_frontiers: dict[str, list[tuple[str, list[LinkedNode]]]] = {}
+        for root, frontier in frontiers.items():
+            grown: list[tuple[str, list[LinkedNode]]] = []
+            for node, children in frontier:
+                for relation, other in links.get(node, ()):
+                    if counts[root] >= max_linked_results:
+                        break
+                    if other in seen[root] or not admits(other):
+                        continue
+                    seen[root].add(other)
+                    child = LinkedNode(relation, other)
+                    children.append(child)
+                    counts[root] += 1
+                    grown.append((other, child.children))
+            next_frontiers[root] = grown
+        frontiers = next_frontiers
+    return trees
