@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from .cards import ContextCard, Summary
 from .client import AgentMemory
 from .embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, embedder_from_spec
+from .formatting import SearchResultFormatConfig
 from .scope import Scope, SearchScope
 from .search import SearchResult, estimate_tokens
 from .stores import MemoryStore, SchemaError, SQLiteMemoryStore
@@ -65,6 +67,7 @@ __all__ = [
     "NOT_SET",
     "AgentMemory",
     "AgentProfileRecord",
+    "ContextCard",
     "Embedder",
     "HashingEmbedder",
     "ImageContent",
@@ -88,8 +91,10 @@ __all__ = [
     "Scope",
     "ScopedRecord",
     "SearchResult",
+    "SearchResultFormatConfig",
     "SearchScope",
     "SearchStrategy",
+    "Summary",
     "TextContent",
     "Thread",
     "ThreadRecord",

@@ -13,18 +13,20 @@ from typing import Any
 from .types import BUILTIN_RELATIONS, NOT_SET, RecordRelation
 
 
+def check_label(name: str, label: Any) -> None:
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError(f"{name} must be a non-empty string, not {label!r}")
+
+
 def relation_labels(relation_type: Any, opposite_relation_type: Any = NOT_SET) -> tuple[str, str]:
     """The (forward, opposite) labels of a new or retyped relation.
 
     A built-in type has its fixed inverse; a custom type reads the same both ways unless an
     opposite label is given.
     """
-    if not isinstance(relation_type, str) or not relation_type.strip():
-        raise ValueError(f"relation_type must be a non-empty string, not {relation_type!r}")
-    if opposite_relation_type is not NOT_SET and (
-        not isinstance(opposite_relation_type, str) or not opposite_relation_type.strip()
-    ):
-        raise ValueError(f"opposite_relation_type must be a non-empty string, not {opposite_relation_type!r}")
+    check_label("relation_type", relation_type)
+    if opposite_relation_type is not NOT_SET:
+        check_label("opposite_relation_type", opposite_relation_type)
     fixed = BUILTIN_RELATIONS.get(relation_type)
     if fixed is not None:
         if opposite_relation_type not in (NOT_SET, fixed):

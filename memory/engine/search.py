@@ -9,10 +9,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from typing import Any
-from xml.sax.saxutils import escape
 
+from .formatting import SearchResultFormatConfig, format_result
 from .scope import ScopeFilter
-from .types import NOT_SET, MemorySearchConfig, MessageRecord, Record
+from .types import NOT_SET, MemorySearchConfig, Record
 
 CHARS_PER_TOKEN = 3.5
 
@@ -52,18 +52,14 @@ class SearchResult:
     def timestamp(self) -> str | None:
         return self.record.timestamp
 
+    def format_content(self, config: SearchResultFormatConfig | None = None) -> str:
+        """The result and its linked memories as XML-safe prompt text (formatting.py, D6)."""
+        return format_result(self, config)
+
     @property
     def formatted_content(self) -> str:
-        """The default prompt rendering: type, timestamp, role and status shown, text escaped."""
-        record = self.record
-        parts = []
-        if record.timestamp:
-            parts.append(f"<timestamp>{escape(record.timestamp)}</timestamp>")
-        if isinstance(record, MessageRecord) and record.role:
-            parts.append(f"<role>{escape(record.role)}</role>")
-        parts.append(f"<status>{escape(record.status.value)}</status>")
-        parts.append(f"<content>{escape(record.content)}</content>")
-        return f'<record type="{escape(record.record_type)}">{"".join(parts)}</record>'
+        """The default rendering: timestamp, role and status shown; the search's invalid-results option."""
+        return format_result(self)
 
 
 def apply_token_budgets(results: list[SearchResult], token_budget: Any, soft_token_budget: Any) -> list[SearchResult]:

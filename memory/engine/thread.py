@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .cards import ContextCard, Summary, build_context_card, build_summary
 from .graph import relation_labels
 from .scope import check_scope_value, resolve_thread_scope, search_scope_from_args
 from .search import SearchResult, search_records
@@ -439,6 +440,39 @@ class Thread:
             thread_id=self.thread_id,
         )
 
+    # --- context ----------------------------------------------------------------------------
+
+    def get_context_card(
+        self,
+        fallback_message_count: int = 5,
+        max_relevant_results: Any = NOT_SET,
+        token_budget: Any = NOT_SET,
+        soft_token_budget: Any = NOT_SET,
+        max_recent_messages: int = 0,
+        except_last_messages: int = 0,
+        min_relevant_results_by_type: Any = NOT_SET,
+        metadata_filter: Any = None,
+        include_invalid_results: bool = True,
+    ) -> ContextCard:
+        """What an agent puts in its prompt about this thread: summary, topics, relevant memories,
+        recent messages (spec §7.1; cards.py)."""
+        return build_context_card(
+            self,
+            fallback_message_count=fallback_message_count,
+            max_relevant_results=max_relevant_results,
+            token_budget=token_budget,
+            soft_token_budget=soft_token_budget,
+            max_recent_messages=max_recent_messages,
+            except_last_messages=except_last_messages,
+            min_relevant_results_by_type=min_relevant_results_by_type,
+            metadata_filter=metadata_filter,
+            include_invalid_results=include_invalid_results,
+        )
+
+    def get_summary(self, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:
+        """The thread's summary, or a transcript of its latest messages until an LLM writes one (§7.2)."""
+        return build_summary(self, except_last, token_budget)
+
     # --- search -----------------------------------------------------------------------------
 
     def search(
@@ -495,6 +529,8 @@ class Thread:
     update_memory_async = async_twin(update_memory)
     delete_memory_async = async_twin(delete_memory)
     search_async = async_twin(search)
+    get_context_card_async = async_twin(get_context_card)
+    get_summary_async = async_twin(get_summary)
     link_records_async = async_twin(link_records)
     update_record_link_async = async_twin(update_record_link)
     delete_record_link_async = async_twin(delete_record_link)

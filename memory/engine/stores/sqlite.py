@@ -21,7 +21,7 @@ import numpy as np
 
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import SQLiteFilterCompiler, parse_filter
-from ..graph import grow_trees, relation_labels
+from ..graph import check_label, grow_trees, relation_labels
 from ..scope import SearchScope, check_scope_value, resolve_store_scope
 from ..ttl import expiry, normalize_timestamp, utc_now
 from ..types import (
@@ -834,18 +834,21 @@ class SQLiteMemoryStore(MemoryStore):
         changes: dict[str, Any] = {}
         with self._write():
             row = self._owned_relation(relation_id, thread_id)
-            if relation_type is not NOT_SET or opposite_relation_type is not NOT_SET:
-                new_type = row["relation_type"] if row is not None and relation_type is NOT_SET else relation_type
-                opposite = opposite_relation_type
-                if opposite is NOT_SET and new_type not in BUILTIN_RELATIONS and row is not None:
-                    opposite = row["opposite_type"]
-                changes["relation_type"], changes["opposite_type"] = relation_labels(new_type, opposite)
+            for name, label in (("relation_type", relation_type), ("opposite_relation_type", opposite_relation_type)):
+                if label is not NOT_SET:
+                    check_label(name, label)
             if timestamp is not NOT_SET:
                 changes["timestamp"] = normalize_timestamp(timestamp)
             if metadata is not NOT_SET:
                 changes["metadata"] = dump_metadata(metadata)
             if row is None:
                 return 0
+            if relation_type is not NOT_SET or opposite_relation_type is not NOT_SET:
+                new_type = row["relation_type"] if relation_type is NOT_SET else relation_type
+                opposite = opposite_relation_type
+                if opposite is NOT_SET and new_type not in BUILTIN_RELATIONS:
+                    opposite = row["opposite_type"]
+                changes["relation_type"], changes["opposite_type"] = relation_labels(new_type, opposite)
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
             self._conn.execute(
                 f"UPDATE {self._relations} SET {assignments} WHERE id = :id", {**changes, "id": row["id"]}
@@ -1337,7 +1340,9 @@ class SQLiteMemoryStore(MemoryStore):
             hits = [SearchHit(records[pk], distance, parts) for pk, distance, parts in ranked if pk in records]
             if num_hops and max_linked_results:
                 # Linked memories pass every filter but status: history stays visible as context.
-                linked_mask = cache.filter_mask(types, scope.exact, True, now, allowed)
+                linked_mask = (
+                    mask if include_invalid_results else cache.filter_mask(types, scope.exact, True, now, allowed)
+                )
                 self._attach_linked(hits, cache, linked_mask, unit, num_hops, max_linked_results)
         return hits
 

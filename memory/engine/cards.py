@@ -1,0 +1,289 @@
+"""Context cards and summaries: what a thread hands an LLM about itself (spec §7, DECISIONS D7).
+
+No LLM is involved yet: a thread's summary is its stored summary when it has one, otherwise a
+transcript of its latest messages. The card's relevant information comes from the thread's own
+search, so it follows the same scope, filter and budget rules as `Thread.search`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape
+
+from .search import CHARS_PER_TOKEN, SearchResult, apply_token_budgets, check_budget
+from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, Message
+
+if TYPE_CHECKING:
+    from .thread import Thread
+
+DEFAULT_MESSAGE_FORMAT = (
+    "<message><timestamp>{timestamp}</timestamp><role>{role}</role><content>{content}</content></message>"
+)
+"""How a card renders each recent message; the placeholders receive XML-escaped text."""
+
+TRANSCRIPT_CHAR_LIMIT = 4000
+"""A transcript summary keeps at most this many characters, the most recent ones (spec §7.2)."""
+
+TYPE_SEARCH_CONCURRENCY = 5
+"""At most this many per-type searches of a context card run at once (`context_card_type_search_concurrency`)."""
+
+CARD_RECORD_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES)
+"""The types `min_relevant_results_by_type` may name."""
+
+_TRANSCRIPT_PAGE = 50
+
+
+@dataclass
+class Summary:
+    """A thread summary; `content`, `formatted_content` and `str()` are all the text itself."""
+
+    content: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.content, str):
+            raise ValueError(f"Summary content must be a string, not {type(self.content).__name__}")
+
+    def __str__(self) -> str:
+        return self.content
+
+    @property
+    def formatted_content(self) -> str:
+        return self.content
+
+
+@dataclass
+class ContextCard:
+    """A thread's context for a prompt: summary, topics, relevant records and recent messages.
+
+    `content` (and its alias `formatted_content`) renders each non-empty part as an XML-like
+    section, in that order, one section per line; a card with nothing in it renders as ''.
+    """
+
+    summary: str = ""
+    topics: Sequence[str] | None = None
+    relevant_results: Sequence[SearchResult] | None = None
+    recent_messages: Sequence[Message] | None = None
+    message_format: str = DEFAULT_MESSAGE_FORMAT
+
+    @property
+    def content(self) -> str:
+        sections = []
+        if self.summary:
+            sections.append(f"<summary>{escape(self.summary)}</summary>")
+        topics = [topic for topic in self.topics or () if topic]
+        if topics:
+            sections.append(f"<topics>{''.join(f'<topic>{escape(topic)}</topic>' for topic in topics)}</topics>")
+        if self.relevant_results:
+            results = "\n".join(result.formatted_content for result in self.relevant_results)
+            sections.append(f"<relevant_information>\n{results}\n</relevant_information>")
+        if self.recent_messages:
+            messages = "\n".join(self._render_message(message) for message in self.recent_messages)
+            sections.append(f"<recent_messages>\n{messages}\n</recent_messages>")
+        return "\n".join(sections)
+
+    @property
+    def formatted_content(self) -> str:
+        return self.content
+
+    def _render_message(self, message: Message) -> str:
+        return self.message_format.format(
+            timestamp=escape(message.timestamp or ""), role=escape(message.role), content=escape(message.text)
+        )
+
+
+def build_summary(thread: Thread, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:
+    """The thread's summary: its stored one, or a transcript of its latest messages.
+
+    The stored summary serves whole-thread requests (`except_last` omitted or 0). Otherwise, or
+    when none is stored, the summary is a "role: text" transcript of the messages before the last
+    `except_last`, oldest first, keeping whole messages from the most recent back within 4,000
+    characters. A positive `token_budget` caps the text at int(budget * 3.5) characters: a
+    transcript keeps its end (the latest messages), a stored summary its start (a synthesis
+    opens with its gist). A budget that is omitted, None or <= 0 sets no cap.
+    """
+    except_last = _non_negative_int("except_last", 0 if except_last is NOT_SET else except_last)
+    if token_budget is not NOT_SET:
+        check_budget("token_budget", token_budget)
+    cap = int(token_budget * CHARS_PER_TOKEN) if isinstance(token_budget, int) and token_budget > 0 else None
+    if except_last == 0:
+        stored = _stored_summary(thread)
+        if stored:
+            return Summary(stored if cap is None else stored[:cap])
+    end = max(0, thread.store.count_thread_messages(thread.thread_id) - except_last)
+    limit = TRANSCRIPT_CHAR_LIMIT if cap is None else min(cap, TRANSCRIPT_CHAR_LIMIT)
+    return Summary(_transcript(thread, end, limit))
+
+
+def build_context_card(
+    thread: Thread,
+    *,
+    fallback_message_count: int = 5,
+    max_relevant_results: Any = NOT_SET,
+    token_budget: Any = NOT_SET,
+    soft_token_budget: Any = NOT_SET,
+    max_recent_messages: int = 0,
+    except_last_messages: int = 0,
+    min_relevant_results_by_type: Any = NOT_SET,
+    metadata_filter: Any = None,
+    include_invalid_results: bool = True,
+) -> ContextCard:
+    """The thread's context card (spec §7.1).
+
+    The summary is the stored thread summary, else a transcript of the last
+    `fallback_message_count` messages before the excluded tail. Relevant records are searched
+    with that transcript (or, without one, the stored summary): each type of
+    `min_relevant_results_by_type` first (messages from this thread only), then the remaining
+    slots from every memory-like type. The per-type results come first, in the mapping's order,
+    then the rest, each in rank order; the token budgets then trim that list. The last
+    `except_last_messages` messages are left out of the summary and the search.
+    """
+    _non_negative_int("fallback_message_count", fallback_message_count)
+    _non_negative_int("max_recent_messages", max_recent_messages)
+    _non_negative_int("except_last_messages", except_last_messages)
+    if except_last_messages and max_recent_messages not in (0, except_last_messages):
+        raise ValueError(
+            f"with except_last_messages={except_last_messages}, max_recent_messages must be 0 "
+            f"or {except_last_messages}, not {max_recent_messages}"
+        )
+    minimums = _minimums(min_relevant_results_by_type)
+    if max_relevant_results is NOT_SET:
+        max_relevant_results = 5
+    else:
+        _non_negative_int("max_relevant_results", max_relevant_results)
+    limit = max(max_relevant_results, sum(minimums.values()))
+    token_budget = thread.search_config.token_budget if token_budget is NOT_SET else token_budget
+    soft_token_budget = thread.search_config.soft_token_budget if soft_token_budget is NOT_SET else soft_token_budget
+    check_budget("token_budget", token_budget)
+    check_budget("soft_token_budget", soft_token_budget)
+    if metadata_filter is not None and not isinstance(metadata_filter, dict):
+        raise ValueError(f"metadata_filter must be a dict or None, not {type(metadata_filter).__name__}")
+    if not isinstance(include_invalid_results, bool):
+        raise ValueError(f"include_invalid_results must be True or False, not {include_invalid_results!r}")
+
+    stored = thread.store.get_thread(thread.thread_id)
+    stored_summary = stored.summary if stored is not None and stored.summary else ""
+    total = thread.store.count_thread_messages(thread.thread_id)
+    end = max(0, total - except_last_messages)
+    fallback = _transcript(thread, end, TRANSCRIPT_CHAR_LIMIT, fallback_message_count)
+    query = fallback or stored_summary
+    relevant: list[SearchResult] = []
+    if query and limit:
+        excluded = {m.id for m in thread.get_messages(start=end, end=total)} if minimums.get(MESSAGE_TYPE) else set()
+        searcher = _RelevantSearch(thread, query, metadata_filter, include_invalid_results, excluded)
+        relevant = apply_token_budgets(searcher.run(limit, minimums), token_budget, soft_token_budget)
+    recent = thread.get_messages(start=max(0, total - max_recent_messages), end=total) if max_recent_messages else []
+    return ContextCard(
+        summary=stored_summary or fallback,
+        topics=list(stored.topics) if stored is not None and stored.topics else None,
+        relevant_results=relevant,
+        recent_messages=recent,
+    )
+
+
+@dataclass
+class _RelevantSearch:
+    thread: Thread
+    query: str
+    metadata_filter: dict | None
+    include_invalid_results: bool
+    excluded_message_ids: set[str]
+
+    def run(self, limit: int, minimums: dict[str, int]) -> list[SearchResult]:
+        wanted = [(record_type, count) for record_type, count in minimums.items() if count > 0]
+        chosen: list[SearchResult] = []
+        if wanted:
+            # The pool preserves input order in map(), so results stay deterministic.
+            with ThreadPoolExecutor(max_workers=min(TYPE_SEARCH_CONCURRENCY, len(wanted))) as pool:
+                for results in pool.map(lambda item: self._search_type(*item), wanted):
+                    chosen.extend(results)
+        remaining = limit - len(chosen)
+        if remaining > 0:
+            seen = {(result.record.record_type, result.id) for result in chosen}
+            already = sum(1 for result in chosen if result.record.record_type in MEMORY_TYPES)
+            for result in self._search(list(MEMORY_TYPES), remaining + already):
+                if remaining == 0:
+                    break
+                if (result.record.record_type, result.id) not in seen:
+                    chosen.append(result)
+                    remaining -= 1
+        return chosen
+
+    def _search_type(self, record_type: str, count: int) -> list[SearchResult]:
+        if record_type != MESSAGE_TYPE:
+            return self._search([record_type], count)
+        # Over-fetch by the excluded tail so that dropping it still leaves `count` results.
+        results = self._search([MESSAGE_TYPE], count + len(self.excluded_message_ids), exact_thread_match=True)
+        return [result for result in results if result.id not in self.excluded_message_ids][:count]
+
+    def _search(self, record_types: list[str], count: int, **scope: Any) -> list[SearchResult]:
+        # Budgets are off here: they apply once, to the card's final list.
+        return self.thread.search(
+            self.query,
+            record_types=record_types,
+            max_results=count,
+            metadata_filter=self.metadata_filter,
+            include_invalid_results=self.include_invalid_results,
+            token_budget=0,
+            soft_token_budget=0,
+            **scope,
+        )
+
+
+def _non_negative_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+    return value
+
+
+def _minimums(value: Any) -> dict[str, int]:
+    if value is NOT_SET or value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise ValueError(f"min_relevant_results_by_type must be a mapping or None, not {type(value).__name__}")
+    minimums = {}
+    for record_type, count in value.items():
+        if record_type not in CARD_RECORD_TYPES:
+            allowed = ", ".join(repr(t) for t in CARD_RECORD_TYPES)
+            raise ValueError(f"min_relevant_results_by_type: unknown type {record_type!r}; use {allowed}")
+        minimums[record_type] = _non_negative_int(f"min_relevant_results_by_type[{record_type!r}]", count)
+    return minimums
+
+
+def _stored_summary(thread: Thread) -> str:
+    stored = thread.store.get_thread(thread.thread_id)
+    return stored.summary if stored is not None and stored.summary else ""
+
+
+def _transcript(thread: Thread, end: int, char_limit: int, max_messages: int | None = None) -> str:
+    """The latest messages before position `end` as "role: text" lines, oldest first.
+
+    Whole messages are kept from the most recent back while they fit in `char_limit`; when even
+    the latest one does not fit, its end is kept after a "role: …" prefix.
+    """
+    first = 0 if max_messages is None else max(0, end - max_messages)
+    newest_first: list[tuple[str, str]] = []
+    size = 0
+    while end > first and size <= char_limit:
+        start = max(first, end - _TRANSCRIPT_PAGE)
+        for message in reversed(thread.get_messages(start=start, end=end)):
+            newest_first.append((message.role, message.text))
+            size += len(message.role) + len(message.text) + 3
+        end = start
+    kept: list[str] = []
+    size = 0
+    for role, text in newest_first:
+        line = f"{role}: {text}"
+        added = len(line) + (1 if kept else 0)
+        if size + added > char_limit:
+            break
+        kept.append(line)
+        size += added
+    if not kept and newest_first:
+        role, text = newest_first[0]
+        prefix = f"{role}: …"
+        room = char_limit - len(prefix)
+        return prefix + text[-room:] if room > 0 else f"{role}: {text}"[-char_limit:]
+    return "\n".join(reversed(kept))
