@@ -10,23 +10,44 @@ from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_record_types
 from .thread import (
     MemoryLink,
     Thread,
+    add_image_record,
     add_memory_record,
     async_twin,
+    delete_image_record,
     find_memory,
     link_spec,
+    list_image_records,
     search_config_from,
+    update_image_record,
     update_memory_record,
 )
-from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, MemoryRecord, Page, RecordRelation
+from .types import (
+    IMAGE_TYPE,
+    MEMORY_TYPES,
+    MESSAGE_TYPE,
+    NOT_SET,
+    ImageInputLimitConfig,
+    ImageRecord,
+    MemoryRecord,
+    Page,
+    RecordRelation,
+)
 
 
 class AgentMemory:
     """The entry point of the engine: open threads, manage memories and search across them."""
 
-    def __init__(self, store: MemoryStore, *, search_config: Any = NOT_SET) -> None:
+    def __init__(
+        self, store: MemoryStore, *, image_input_limit_config: Any = NOT_SET, search_config: Any = NOT_SET
+    ) -> None:
         if not isinstance(store, MemoryStore):
             raise ValueError(f"store must be a MemoryStore, not {type(store).__name__}")
+        if image_input_limit_config is NOT_SET:
+            image_input_limit_config = ImageInputLimitConfig()
+        if not isinstance(image_input_limit_config, ImageInputLimitConfig):
+            raise ValueError("image_input_limit_config must be an ImageInputLimitConfig")
         self.store = store
+        self.image_input_limit_config = image_input_limit_config
         self.search_config = search_config_from(search_config)
 
     def close(self) -> None:
@@ -199,6 +220,100 @@ class AgentMemory:
             agent_id=agent_id,
             metadata_filter=metadata_filter,
             cursor=cursor,
+        )
+
+    # --- images -----------------------------------------------------------------------------
+
+    def add_image(
+        self,
+        image: bytes,
+        description: Any = NOT_SET,
+        mime_type: Any = NOT_SET,
+        image_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        **store_kwargs: Any,
+    ) -> str:
+        """Store an image; omitted scope values leave it unscoped on that dimension. Returns its id."""
+        scope = {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id}
+        return add_image_record(
+            self.store,
+            image,
+            self.image_input_limit_config,
+            description=description,
+            mime_type=mime_type,
+            image_id=image_id,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            scope={key: None if value is NOT_SET else value for key, value in scope.items()},
+            **store_kwargs,
+        )
+
+    def _image(self, image_id: Any) -> ImageRecord:
+        record = self.store.get(IMAGE_TYPE, image_id) if isinstance(image_id, str) else None
+        if record is None:
+            raise KeyError(f"no image {image_id!r}")
+        return record
+
+    def update_image(
+        self,
+        image_id: str,
+        image: Any = NOT_SET,
+        description: Any = NOT_SET,
+        mime_type: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+    ) -> str:
+        """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if there is none."""
+        return update_image_record(
+            self.store,
+            self._image(image_id),
+            self.image_input_limit_config,
+            image=image,
+            description=description,
+            mime_type=mime_type,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+        )
+
+    def delete_image(self, image_id: str) -> int:
+        """Delete an image; 0 when there is none. A message's image goes with the message (ValueError)."""
+        try:
+            record = self._image(image_id)
+        except KeyError:
+            return 0
+        return delete_image_record(self.store, record)
+
+    def list_images(
+        self,
+        image_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        include_bytes: bool = False,
+        limit: Any = NOT_SET,
+    ) -> list[ImageRecord]:
+        """Images in store order, with exact scope filters; bytes only with `include_bytes` and an `image_id`."""
+        scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
+        return list_image_records(
+            self.store,
+            image_id,
+            metadata_filter,
+            include_bytes,
+            limit,
+            **{key: value for key, value in scope.items() if value is not NOT_SET},
         )
 
     # --- links ------------------------------------------------------------------------------

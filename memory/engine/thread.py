@@ -15,25 +15,26 @@ from typing import Any
 
 from .cards import ContextCard, Summary, build_context_card, build_summary
 from .graph import relation_labels
+from .images import check_image
+from .messages import StoredContent, content_from, message_from_record, stored_content, to_message
 from .scope import check_scope_value, resolve_thread_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .stores.base import MemoryStore, check_record_type
 from .types import (
+    IMAGE_TYPE,
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
-    ImageContent,
+    ImageInputLimitConfig,
+    ImageRecord,
     MemoryRecord,
     MemorySearchConfig,
     Message,
-    MessageContent,
     MessageRecord,
-    TextContent,
     new_id,
 )
 
 DEFAULT_MESSAGE_WINDOW = 50
-_MESSAGE_KEYS = {"role", "content", "id", "timestamp", "metadata"}
 
 
 def async_twin(method: Callable) -> Callable:
@@ -57,78 +58,6 @@ def search_config_from(value: Any) -> MemorySearchConfig:
     return value
 
 
-def _part_from_mapping(part: Any, where: str) -> MessageContent:
-    if isinstance(part, (TextContent, ImageContent)):
-        return part
-    if not isinstance(part, Mapping):
-        raise ValueError(f"{where} must be a TextContent, ImageContent or a mapping, not {type(part).__name__}")
-    kind = part.get("type", "text" if "text" in part else None)
-    if kind != "text":
-        raise ValueError(f"{where}: only text content parts are supported so far, not {kind!r}")
-    extra = set(part) - {"type", "text", "id", "timestamp"}
-    if extra:
-        raise ValueError(f"{where}: unknown keys {sorted(extra)} in a text part")
-    options = {key: part[key] for key in ("id", "timestamp") if part.get(key) is not None}
-    return TextContent(text=part.get("text"), **options)
-
-
-def _content_from(content: Any, where: str) -> str | tuple[MessageContent, ...]:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
-        if not content:
-            raise ValueError(f"{where} must not be an empty sequence")
-        return tuple(_part_from_mapping(part, f"{where}[{i}]") for i, part in enumerate(content))
-    raise ValueError(f"{where} must be a string or a sequence of content parts, not {type(content).__name__}")
-
-
-def to_message(message: Any, index: int = 0) -> Message:
-    """A Message from a Message or a mapping with role, content and optional id/timestamp/metadata."""
-    if isinstance(message, Message):
-        return Message(
-            message.role,
-            _content_from(message.content, f"messages[{index}].content"),
-            message.timestamp,
-            message.metadata,
-            message.id,
-        )
-    if not isinstance(message, Mapping):
-        raise ValueError(f"messages[{index}] must be a Message or a mapping, not {type(message).__name__}")
-    unknown = set(message) - _MESSAGE_KEYS
-    if unknown:
-        raise ValueError(f"messages[{index}] has unknown keys {sorted(unknown)}; allowed: {sorted(_MESSAGE_KEYS)}")
-    if "role" not in message or "content" not in message:
-        raise ValueError(f"messages[{index}] needs 'role' and 'content'")
-    content = message["content"]
-    return Message(
-        role=message["role"],
-        content=_content_from("" if content is None else content, f"messages[{index}].content"),
-        timestamp=message.get("timestamp"),
-        metadata=message.get("metadata"),
-        id=message.get("id"),
-    )
-
-
-def _stored_content(content: str | tuple[MessageContent, ...]) -> tuple[str, list[dict] | None]:
-    """The text to store and index, and the JSON description of structured parts."""
-    if isinstance(content, str):
-        return content, None
-    for part in content:
-        if isinstance(part, ImageContent):
-            raise ValueError("image content parts are not supported yet")
-    parts = [{"type": "text", "id": p.id, "text": p.text, "timestamp": p.timestamp} for p in content]
-    return "\n".join(p["text"] for p in parts), parts
-
-
-def message_from_record(record: MessageRecord) -> Message:
-    content: str | tuple[MessageContent, ...] = record.content
-    if record.parts:
-        content = tuple(TextContent(text=p["text"], id=p["id"], timestamp=p.get("timestamp")) for p in record.parts)
-    return Message(
-        role=record.role or "", content=content, timestamp=record.timestamp, metadata=record.metadata, id=record.id
-    )
-
-
 class Thread:
     """A handle on one thread of a store. Creating a handle creates the thread if it is new.
 
@@ -144,6 +73,7 @@ class Thread:
         agent_id: Any = NOT_SET,
         metadata: Any = NOT_SET,
         search_config: Any = NOT_SET,
+        image_input_limit_config: Any = NOT_SET,
         client: Any = None,
     ) -> None:
         for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
@@ -151,6 +81,11 @@ class Thread:
         if thread_id is None:
             raise ValueError("thread_id must be a string (omit it to generate one)")
         self.store, self.client = store, client
+        if image_input_limit_config is NOT_SET:
+            image_input_limit_config = getattr(client, "image_input_limit_config", None) or ImageInputLimitConfig()
+        if not isinstance(image_input_limit_config, ImageInputLimitConfig):
+            raise ValueError("image_input_limit_config must be an ImageInputLimitConfig")
+        self.image_input_limit_config = image_input_limit_config
         existing = store.get_thread(thread_id) if thread_id is not NOT_SET else None
         if existing is not None:
             for name, value in (("user_id", user_id), ("agent_id", agent_id)):
@@ -218,9 +153,10 @@ class Thread:
             metadatas = metadata
         else:
             metadatas = [metadata] * len(parsed)
-        stored = [_stored_content(m.content) for m in parsed]
-        return self.store.add(
-            [text for text, _ in stored],
+        # Every image is checked before anything is written.
+        stored = [stored_content(m.content, self.image_input_limit_config) for m in parsed]
+        ids = self.store.add(
+            [content.text for content in stored],
             MESSAGE_TYPE,
             record_ids=[m.id if m.id is not None else new_id() for m in parsed],
             thread_ids=self.thread_id,
@@ -231,9 +167,36 @@ class Thread:
             metadata=metadatas,
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
-            content_parts=[parts for _, parts in stored],
+            content_parts=[content.parts for content in stored],
             **store_kwargs,
         )
+        try:
+            self._add_message_images(list(zip(ids, stored, strict=True)))
+        except ValueError:
+            for message_id in ids:  # the images failed late (e.g. a taken id): the call stores nothing
+                self.store.delete(MESSAGE_TYPE, message_id)
+            raise
+        return ids
+
+    def _add_message_images(self, messages: list[tuple[str, StoredContent]]) -> None:
+        """Store the new images of these messages, with their messages' scope and expiry."""
+        pairs = [
+            (message_id, part, checked) for message_id, content in messages for part, checked in content.new_images
+        ]
+        if not pairs:
+            return
+        self.store.add(
+            [part.description or "" for _, part, _ in pairs],
+            IMAGE_TYPE,
+            record_ids=[part.id for _, part, _ in pairs],
+            thread_ids=self.thread_id,
+            user_ids=self.user_id,
+            agent_ids=self.agent_id,
+            timestamps=[part.timestamp for _, part, _ in pairs],
+            images=[checked for _, _, checked in pairs],
+            message_ids=[message_id for message_id, _, _ in pairs],
+        )
+        self.store.align_image_expiry([message_id for message_id, _ in messages])
 
     def _owned_message(self, message_id: Any) -> MessageRecord:
         record = self.store.get(MESSAGE_TYPE, message_id) if isinstance(message_id, str) else None
@@ -241,9 +204,22 @@ class Thread:
             raise KeyError(f"no message {message_id!r} in thread {self.thread_id!r}")
         return record
 
+    def _messages(self, records: list[MessageRecord], load: Callable[[str], bool]) -> list[Message]:
+        """Messages with their image parts; `load` says whose bytes to read."""
+        image_ids = [part["id"] for r in records for part in r.parts or () if part["type"] == "image"]
+        images = {}
+        if image_ids:
+            images = {image.id: image for image in self.store.list(IMAGE_TYPE, limit=None, record_id=image_ids)}
+        loaded = self.store.image_bytes([i for i in images if load(i)]) if images else {}
+        return [message_from_record(record, images, loaded) for record in records]
+
     def get_message(self, message_id: str, included_image_ids: Any = NOT_SET) -> Message:
-        """One message of this thread; KeyError when it is missing, expired or another thread's."""
-        return message_from_record(self._owned_message(message_id))
+        """One message of this thread; KeyError when it is missing, expired or another thread's.
+
+        Image parts carry their id, type and description; bytes only for `included_image_ids`.
+        """
+        wanted = set() if included_image_ids is NOT_SET or included_image_ids is None else set(included_image_ids)
+        return self._messages([self._owned_message(message_id)], wanted.__contains__)[0]
 
     def get_messages(
         self, start: Any = NOT_SET, end: Any = NOT_SET, include_image_bytes: bool = False
@@ -252,7 +228,8 @@ class Thread:
 
         Neither bound: the latest 50. `start` alone: the latest 50 of those from `start` on (the
         page's "bounded window of the most recent messages"). `end=None` or -1: all from `start`.
-        A negative `start` counts from the end, as in Python slicing.
+        A negative `start` counts from the end, as in Python slicing. Image bytes are read only
+        with `include_image_bytes`.
         """
         for name, value in (("start", start), ("end", end)):
             if value is not NOT_SET and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
@@ -271,7 +248,7 @@ class Thread:
         else:
             limit = max(0, end - first)
         records = self.store.thread_message_window(self.thread_id, first, limit)
-        return [message_from_record(r) for r in records]
+        return self._messages(records, lambda _: bool(include_image_bytes))
 
     def update_message(
         self,
@@ -281,14 +258,24 @@ class Thread:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
     ) -> str:
-        """Replace a message's content and/or metadata, or refresh its expiry. Role and timestamp stay."""
-        self._owned_message(message_id)
+        """Replace a message's content and/or metadata, or refresh its expiry. Role and timestamp stay.
+
+        New content replaces the parts: its images are added, images it no longer names are
+        deleted, and an image part without bytes keeps one the message already has.
+        """
+        record = self._owned_message(message_id)
         changes: dict[str, Any] = {"metadata": metadata, "ttl_days": ttl_days, "ttl_anchor": ttl_anchor}
+        before = {part["id"] for part in record.parts or () if part["type"] == "image"}
+        new = None
         if content is not NOT_SET:
-            text, parts = _stored_content(_content_from(content, "content"))
-            changes.update(text=text, content_parts=parts)
+            new = stored_content(content_from(content, "content"), self.image_input_limit_config, frozenset(before))
+            changes.update(text=new.text, content_parts=new.parts)
         if self.store.update(MESSAGE_TYPE, message_id, **changes) == 0:
             raise KeyError(f"no message {message_id!r} in thread {self.thread_id!r}")
+        if new is not None:
+            for image_id in before - set(new.image_ids):
+                self.store.delete(IMAGE_TYPE, image_id)
+            self._add_message_images([(message_id, new)])
         return message_id
 
     def delete_message(self, message_id: str) -> int:
@@ -378,6 +365,91 @@ class Thread:
         except KeyError:
             return 0
         return self.store.delete(record.record_type, record.id)
+
+    # --- images -----------------------------------------------------------------------------
+
+    def add_image(
+        self,
+        image: bytes,
+        description: Any = NOT_SET,
+        mime_type: Any = NOT_SET,
+        image_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        **store_kwargs: Any,
+    ) -> str:
+        """Store an image of this thread; its description is its searchable text. Returns its id.
+
+        The scope arguments assert the thread's own values (a different value is a ValueError).
+        Without an LLM an omitted description stays empty.
+        """
+        for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
+            if value is not NOT_SET and value != getattr(self, name):
+                raise ValueError(f"{name}={value!r} does not match this thread's {name} {getattr(self, name)!r}")
+        return add_image_record(
+            self.store,
+            image,
+            self.image_input_limit_config,
+            description=description,
+            mime_type=mime_type,
+            image_id=image_id,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            scope={"thread_id": self.thread_id, "user_id": self.user_id, "agent_id": self.agent_id},
+            **store_kwargs,
+        )
+
+    def _owned_image(self, image_id: Any) -> ImageRecord:
+        record = self.store.get(IMAGE_TYPE, image_id) if isinstance(image_id, str) else None
+        if record is None or record.thread_id != self.thread_id:
+            raise KeyError(f"no image {image_id!r} in thread {self.thread_id!r}")
+        return record
+
+    def update_image(
+        self,
+        image_id: str,
+        image: Any = NOT_SET,
+        description: Any = NOT_SET,
+        mime_type: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+    ) -> str:
+        """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if not this thread's."""
+        return update_image_record(
+            self.store,
+            self._owned_image(image_id),
+            self.image_input_limit_config,
+            image=image,
+            description=description,
+            mime_type=mime_type,
+            metadata=metadata,
+            timestamp=timestamp,
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+        )
+
+    def delete_image(self, image_id: str) -> int:
+        """Delete an image of this thread; 0 when there is none. A message's image goes with the message."""
+        try:
+            record = self._owned_image(image_id)
+        except KeyError:
+            return 0
+        return delete_image_record(self.store, record)
+
+    def list_images(
+        self, image_id: Any = NOT_SET, metadata_filter: Any = NOT_SET, include_bytes: bool = False, limit: Any = NOT_SET
+    ) -> list[ImageRecord]:
+        """This thread's images in store order; bytes only with `include_bytes` and an `image_id`."""
+        return list_image_records(self.store, image_id, metadata_filter, include_bytes, limit, thread_id=self.thread_id)
 
     # --- links ------------------------------------------------------------------------------
 
@@ -529,6 +601,10 @@ class Thread:
     update_memory_async = async_twin(update_memory)
     delete_memory_async = async_twin(delete_memory)
     search_async = async_twin(search)
+    add_image_async = async_twin(add_image)
+    update_image_async = async_twin(update_image)
+    delete_image_async = async_twin(delete_image)
+    list_images_async = async_twin(list_images)
     get_context_card_async = async_twin(get_context_card)
     get_summary_async = async_twin(get_summary)
     link_records_async = async_twin(link_records)
@@ -661,3 +737,96 @@ def update_memory_record(store: MemoryStore, record: MemoryRecord, **changes: An
     if store.update(record.record_type, record.id, **changes) == 0:
         raise KeyError(f"no memory {record.id!r}")
     return record.id
+
+
+def add_image_record(
+    store: MemoryStore,
+    image: Any,
+    limits: ImageInputLimitConfig,
+    *,
+    description: Any,
+    mime_type: Any,
+    image_id: Any,
+    metadata: Any,
+    timestamp: Any,
+    ttl_days: Any,
+    ttl_anchor: Any,
+    scope: dict[str, Any],
+    **store_kwargs: Any,
+) -> str:
+    """The write shared by Thread.add_image and AgentMemory.add_image."""
+    checked = check_image(image, mime_type, limits)
+    if description is not NOT_SET and description is not None and not isinstance(description, str):
+        raise ValueError(f"description must be a string or None, not {type(description).__name__}")
+    return store.add(
+        ["" if description is NOT_SET or description is None else description],
+        IMAGE_TYPE,
+        record_ids=NOT_SET if image_id is NOT_SET else [image_id],
+        thread_ids=scope["thread_id"],
+        user_ids=scope["user_id"],
+        agent_ids=scope["agent_id"],
+        timestamps=None if timestamp is NOT_SET else timestamp,
+        metadata=None if metadata is NOT_SET else metadata,
+        ttl_days=ttl_days,
+        ttl_anchor=ttl_anchor,
+        images=[checked],
+        **store_kwargs,
+    )[0]
+
+
+def update_image_record(
+    store: MemoryStore,
+    record: ImageRecord,
+    limits: ImageInputLimitConfig,
+    *,
+    image: Any,
+    description: Any,
+    mime_type: Any,
+    metadata: Any,
+    timestamp: Any,
+    ttl_days: Any,
+    ttl_anchor: Any,
+) -> str:
+    """The update shared by Thread.update_image and AgentMemory.update_image (spec §4.3.4)."""
+    if image is not NOT_SET and mime_type is NOT_SET:
+        raise ValueError("a new image needs its mime_type")
+    if record.message_id is not None and (ttl_days is not NOT_SET or ttl_anchor is not NOT_SET):
+        raise ValueError(f"image {record.id!r} is part of message {record.message_id!r}: change its lifetime there")
+    changes: dict[str, Any] = {
+        "metadata": metadata,
+        "timestamp": timestamp,
+        "ttl_days": ttl_days,
+        "ttl_anchor": ttl_anchor,
+    }
+    if image is not NOT_SET:
+        changes["image"] = check_image(image, mime_type, limits)
+    if description is not NOT_SET:
+        if description is not None and not isinstance(description, str):
+            raise ValueError(f"description must be a string or None, not {type(description).__name__}")
+        changes["text"] = description or ""  # None asks an LLM for a caption; without one it is cleared
+    if store.update(IMAGE_TYPE, record.id, **changes) == 0:
+        raise KeyError(f"no image {record.id!r}")
+    return record.id
+
+
+def delete_image_record(store: MemoryStore, record: ImageRecord) -> int:
+    if record.message_id is not None:
+        raise ValueError(f"image {record.id!r} is part of message {record.message_id!r}: delete or edit the message")
+    return store.delete(IMAGE_TYPE, record.id)
+
+
+def list_image_records(
+    store: MemoryStore, image_id: Any, metadata_filter: Any, include_bytes: Any, limit: Any, **scope: Any
+) -> list[ImageRecord]:
+    if include_bytes and image_id is NOT_SET:
+        raise ValueError("include_bytes=True needs an image_id: bytes are loaded one image at a time")
+    if not isinstance(include_bytes, bool):
+        raise ValueError("include_bytes must be True or False")
+    options: dict[str, Any] = {}
+    if metadata_filter is not NOT_SET and metadata_filter is not None:  # None: no filter, as in searches (D8)
+        options["metadata_filter"] = metadata_filter
+    if image_id is not NOT_SET:
+        options["record_id"] = image_id
+    if limit is not NOT_SET:
+        options["limit"] = limit
+    return list(store.list(IMAGE_TYPE, include_bytes=include_bytes, **options, **scope))

@@ -17,10 +17,11 @@ MEMORY_TYPES = ("memory", "fact", "guideline", "preference")
 """The memory-like record types: the only ones that links connect and extraction writes."""
 
 MESSAGE_TYPE = "message"
+IMAGE_TYPE = "image"
 USER_PROFILE_TYPE = "user_profile"
 AGENT_PROFILE_TYPE = "agent_profile"
 PROFILE_TYPES = (USER_PROFILE_TYPE, AGENT_PROFILE_TYPE)
-SEARCHABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, *PROFILE_TYPES)
+SEARCHABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE, *PROFILE_TYPES)
 
 
 class _NotSet:
@@ -122,6 +123,38 @@ class MemoryRetentionConfig:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a positive integer or None, not {value!r}")
+
+
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ImageInputLimitConfig:
+    """Limits on images (D9). Validation is always on; only the limits can be changed.
+
+    `max_raw_image_bytes` and `max_image_pixels` (our addition: width times height, which guards
+    against images that are small on disk but huge once decoded) apply to every stored image;
+    the per-request limits bound what an LLM request may carry.
+    """
+
+    max_raw_image_bytes: int = 10 * MIB
+    max_images_per_llm_request: int = 100
+    max_total_raw_image_bytes_per_llm_request: int = 100 * MIB
+    max_image_pixels: int = 40_000_000
+
+    def __post_init__(self) -> None:
+        for name in (
+            "max_raw_image_bytes",
+            "max_images_per_llm_request",
+            "max_total_raw_image_bytes_per_llm_request",
+            "max_image_pixels",
+        ):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, not {value!r}")
+        for name in ("max_raw_image_bytes", "max_total_raw_image_bytes_per_llm_request"):
+            if getattr(self, name) > 256 * MIB:
+                raise ValueError(f"{name} may be at most 256 MiB")
 
 
 @dataclass(frozen=True)
@@ -247,6 +280,9 @@ class MessageRecord(ScopedRecord):
 
 @dataclass(kw_only=True)
 class ImageRecord(ScopedRecord):
+    """An image: `content` is its description (the searchable text), `bytes` None unless loaded."""
+
+    record_type: str = IMAGE_TYPE
     message_id: str | None = None
     mime_type: ImageMimeType | None = None
     bytes: bytes | None = None

@@ -20,6 +20,7 @@ from ..embedders import Embedder
 from ..scope import check_scope_value
 from ..ttl import check_ttl_days, normalize_timestamp
 from ..types import (
+    IMAGE_TYPE,
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
@@ -32,7 +33,7 @@ from ..types import (
     new_ids,
 )
 
-ADDABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES)
+ADDABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_LIST_LIMIT = 100
 MAX_HOPS = 5
@@ -293,6 +294,7 @@ def prepare_update(
     ttl_anchor: Any,
     status: Any,
     content_parts: Any,
+    new_image: bool,
     stored_content: str,
     stored_index_text: str | None,
 ) -> UpdatePlan:
@@ -303,7 +305,9 @@ def prepare_update(
         text = content
     if content_parts is not NOT_SET and text is NOT_SET:
         raise ValueError("content_parts come with the text they describe")
-    if all(v is NOT_SET for v in (text, index_text, embedding, metadata, timestamp, ttl_days, ttl_anchor, status)):
+    if not new_image and all(
+        v is NOT_SET for v in (text, index_text, embedding, metadata, timestamp, ttl_days, ttl_anchor, status)
+    ):
         raise ValueError("update needs at least one of text, index_text, embedding, metadata, timestamp, ttl or status")
     plan = UpdatePlan()
     if text is None:

@@ -22,11 +22,13 @@ import numpy as np
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import SQLiteFilterCompiler, parse_filter
 from ..graph import check_label, grow_trees, relation_labels
+from ..images import CheckedImage
 from ..scope import SearchScope, check_scope_value, resolve_store_scope
 from ..ttl import expiry, normalize_timestamp, utc_now
 from ..types import (
     AGENT_PROFILE_TYPE,
     BUILTIN_RELATIONS,
+    IMAGE_TYPE,
     LIFECYCLE_RELATIONS,
     MEMORY_TYPES,
     MESSAGE_TYPE,
@@ -34,6 +36,8 @@ from ..types import (
     SEARCHABLE_TYPES,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
+    ImageMimeType,
+    ImageRecord,
     MemoryRecord,
     MemoryRetentionConfig,
     MessageRecord,
@@ -71,9 +75,9 @@ from .base import (
 )
 from .search_cache import SearchCache
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 """1: records with an FTS5 index; 2: keyword search moved to the in-memory search cache;
-3: relations between memories, lifecycle counts, persisted thread summaries."""
+3: relations between memories, lifecycle counts, persisted thread summaries; 4: images."""
 RRF_K = 10
 KEYWORD_WEIGHT = 2.0
 """Reciprocal rank fusion: score = 1/(K + vector rank) + KEYWORD_WEIGHT/(K + keyword rank).
@@ -90,7 +94,7 @@ EFFECTIVE_STATUS_SQL = "CASE WHEN status = 'valid' AND lifecycle_links = 0 THEN 
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
 _RECORD_COLUMNS = (
     "pk, id, kind, record_type, content, index_text, parts, thread_id, user_id, agent_id, role, seq_no, "
-    f"timestamp, created_at, expires_at, {EFFECTIVE_STATUS_SQL} AS status, metadata"
+    f"timestamp, created_at, expires_at, {EFFECTIVE_STATUS_SQL} AS status, metadata, message_id, mime_type"
 )
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 
@@ -137,6 +141,7 @@ class SQLiteMemoryStore(MemoryStore):
         p = table_name_prefix.lower()
         self._meta, self._threads = f"{p}oam_meta", f"{p}oam_threads"
         self._records, self._relations = f"{p}oam_records", f"{p}oam_relations"
+        self._image_bytes = f"{p}oam_image_bytes"
         self._legacy_fts = f"{p}oam_records_fts"  # schema version 1 only
         self._changed = f"{p}oam_changed_rows"
         self._lock = threading.RLock()
@@ -159,7 +164,7 @@ class SQLiteMemoryStore(MemoryStore):
 
     def schema_sql(self) -> list[str]:
         """The DDL of the managed schema, in creation order."""
-        r, t, rel = self._records, self._threads, self._relations
+        r, t, rel, img = self._records, self._threads, self._relations, self._image_bytes
         return [
             f"CREATE TABLE IF NOT EXISTS {self._meta} (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
             f"""CREATE TABLE IF NOT EXISTS {t} (
@@ -177,10 +182,18 @@ class SQLiteMemoryStore(MemoryStore):
                 thread_id TEXT, user_id TEXT, agent_id TEXT, role TEXT, seq_no INTEGER,
                 timestamp TEXT, created_at TEXT NOT NULL, expires_at TEXT,
                 status TEXT NOT NULL DEFAULT 'valid', lifecycle_links INTEGER NOT NULL DEFAULT 0,
-                metadata TEXT, embedding BLOB,
+                metadata TEXT, embedding BLOB, message_id TEXT, mime_type TEXT,
                 UNIQUE (kind, id))""",
             f"CREATE INDEX IF NOT EXISTS {r}_thread ON {r} (thread_id, kind, seq_no) WHERE thread_id IS NOT NULL",
             f"CREATE INDEX IF NOT EXISTS {r}_expiry ON {r} (expires_at) WHERE expires_at IS NOT NULL",
+            f"CREATE INDEX IF NOT EXISTS {r}_message ON {r} (message_id) WHERE message_id IS NOT NULL",
+            # Image bytes live apart, so that reading records never drags megabytes along.
+            f"CREATE TABLE IF NOT EXISTS {img} (record_pk INTEGER PRIMARY KEY, bytes BLOB NOT NULL)",
+            # An image goes with its bytes; a message goes with the images that are its parts.
+            f"""CREATE TRIGGER IF NOT EXISTS {r}_images AFTER DELETE ON {r} WHEN old.kind IN ('image', 'message') BEGIN
+                DELETE FROM {img} WHERE record_pk = old.pk OR record_pk IN (
+                    SELECT pk FROM {r} WHERE kind = 'image' AND message_id = old.id AND old.kind = 'message');
+                DELETE FROM {r} WHERE kind = 'image' AND message_id = old.id AND old.kind = 'message'; END""",
             # `pair` names the two endpoints in sorted order: one link per pair, in either direction.
             f"""CREATE TABLE IF NOT EXISTS {rel} (
                 id TEXT PRIMARY KEY,
@@ -200,7 +213,7 @@ class SQLiteMemoryStore(MemoryStore):
         ]
 
     def _managed_tables(self) -> list[str]:
-        return [self._meta, self._threads, self._records, self._relations]
+        return [self._meta, self._threads, self._records, self._relations, self._image_bytes]
 
     def _existing_tables(self) -> set[str]:
         rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
@@ -249,11 +262,13 @@ class SQLiteMemoryStore(MemoryStore):
             return
         if version <= 1:
             self._drop_legacy_keyword_index()
-        if version <= 2:
+        if version <= 3:
             for table, column, declaration in (
                 (self._records, "lifecycle_links", "INTEGER NOT NULL DEFAULT 0"),
                 (self._threads, "summary", "TEXT"),
                 (self._threads, "topics", "TEXT"),
+                (self._records, "message_id", "TEXT"),
+                (self._records, "mime_type", "TEXT"),
             ):
                 columns = {row[1] for row in self._conn.execute(f"PRAGMA table_info({table})")}
                 if column not in columns:
@@ -385,14 +400,19 @@ class SQLiteMemoryStore(MemoryStore):
         ttl_anchor: Any = NOT_SET,
         statuses: Any = NOT_SET,
         content_parts: Any = NOT_SET,
+        images: Any = NOT_SET,
+        message_ids: Any = NOT_SET,
         batch_size: int = DEFAULT_BATCH_SIZE,
     ) -> list[str]:
         """Add records; returns their ids in input order. A failing batch stores nothing.
 
         `content_parts` (messages only) keeps, per record, the JSON description of a message's
         ordered content parts; `contents` then holds their text, which is what gets indexed.
+        Images (record_type "image") need `images`, one checked image (images.check_image) per
+        record, whose `contents` are their descriptions; `message_ids` attaches them to messages.
         """
         check_positive_int("batch_size", batch_size)
+        checked = _image_column(record_type, images, message_ids, len(contents) if isinstance(contents, list) else 0)
         rows = prepare_add(
             contents,
             record_type,
@@ -443,16 +463,30 @@ class SQLiteMemoryStore(MemoryStore):
                     row.status,
                     row.metadata,
                     None if vectors[i] is None else vectors[i].tobytes(),
+                    checked[i][1] if checked else None,
+                    checked[i][0].mime_type.value if checked else None,
                 )
                 for i, row in enumerate(rows)
             ]
             sql = (
                 f"INSERT INTO {self._records} (id, kind, record_type, content, index_text, parts, thread_id, "
-                "user_id, agent_id, role, seq_no, timestamp, created_at, expires_at, status, metadata, embedding) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                "user_id, agent_id, role, seq_no, timestamp, created_at, expires_at, status, metadata, embedding, "
+                "message_id, mime_type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
             )
             for start in range(0, count, batch_size):
                 self._conn.executemany(sql, params[start : start + batch_size])
+            if checked:
+                keys = dict(
+                    self._conn.execute(
+                        f"SELECT id, pk FROM {self._records} WHERE kind = 'image' "
+                        "AND id IN (SELECT value FROM json_each(?))",
+                        (json.dumps([row.id for row in rows]),),
+                    ).fetchall()
+                )
+                self._conn.executemany(
+                    f"INSERT INTO {self._image_bytes} (record_pk, bytes) VALUES (?, ?)",
+                    [(keys[row.id], image.data) for row, (image, _) in zip(rows, checked, strict=True)],
+                )
         return [row.id for row in rows]
 
     def _vectors_for(self, rows: list[NewRecord], embeddings: Any) -> list[np.ndarray | None]:
@@ -552,12 +586,17 @@ class SQLiteMemoryStore(MemoryStore):
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
         content_parts: Any = NOT_SET,
+        image: Any = NOT_SET,
     ) -> int:
         """Update one live record; returns 1, or 0 when it does not exist or has expired.
 
         A new text without `content_parts` drops any stored parts: the text is then the content.
+        `image` (images only: a checked image) replaces the bytes. A message's new expiry is its
+        images' too.
         """
         check_record_type(record_type)
+        if image is not NOT_SET and (record_type != IMAGE_TYPE or not isinstance(image, CheckedImage)):
+            raise ValueError("image= takes a checked image (images.check_image), for image records only")
         with self._write():
             row = self._live_row(record_type, record_id)
             plan = prepare_update(
@@ -571,6 +610,7 @@ class SQLiteMemoryStore(MemoryStore):
                 ttl_anchor,
                 status,
                 content_parts,
+                image is not NOT_SET,
                 row["content"] if row else "",
                 row["index_text"] if row else None,
             )
@@ -599,8 +639,18 @@ class SQLiteMemoryStore(MemoryStore):
                     timestamp=changes.get("timestamp", row["timestamp"]),
                     retention=self.retention,
                 )
+            if image is not NOT_SET:
+                changes["mime_type"] = image.mime_type.value
+                self._conn.execute(
+                    f"UPDATE {self._image_bytes} SET bytes = ? WHERE record_pk = ?", (image.data, row["pk"])
+                )
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
             self._conn.execute(f"UPDATE {self._records} SET {assignments} WHERE pk = :pk", {**changes, "pk": row["pk"]})
+            if record_type == MESSAGE_TYPE and "expires_at" in changes:
+                self._conn.execute(
+                    f"UPDATE {self._records} SET expires_at = ? WHERE kind = 'image' AND message_id = ?",
+                    (changes["expires_at"], record_id),
+                )
             if row["thread_id"] is not None:
                 self._conn.execute(
                     f"UPDATE {self._threads} SET updated_at = ? WHERE id = ?", (utc_now(), row["thread_id"])
@@ -1163,7 +1213,38 @@ class SQLiteMemoryStore(MemoryStore):
         if kind == MESSAGE_TYPE:
             parts = json.loads(row["parts"]) if row["parts"] else None
             return MessageRecord(**common, **scope, role=row["role"], seq_no=row["seq_no"], parts=parts)
+        if kind == IMAGE_TYPE:
+            return ImageRecord(
+                **common, **scope, message_id=row["message_id"], mime_type=ImageMimeType(row["mime_type"])
+            )
         return MemoryRecord(**common, **scope)
+
+    def align_image_expiry(self, message_ids: Sequence[str]) -> None:
+        """Give the images of these messages their message's expiry: they live and go together."""
+        with self._write():
+            self._conn.execute(
+                f"UPDATE {self._records} SET expires_at = (SELECT m.expires_at FROM {self._records} m "
+                f"WHERE m.kind = 'message' AND m.id = {self._records}.message_id) "
+                "WHERE kind = 'image' AND message_id IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(message_ids)),),
+            )
+
+    def image_bytes(self, image_ids: Sequence[str]) -> dict[str, bytes]:
+        """The stored bytes of these images (live or not), by id."""
+        rows = self._query(
+            f"SELECT r.id, b.bytes FROM {self._records} r JOIN {self._image_bytes} b ON b.record_pk = r.pk "
+            "WHERE r.kind = 'image' AND r.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(image_ids)),),
+        )
+        return {row[0]: row[1] for row in rows}
+
+    def _with_bytes(self, records: list[Record], include_bytes: bool) -> list[Record]:
+        images = [record for record in records if isinstance(record, ImageRecord)]
+        if include_bytes and images:
+            data = self.image_bytes([image.id for image in images])
+            for image in images:
+                image.bytes = data.get(image.id)
+        return records
 
     def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None:
         """One live record by type and id, or None. `include_bytes` matters for images only."""
@@ -1177,7 +1258,7 @@ class SQLiteMemoryStore(MemoryStore):
             "AND (expires_at IS NULL OR expires_at > ?)",
             (kind_of(record_type), record_id, record_type, utc_now()),
         )
-        return self._record(rows[0]) if rows else None
+        return self._with_bytes([self._record(rows[0])], include_bytes)[0] if rows else None
 
     def list(
         self,
@@ -1207,8 +1288,11 @@ class SQLiteMemoryStore(MemoryStore):
                 check_scope_value(column, value)
                 where.append(_scope_condition(f"r.{column}", column, value, params))
         if record_id is not NOT_SET:
-            where.append("r.id = :record_id")
-            params["record_id"] = record_id
+            ids = [record_id] if isinstance(record_id, str) else record_id
+            if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
+                raise ValueError(f"record_id must be a string or a list of strings, not {record_id!r}")
+            where.append("r.id IN (SELECT value FROM json_each(:record_ids))")
+            params["record_ids"] = json.dumps(list(ids))
         if metadata_filter is None:
             where.append("(r.metadata IS NULL OR r.metadata = '{}')")
         elif metadata_filter is not NOT_SET:
@@ -1225,7 +1309,8 @@ class SQLiteMemoryStore(MemoryStore):
         rows = self._query(sql + ("" if limit is None else f" LIMIT {limit + 1}"), params)
         more = limit is not None and len(rows) > limit
         rows = rows[:limit]
-        return Page([self._record(row) for row in rows], encode_cursor(rows[-1]["pk"]) if more else None)
+        records = self._with_bytes([self._record(row) for row in rows], include_bytes)
+        return Page(records, encode_cursor(rows[-1]["pk"]) if more else None)
 
     def list_thread_messages(
         self,
@@ -1359,6 +1444,24 @@ class SQLiteMemoryStore(MemoryStore):
         marks = ",".join("?" * len(pks))
         rows = self._query(f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE pk IN ({marks})", pks)
         return {row["pk"]: self._record(row) for row in rows}
+
+
+def _image_column(record_type: str, images: Any, message_ids: Any, count: int) -> list[tuple[Any, str | None]]:
+    """(checked image, message id) per record of an image batch; [] for other record types."""
+    if record_type != IMAGE_TYPE:
+        if images is not NOT_SET or message_ids is not NOT_SET:
+            raise ValueError("images and message_ids are for image records only")
+        return []
+    if not isinstance(images, (list, tuple)) or len(images) != count:
+        raise ValueError(f"image records need `images`: one checked image per content ({count})")
+    if not all(isinstance(image, CheckedImage) for image in images):
+        raise ValueError("images must be checked with memory.engine.images.check_image")
+    owners = [None] * count if message_ids is NOT_SET or message_ids is None else message_ids
+    if isinstance(owners, str):
+        owners = [owners] * count
+    if len(owners) != count:
+        raise ValueError(f"message_ids has {len(owners)} entries for {count} images")
+    return list(zip(images, owners, strict=True))
 
 
 def _walk(nodes: list) -> Iterator:
