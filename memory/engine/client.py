@@ -459,6 +459,10 @@ class AgentMemory:
         )
 
     search_async = async_twin(search)
+    add_image_async = async_twin(add_image)
+    update_image_async = async_twin(update_image)
+    delete_image_async = async_twin(delete_image)
+    list_images_async = async_twin(list_images)
     link_records_async = async_twin(link_records)
     update_record_link_async = async_twin(update_record_link)
     delete_record_link_async = async_twin(delete_record_link)

@@ -115,9 +115,10 @@ def stored_content(
             parts.append({"type": "text", "id": part.id, "text": part.text, "timestamp": part.timestamp})
             texts.append(part.text)
             continue
-        if part.bytes is None:
-            if part.id not in kept_image_ids:
-                raise ValueError(f"image part {part.id!r} has no bytes; a new image needs them")
+        if part.id in kept_image_ids:
+            pass  # an image the message already has (perhaps read back with its bytes) stays as it is
+        elif part.bytes is None:
+            raise ValueError(f"image part {part.id!r} has no bytes; a new image needs them")
         else:
             mime = NOT_SET if part.mime_type is None else part.mime_type
             new_images.append((part, check_image(part.bytes, mime, limits)))

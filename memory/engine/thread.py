@@ -155,6 +155,7 @@ class Thread:
             metadatas = [metadata] * len(parsed)
         # Every image is checked before anything is written.
         stored = [stored_content(m.content, self.image_input_limit_config) for m in parsed]
+        self._check_free_image_ids(stored)
         ids = self.store.add(
             [content.text for content in stored],
             MESSAGE_TYPE,
@@ -269,14 +270,24 @@ class Thread:
         new = None
         if content is not NOT_SET:
             new = stored_content(content_from(content, "content"), self.image_input_limit_config, frozenset(before))
+            self._check_free_image_ids([new])
             changes.update(text=new.text, content_parts=new.parts)
         if self.store.update(MESSAGE_TYPE, message_id, **changes) == 0:
             raise KeyError(f"no message {message_id!r} in thread {self.thread_id!r}")
         if new is not None:
+            self._add_message_images([(message_id, new)])
             for image_id in before - set(new.image_ids):
                 self.store.delete(IMAGE_TYPE, image_id)
-            self._add_message_images([(message_id, new)])
         return message_id
+
+    def _check_free_image_ids(self, contents: list[StoredContent]) -> None:
+        """Refuse, before any write, new image parts whose ids another image already has."""
+        ids = [part.id for content in contents for part, _ in content.new_images]
+        if len(set(ids)) != len(ids):
+            raise ValueError("two image parts have the same id")
+        taken = self.store.list(IMAGE_TYPE, limit=1, record_id=ids, include_expired=True) if ids else []
+        if taken:
+            raise ValueError(f"an image with id {taken[0].id!r} already exists")
 
     def delete_message(self, message_id: str) -> int:
         """Delete one raw message of this thread (memories derived from it stay); returns 0 or 1."""

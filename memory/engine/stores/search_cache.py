@@ -89,7 +89,7 @@ class SearchCache:
     """Live rows in primary-key order, with what vector and keyword ranking need of each."""
 
     ROW_SQL = (
-        "pk, kind, record_type, user_id, agent_id, thread_id, seq_no, "
+        "pk, id, kind, record_type, user_id, agent_id, thread_id, seq_no, "
         "CASE WHEN status = 'valid' AND lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END AS status, "
         "expires_at, timestamp, created_at, "
         "coalesce(index_text, content) AS text, embedding"
@@ -114,6 +114,9 @@ class SearchCache:
         self.scope_codes = {column: _Codes() for column in SCOPE_COLUMNS}
         self.vocabulary = Vocabulary()
         self._keywords: _KeywordIndex | None = None
+        # Memory ids and keys both ways, for graph search: links name memories by id.
+        self.memory_keys: dict[str, int] = {}
+        self.memory_ids: dict[int, str] = {}
 
     # --- maintenance ------------------------------------------------------------------------
 
@@ -160,6 +163,8 @@ class SearchCache:
             self.scopes[column][index] = self.scope_codes[column].encode(row[column])
         self.valid[index] = row["status"] == "valid"
         self.expires[index] = _epoch(row["expires_at"])
+        if row["kind"] == "memory":
+            self.memory_keys[row["id"]], self.memory_ids[row["pk"]] = row["pk"], row["id"]
         message = row["kind"] == "message"
         self.is_message[index] = message
         self.seq[index] = row["seq_no"] if row["seq_no"] is not None else -1
@@ -178,6 +183,7 @@ class SearchCache:
         """Replace the contents with `rows` (live rows in primary-key order)."""
         self.size = 0
         self.text_terms, self.date_terms = [], []
+        self.memory_keys, self.memory_ids = {}, {}
         self.append(rows)
 
     def append(self, rows: Iterable[Any]) -> None:
@@ -200,6 +206,9 @@ class SearchCache:
                     self._write_row(index, current.pop(pk))
                 else:
                     drop.append(index)
+                    memory_id = self.memory_ids.pop(pk, None)
+                    if memory_id is not None:
+                        self.memory_keys.pop(memory_id, None)
         if drop:
             keep = np.ones(self.size, dtype=bool)
             keep[drop] = False
@@ -219,17 +228,21 @@ class SearchCache:
         self.size = count
         self._keywords = None
 
-    def row_of(self, pk: int) -> int | None:
-        """The cache row holding primary key `pk`, or None."""
-        index = int(np.searchsorted(self.pks[: self.size], pk))
-        return index if index < self.size and self.pks[index] == pk else None
+    def memory_rows(self, memory_ids: list[str]) -> list[int | None]:
+        """The cache rows of these memories (None for one that is not cached), in one pass."""
+        pks = np.array([self.memory_keys.get(memory_id, -1) for memory_id in memory_ids], dtype=np.int64)
+        found = np.searchsorted(self.pks[: self.size], pks)
+        rows = []
+        for pk, row in zip(pks.tolist(), found.tolist(), strict=True):
+            rows.append(row if pk >= 0 and row < self.size and self.pks[row] == pk else None)
+        return rows
 
-    def distance(self, pk: int, query: np.ndarray | None) -> float:
-        """Cosine distance of one row to a unit query vector; NaN when either has no vector."""
-        row = self.row_of(pk)
-        if query is None or row is None or not self.has_vector[row]:
-            return float("nan")
-        return float(1.0 - self.matrix[row] @ query)
+    def distances(self, rows: np.ndarray, query: np.ndarray | None) -> list[float]:
+        """Cosine distances of these rows to a unit query vector; NaN where either has no vector."""
+        if query is None:
+            return [float("nan")] * len(rows)
+        distances = 1.0 - self.matrix[rows] @ query
+        return np.where(self.has_vector[rows], distances, np.nan).tolist()
 
     # --- filters ----------------------------------------------------------------------------
 

@@ -7,7 +7,6 @@ search; threads have their own table. Filters are compiled to SQL and applied be
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import sqlite3
@@ -202,8 +201,9 @@ class SQLiteMemoryStore(MemoryStore):
                 relation_type TEXT NOT NULL, opposite_type TEXT NOT NULL,
                 timestamp TEXT, metadata TEXT, created_at TEXT NOT NULL,
                 pair TEXT NOT NULL UNIQUE)""",
-            f"CREATE INDEX IF NOT EXISTS {rel}_source ON {rel} (source_id, created_at, id)",
-            f"CREATE INDEX IF NOT EXISTS {rel}_target ON {rel} (target_id, created_at, id)",
+            # Covering indexes: a graph hop reads links from the index alone, in link order.
+            f"CREATE INDEX IF NOT EXISTS {rel}_from ON {rel} (source_id, created_at, id, target_id)",
+            f"CREATE INDEX IF NOT EXISTS {rel}_to ON {rel} (target_id, created_at, id, source_id)",
             # Deleting a memory deletes its links, whatever the path (delete, thread, user, purge),
             # and recounts the lifecycle links of the memories it pointed at.
             f"""CREATE TRIGGER IF NOT EXISTS {r}_unlink AFTER DELETE ON {r} WHEN old.kind = 'memory' BEGIN
@@ -263,6 +263,8 @@ class SQLiteMemoryStore(MemoryStore):
         if version <= 1:
             self._drop_legacy_keyword_index()
         if version <= 3:
+            for index in ("source", "target"):  # replaced by the covering _from and _to indexes
+                self._conn.execute(f"DROP INDEX IF EXISTS {self._relations}_{index}")
             for table, column, declaration in (
                 (self._records, "lifecycle_links", "INTEGER NOT NULL DEFAULT 0"),
                 (self._threads, "summary", "TEXT"),
@@ -991,31 +993,24 @@ class SQLiteMemoryStore(MemoryStore):
         rows = rows[:limit]
         return Page([self._relation(row) for row in rows], encode_cursor(rows[-1]["position"]) if more else None)
 
-    def _links_of(self, memory_ids: Sequence[str]) -> tuple[dict[str, list[tuple[RecordRelation, str]]], dict]:
-        """Every link of these memories, both ways, in (created_at, id) order, and the keys of the
-        memories at their other ends: one query per hop of a graph search."""
-        select = (
-            f"SELECT rel.*, s.pk AS source_pk, t.pk AS target_pk FROM {self._relations} rel "
-            f"JOIN {self._records} s ON s.kind = 'memory' AND s.id = rel.source_id "
-            f"JOIN {self._records} t ON t.kind = 'memory' AND t.id = rel.target_id "
-        )
+    def _links_of(self, memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+        """Every link of these memories, both ways, as (relation rowid, other end) in (created_at, id)
+        order: one index-only query per hop of a graph search."""
+        columns = "rowid, source_id, target_id, created_at, id"
         rows = self._query(
-            f"{select} WHERE rel.source_id IN (SELECT value FROM json_each(:ids)) UNION "
-            f"{select} WHERE rel.target_id IN (SELECT value FROM json_each(:ids)) ORDER BY created_at, id",
+            f"SELECT {columns} FROM {self._relations} WHERE source_id IN (SELECT value FROM json_each(:ids)) "
+            f"UNION ALL SELECT {columns} FROM {self._relations} WHERE target_id IN (SELECT value FROM json_each(:ids)) "
+            "AND source_id NOT IN (SELECT value FROM json_each(:ids)) ORDER BY created_at, id",
             {"ids": json.dumps(list(memory_ids))},
         )
         wanted = set(memory_ids)
-        links: dict[str, list[tuple[RecordRelation, str]]] = {}
-        keys: dict[str, int] = {}
-        for row in rows:
-            relation = self._relation(row)
-            source, target = relation.source_record_id, relation.target_record_id
-            keys[source], keys[target] = row["source_pk"], row["target_pk"]
+        links: dict[str, list[tuple[int, str]]] = {}
+        for rowid, source, target, _, _ in rows:
             if source in wanted:
-                links.setdefault(source, []).append((relation, target))
+                links.setdefault(source, []).append((rowid, target))
             if target in wanted:
-                links.setdefault(target, []).append((relation, source))
-        return links, keys
+                links.setdefault(target, []).append((rowid, source))
+        return links
 
     def _attach_linked(
         self,
@@ -1026,35 +1021,59 @@ class SQLiteMemoryStore(MemoryStore):
         num_hops: int,
         max_linked_results: int,
     ) -> None:
-        """Grow each direct memory result's linked-result tree (graph.py) into its record."""
-        roots = [hit[0].id for hit in hits if hit[0].record_type in MEMORY_TYPES]
-        keys: dict[str, int] = {}
+        """Grow each direct memory result's linked-result tree (graph.py) into its record.
 
-        def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[RecordRelation, str]]]:
-            links, found = self._links_of(memory_ids)
-            keys.update(found)
+        The trees are grown from link ids and the cache's rows; relations and records are read
+        once at the end, for the memories the trees keep.
+        """
+        roots = [hit[0].id for hit in hits if hit[0].record_type in MEMORY_TYPES]
+        rows: dict[str, int | None] = {}
+
+        def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+            links = self._links_of(memory_ids)
+            fresh = list({other for found in links.values() for _, other in found} - rows.keys())
+            rows.update(zip(fresh, cache.memory_rows(fresh), strict=True))
             return links
 
         def admits(memory_id: str) -> bool:
-            row = cache.row_of(keys[memory_id])
+            row = rows[memory_id]
             return row is not None and (linked_mask is None or bool(linked_mask[row]))
 
         trees = grow_trees(roots, num_hops, max_linked_results, neighbours, admits)
-        wanted = {node.record_id for tree in trees.values() for node in _walk(tree)}
-        records = {record.id: record for record in self._records_by_pk([keys[i] for i in wanted]).values()}
+        nodes = [node for tree in trees.values() for node in _walk(tree)]
+        if not nodes:
+            return
+        kept = sorted({node.record_id for node in nodes})
+        node_rows = np.array([rows[memory_id] for memory_id in kept], dtype=np.int64)
+        records = {record.id: record for record in self._records_by_pk(cache.pks[node_rows].tolist()).values()}
+        distances = dict(zip(kept, cache.distances(node_rows, query_unit), strict=True))
+        relations = self._relations_by_rowid({node.relation for node in nodes})
 
-        def build(nodes: list) -> list[tuple[RecordRelation, SearchHit]]:
+        used: set[str] = set()
+
+        def build(branch: list) -> list[tuple[RecordRelation, SearchHit]]:
             built = []
-            for node in nodes:
-                # A memory can sit in several trees, each with its own subtree: one copy per node.
-                record = dataclasses.replace(records[node.record_id], linked_results=build(node.children))
-                distance = cache.distance(keys[node.record_id], query_unit)
-                built.append((node.relation, SearchHit(record, distance, {})))
+            for node in branch:
+                # A memory can sit in several trees, each with its own subtree: a copy per extra node.
+                record = records[node.record_id]
+                if node.record_id in used:
+                    record = object.__new__(type(record))
+                    record.__dict__.update(records[node.record_id].__dict__)
+                used.add(node.record_id)
+                record.linked_results = build(node.children)
+                built.append((relations[node.relation], SearchHit(record, distances[node.record_id], {})))
             return built
 
         for hit in hits:
             if hit[0].id in trees and hit[0].record_type in MEMORY_TYPES:
                 hit[0].linked_results = build(trees[hit[0].id])
+
+    def _relations_by_rowid(self, rowids: Iterable[int]) -> dict[int, RecordRelation]:
+        rows = self._query(
+            f"SELECT rowid AS position, * FROM {self._relations} WHERE rowid IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(rowids)),),
+        )
+        return {row["position"]: self._relation(row) for row in rows}
 
     # --- threads ----------------------------------------------------------------------------
 
