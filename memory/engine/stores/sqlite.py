@@ -95,6 +95,7 @@ _RECORD_COLUMNS = (
     "pk, id, kind, record_type, content, index_text, parts, thread_id, user_id, agent_id, role, seq_no, "
     f"timestamp, created_at, expires_at, {EFFECTIVE_STATUS_SQL} AS status, metadata, message_id, mime_type"
 )
+_STATUSES = {status.value: status for status in RecordStatus}
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 
 
@@ -1028,18 +1029,22 @@ class SQLiteMemoryStore(MemoryStore):
         """
         roots = [hit[0].id for hit in hits if hit[0].record_type in MEMORY_TYPES]
         rows: dict[str, int | None] = {}
+        admitted: set[str] = set()
 
         def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
             links = self._links_of(memory_ids)
             fresh = list({other for found in links.values() for _, other in found} - rows.keys())
-            rows.update(zip(fresh, cache.memory_rows(fresh), strict=True))
+            fresh_rows = cache.memory_rows(fresh)
+            rows.update(zip(fresh, fresh_rows, strict=True))
+            # Which of the new ends pass the filters, decided for the whole hop at once.
+            found = [(memory_id, row) for memory_id, row in zip(fresh, fresh_rows, strict=True) if row is not None]
+            if found and linked_mask is not None:
+                passing = linked_mask[np.fromiter((row for _, row in found), dtype=np.int64, count=len(found))]
+                found = [pair for pair, passes in zip(found, passing.tolist(), strict=True) if passes]
+            admitted.update(memory_id for memory_id, _ in found)
             return links
 
-        def admits(memory_id: str) -> bool:
-            row = rows[memory_id]
-            return row is not None and (linked_mask is None or bool(linked_mask[row]))
-
-        trees = grow_trees(roots, num_hops, max_linked_results, neighbours, admits)
+        trees = grow_trees(roots, num_hops, max_linked_results, neighbours, admitted.__contains__)
         nodes = [node for tree in trees.values() for node in _walk(tree)]
         if not nodes:
             return
@@ -1219,7 +1224,7 @@ class SQLiteMemoryStore(MemoryStore):
             "content": row["content"],
             "timestamp": row["timestamp"] or row["created_at"],
             "metadata": json.loads(row["metadata"]) if row["metadata"] is not None else None,
-            "status": RecordStatus(row["status"]),
+            "status": _STATUSES[row["status"]],
             "created_at": row["created_at"],
             "expires_at": row["expires_at"],
         }
