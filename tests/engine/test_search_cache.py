@@ -131,3 +131,22 @@ def test_hybrid_search_fuses_the_two_rankings_by_reciprocal_rank(store_factory):
     # "other" has no keyword match and is second by vector: 1/(10+2) out of the best (1+2)/(10+1),
     # the keyword ranking counting twice.
     assert second.id == "other" and second_distance == pytest.approx(1 - (1 / 12) / (3 / 11))
+
+
+def test_keyword_ranking_after_many_small_writes_equals_a_fresh_load(store_factory):
+    store = store_factory(name="segments", search_strategy=SearchStrategy.KEYWORD)
+    words = ["pizza", "dough", "oven", "basil", "tomato", "garlic"]
+    queries = ("pizza oven", "garlic", "basil tomato note")
+
+    def same_as_a_fresh_load():
+        fresh = store_factory(name="segments", search_strategy=SearchStrategy.KEYWORD)
+        for query in queries:
+            assert [(r.id, d) for r, d in store.search(query, 10)] == [(r.id, d) for r, d in fresh.search(query, 10)]
+
+    for i in range(40):  # one write and one search at a time, as an agent loop does
+        store.add([f"{words[i % 6]} {words[(i * 5) % 6]} note {i}"], "message", thread_ids=f"t{i % 3}")
+        store.search("pizza oven", 5)
+    same_as_a_fresh_load()
+    store.update("message", store.list("message", limit=1)[0].id, text="garlic garlic oven")
+    store.add(["pizza at last"], "message", thread_ids="t0")
+    same_as_a_fresh_load()

@@ -34,6 +34,9 @@ CONTEXT_TURNS = 2
 """How many turns on each side of a message form its keyword context."""
 CONTEXT_WEIGHT = 0.5
 BM25_K1, BM25_B = 1.2, 0.75
+MAX_SEGMENTS = 16
+"""Appends add postings segments; past this many (or when new rows outnumber indexed ones),
+the postings are rebuilt as one."""
 _EMPTY_TERMS = (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32))
 
 
@@ -61,24 +64,40 @@ def _epoch(timestamp: str | None) -> float:
 
 
 @dataclass
-class _KeywordIndex:
-    """BM25 postings and length normalisation for the rows cached when it was built."""
+class _Segment:
+    """Postings of rows [start, end), as they were when the segment was built."""
 
+    start: int
+    end: int
     text: Postings
     dates: Postings
+
+    def rows_of(self, postings: Postings, term: int) -> tuple[np.ndarray, np.ndarray]:
+        rows, counts = postings.rows_of(term)
+        return rows + self.start, counts
+
+
+@dataclass
+class _KeywordIndex:
+    """BM25 postings (in segments) and length normalisation for the cached rows."""
+
+    segments: list[_Segment]
     neighbours: np.ndarray  # (2 * CONTEXT_TURNS, rows): row index of each context turn, or -1
     normaliser: np.ndarray  # BM25's k1 * (1 - b + b * length / average length), per row
 
     def term_frequencies(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """The rows that hold `term` in either field, and its weighted frequency there."""
-        rows, counts = self.text.rows_of(term)
+        text = [segment.rows_of(segment.text, term) for segment in self.segments]
+        rows = np.concatenate([found for found, _ in text])
+        counts = np.concatenate([found for _, found in text])
         spread = [(rows, counts)]
         for turn in self.neighbours:
             targets = turn[rows]
             found = targets >= 0
             spread.append((targets[found], CONTEXT_WEIGHT * counts[found]))
-        date_rows, date_counts = self.dates.rows_of(term)
-        spread.append((date_rows, CONTEXT_WEIGHT * date_counts))
+        for segment in self.segments:
+            date_rows, date_counts = segment.rows_of(segment.dates, term)
+            spread.append((date_rows, CONTEXT_WEIGHT * date_counts))
         if all(len(extra) == 0 for extra, _ in spread[1:]):
             return rows, counts.astype(np.float64)
         matched, position = np.unique(np.concatenate([r for r, _ in spread]), return_inverse=True)
@@ -114,6 +133,8 @@ class SearchCache:
         self.scope_codes = {column: _Codes() for column in SCOPE_COLUMNS}
         self.vocabulary = Vocabulary()
         self._keywords: _KeywordIndex | None = None
+        # Postings are built per batch of appended rows; any other change rebuilds them all.
+        self._segments: list[_Segment] = []
         # Memory ids and keys both ways, for graph search: links name memories by id.
         self.memory_keys: dict[str, int] = {}
         self.memory_ids: dict[int, str] = {}
@@ -177,6 +198,8 @@ class SearchCache:
         else:
             self.text_terms.append(terms)
             self.date_terms.append(date_terms)
+        if index < self._indexed():
+            self._segments = []
         self._keywords = None
 
     def load(self, rows: Iterable[Any]) -> None:
@@ -184,6 +207,7 @@ class SearchCache:
         self.size = 0
         self.text_terms, self.date_terms = [], []
         self.memory_keys, self.memory_ids = {}, {}
+        self._keywords, self._segments = None, []
         self.append(rows)
 
     def append(self, rows: Iterable[Any]) -> None:
@@ -226,7 +250,7 @@ class SearchCache:
         self.text_terms = [self.text_terms[i] for i in indexes]
         self.date_terms = [self.date_terms[i] for i in indexes]
         self.size = count
-        self._keywords = None
+        self._keywords, self._segments = None, []
 
     def memory_rows(self, memory_ids: list[str]) -> list[int | None]:
         """The cache rows of these memories (None for one that is not cached), in one pass."""
@@ -312,12 +336,21 @@ class SearchCache:
         hits = hits[scores[hits] > 0]
         return [(pk, -negated) for pk, negated in _top_k(self.pks[hits], -scores[hits], k)]
 
+    def _indexed(self) -> int:
+        """How many rows (from the first) the postings segments cover."""
+        return self._segments[-1].end if self._segments else 0
+
     def _keyword_index(self) -> _KeywordIndex:
-        """Postings and context links, rebuilt after any change to the cached rows."""
+        """Postings and context links: rows appended since the last search get a segment of their
+        own (merged into one when segments pile up); context and lengths are recomputed."""
         if self._keywords is None:
             n = self.size
-            text = Postings(self.text_terms[:n])
-            dates = Postings(self.date_terms[:n])
+            indexed = self._indexed()
+            if len(self._segments) >= MAX_SEGMENTS or n - indexed > indexed:
+                indexed, self._segments = 0, []
+            if indexed < n or not self._segments:
+                text, dates = Postings(self.text_terms[indexed:n]), Postings(self.date_terms[indexed:n])
+                self._segments.append(_Segment(indexed, n, text, dates))
             neighbours = self._context_turns()
             text_lengths = self.text_length[:n]
             context_lengths = self.date_length[:n].copy()
@@ -327,7 +360,7 @@ class SearchCache:
             lengths = text_lengths + context_lengths
             average = max(float(lengths.mean()), 1.0)
             normaliser = BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)
-            self._keywords = _KeywordIndex(text, dates, neighbours, normaliser)
+            self._keywords = _KeywordIndex(list(self._segments), neighbours, normaliser)
         return self._keywords
 
     def _context_turns(self) -> np.ndarray:
