@@ -35,7 +35,7 @@ def relation_labels(relation_type: Any, opposite_relation_type: Any = NOT_SET) -
     return relation_type, relation_type if opposite_relation_type is NOT_SET else opposite_relation_type
 
 
-@dataclass
+@dataclass(slots=True)
 class LinkedNode:
     """One memory in a linked-result tree, reached from its parent through `relation`."""
 

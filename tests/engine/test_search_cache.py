@@ -150,3 +150,30 @@ def test_keyword_ranking_after_many_small_writes_equals_a_fresh_load(store_facto
     store.update("message", store.list("message", limit=1)[0].id, text="garlic garlic oven")
     store.add(["pizza at last"], "message", thread_ids="t0")
     same_as_a_fresh_load()
+
+
+def test_links_written_by_another_store_reach_the_next_graph_search(store_factory):
+    first = store_factory(name="linked", search_strategy=SearchStrategy.VECTOR)
+    first.add(["a", "b", "c"], "memory", embeddings=[unit(1), unit(2), unit(3)], record_ids=["a", "b", "c"])
+    link = {"source_record_type": "memory", "target_record_type": "memory", "relation_type": "supports"}
+    first.add_relations([{**link, "source_record_id": "a", "target_record_id": "b"}])
+
+    def linked_to_a():
+        (hit,) = first.search(query_vector=unit(1), k=1, num_hops=1)
+        return [child[0].id for _, child in hit[0].linked_results]
+
+    assert linked_to_a() == ["b"]  # the link index is loaded now
+    other = store_factory(name="linked")
+    other.add_relations([{**link, "source_record_id": "c", "target_record_id": "a"}])
+    assert linked_to_a() == ["b", "c"]
+    other.delete_relations(
+        source_record_id="a",
+        source_record_type="memory",
+        target_record_id="b",
+        target_record_type="memory",
+        relation_type="supports",
+    )
+    assert linked_to_a() == ["c"]
+    first.update_relations(first.list_relations(record_id="a")[0].id, relation_type="refines")
+    first.delete("memory", "c")
+    assert linked_to_a() == []

@@ -72,6 +72,7 @@ from .base import (
     to_matrix,
     to_vector,
 )
+from .link_index import LinkIndex
 from .search_cache import SearchCache
 
 SCHEMA_VERSION = 4
@@ -146,6 +147,7 @@ class SQLiteMemoryStore(MemoryStore):
         self._changed = f"{p}oam_changed_rows"
         self._lock = threading.RLock()
         self._cache: SearchCache | None = None  # loaded by the first search
+        self._links: LinkIndex | None = None  # loaded by the first graph search
         self._seen_data_version = -1
         self._conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._conn.row_factory = sqlite3.Row
@@ -334,9 +336,18 @@ class SQLiteMemoryStore(MemoryStore):
                     self._track_own_changes()
                 cache = SearchCache(self.vector_dim)
                 self._conn.execute(f"DELETE FROM temp.{self._changed}")
+                self._conn.execute(f"DELETE FROM temp.{self._changed}_links")
                 cache.load(self._rows_after(0))
-                self._cache, self._seen_data_version = cache, version
+                self._cache, self._links, self._seen_data_version = cache, None, version
             return self._cache
+
+    def _link_index(self) -> LinkIndex:
+        """The links, loaded on first use; call it after _search_cache(), which drops a stale copy."""
+        if self._links is None:
+            self._links = LinkIndex(
+                self._conn.execute(f"SELECT {LinkIndex.ROW_SQL} FROM {self._relations} ORDER BY created_at, id")
+            )
+        return self._links
 
     def _track_own_changes(self) -> None:
         """Temporary triggers (this connection's writes only) note every updated or deleted row."""
@@ -346,6 +357,14 @@ class SQLiteMemoryStore(MemoryStore):
             self._conn.execute(
                 f"CREATE TEMP TRIGGER IF NOT EXISTS {changed}_{event.lower()} AFTER {event} ON main.{r} "
                 f"BEGIN INSERT OR IGNORE INTO {changed} (pk) VALUES (old.pk); END"
+            )
+        # Links, for the link index: every inserted, updated or deleted relation.
+        self._conn.execute(f"CREATE TEMP TABLE IF NOT EXISTS {changed}_links (position INTEGER PRIMARY KEY)")
+        for event, row in (("INSERT", "new"), ("UPDATE", "old"), ("DELETE", "old")):
+            self._conn.execute(
+                f"CREATE TEMP TRIGGER IF NOT EXISTS {changed}_links_{event.lower()} AFTER {event} "
+                f"ON main.{self._relations} BEGIN INSERT OR IGNORE INTO {changed}_links (position) "
+                f"VALUES ({row}.rowid); END"
             )
 
     def _rows_after(self, last_pk: int) -> sqlite3.Cursor:
@@ -366,6 +385,18 @@ class SQLiteMemoryStore(MemoryStore):
             ).fetchall()
             cache.refresh(changed, rows)
             self._conn.execute(f"DELETE FROM temp.{self._changed}")
+        links = [row[0] for row in self._conn.execute(f"SELECT position FROM temp.{self._changed}_links")]
+        if links:
+            if self._links is not None:
+                for rowid in links:
+                    self._links.remove(rowid)
+                for row in self._conn.execute(
+                    f"SELECT {LinkIndex.ROW_SQL} FROM {self._relations} "
+                    "WHERE rowid IN (SELECT value FROM json_each(?))",
+                    (json.dumps(links),),
+                ):
+                    self._links.add(row)
+            self._conn.execute(f"DELETE FROM temp.{self._changed}_links")
 
     def _query(self, sql: str, params: Any = ()) -> list[sqlite3.Row]:
         with self._lock:
@@ -994,25 +1025,6 @@ class SQLiteMemoryStore(MemoryStore):
         rows = rows[:limit]
         return Page([self._relation(row) for row in rows], encode_cursor(rows[-1]["position"]) if more else None)
 
-    def _links_of(self, memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
-        """Every link of these memories, both ways, as (relation rowid, other end) in (created_at, id)
-        order: one index-only query per hop of a graph search."""
-        columns = "rowid, source_id, target_id, created_at, id"
-        rows = self._query(
-            f"SELECT {columns} FROM {self._relations} WHERE source_id IN (SELECT value FROM json_each(:ids)) "
-            f"UNION ALL SELECT {columns} FROM {self._relations} WHERE target_id IN (SELECT value FROM json_each(:ids)) "
-            "AND source_id NOT IN (SELECT value FROM json_each(:ids)) ORDER BY created_at, id",
-            {"ids": json.dumps(list(memory_ids))},
-        )
-        wanted = set(memory_ids)
-        links: dict[str, list[tuple[int, str]]] = {}
-        for rowid, source, target, _, _ in rows:
-            if source in wanted:
-                links.setdefault(source, []).append((rowid, target))
-            if target in wanted:
-                links.setdefault(target, []).append((rowid, source))
-        return links
-
     def _attach_linked(
         self,
         hits: list[SearchHit],
@@ -1024,15 +1036,17 @@ class SQLiteMemoryStore(MemoryStore):
     ) -> None:
         """Grow each direct memory result's linked-result tree (graph.py) into its record.
 
-        The trees are grown from link ids and the cache's rows; relations and records are read
-        once at the end, for the memories the trees keep.
+        The trees are grown from the link index and the cache's rows; records are read once at
+        the end, for the memories the trees keep.
         """
         roots = [hit[0].id for hit in hits if hit[0].record_type in MEMORY_TYPES]
         rows: dict[str, int | None] = {}
         admitted: set[str] = set()
 
+        link_index = self._link_index()
+
         def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
-            links = self._links_of(memory_ids)
+            links = link_index.links_of(memory_ids)
             fresh = list({other for found in links.values() for _, other in found} - rows.keys())
             fresh_rows = cache.memory_rows(fresh)
             rows.update(zip(fresh, fresh_rows, strict=True))
@@ -1052,7 +1066,7 @@ class SQLiteMemoryStore(MemoryStore):
         node_rows = np.array([rows[memory_id] for memory_id in kept], dtype=np.int64)
         records = {record.id: record for record in self._records_by_pk(cache.pks[node_rows].tolist()).values()}
         distances = dict(zip(kept, cache.distances(node_rows, query_unit), strict=True))
-        relations = self._relations_by_rowid({node.relation for node in nodes})
+        relations = {node.relation: link_index.relation(node.relation) for node in nodes}
 
         used: set[str] = set()
 
@@ -1072,13 +1086,6 @@ class SQLiteMemoryStore(MemoryStore):
         for hit in hits:
             if hit[0].id in trees and hit[0].record_type in MEMORY_TYPES:
                 hit[0].linked_results = build(trees[hit[0].id])
-
-    def _relations_by_rowid(self, rowids: Iterable[int]) -> dict[int, RecordRelation]:
-        rows = self._query(
-            f"SELECT rowid AS position, * FROM {self._relations} WHERE rowid IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted(rowids)),),
-        )
-        return {row["position"]: self._relation(row) for row in rows}
 
     # --- threads ----------------------------------------------------------------------------
 
