@@ -78,7 +78,7 @@ format: $(DEV_STAMP)
 	$(BIN)/ruff format .
 
 bench: venv
-	@shopt -s nullglob; scripts=(bench/*.py); \
+	@shopt -s nullglob; scripts=(bench/[!_]*.py); \
 	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks in bench/"; exit 0; fi; \
 	for script in "$${scripts[@]}"; do \
 		echo "== $$script"; PYTHONPATH=$(CURDIR) $(PY) "$$script"; \

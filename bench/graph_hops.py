@@ -26,17 +26,16 @@ stdout; the target is a p50 ratio <= 3x.
 from __future__ import annotations
 
 import argparse
-import cProfile
-import pstats
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import profile
 
 from memory.engine import HashingEmbedder, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
 from memory.engine.types import MEMORY_TYPES
@@ -143,18 +142,6 @@ def tree_sizes(results: list) -> list[list[int]]:
     return sizes
 
 
-def profile(search: Callable[[int], list], queries: int) -> None:
-    for i in range(min(WARMUP, queries)):
-        search(i)
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for i in range(20):
-        search(i % queries)
-    profiler.disable()
-    print(f"-- profile: 20 searches, {HOPS}-hop, top 10 by cumulative time", file=sys.stderr)
-    pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(10)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--memories", type=int, default=100_000)
@@ -211,7 +198,7 @@ def main() -> None:
                 mismatches.append(f"query {i}: the 0-hop search returned linked results")
             sizes += tree_sizes(results[HOPS])
         if args.profile:
-            profile(lambda i: search(i, HOPS), args.queries)
+            profile(f"{HOPS}-hop", lambda i: search(i, HOPS), args.queries, WARMUP)
         store.close()
 
     hop_p50, hop_p95 = np.percentile(timings[HOPS], [50, 95])

@@ -22,8 +22,6 @@ targets are a p50 ratio <= 2x for vector searches (with the same top k) and <= 3
 from __future__ import annotations
 
 import argparse
-import cProfile
-import pstats
 import sys
 import tempfile
 import time
@@ -34,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _common import profile
 
 from memory.engine import HashingEmbedder, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
 
@@ -196,18 +196,6 @@ def open_store(path: Path, dim: int, strategy: SearchStrategy) -> SQLiteMemorySt
     )
 
 
-def profile(label: str, search: Callable[[int], list], queries: int) -> None:
-    for i in range(min(WARMUP, queries)):
-        search(i)
-    profiler = cProfile.Profile()
-    profiler.enable()
-    for i in range(20):
-        search(i % queries)
-    profiler.disable()
-    print(f"-- profile: 20 searches, {label}, top 10 by cumulative time", file=sys.stderr)
-    pstats.Stats(profiler, stream=sys.stderr).sort_stats("cumulative").print_stats(10)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
@@ -264,7 +252,7 @@ def main() -> None:
                 print(summary(case), file=sys.stderr)
                 cases.append(case)
             if args.profile:
-                profile(f"{strategy}, no filter", lambda i, search=search: search(i, {}), args.queries)
+                profile(f"{strategy}, no filter", lambda i, search=search: search(i, {}), args.queries, WARMUP)
         store.close()
         hybrid.close()
 
