@@ -54,10 +54,6 @@ class _NotSet:
 NOT_SET: Any = _NotSet()
 
 
-def is_set(value: Any) -> bool:
-    return value is not NOT_SET
-
-
 class RecordStatus(StrEnum):
     VALID = "valid"
     INVALID = "invalid"
