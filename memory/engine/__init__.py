@@ -11,6 +11,7 @@ from .cards import ContextCard, Summary
 from .client import AgentMemory
 from .embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, embedder_from_spec
 from .formatting import SearchResultFormatConfig
+from .llm import Llm, OpenAICompatibleLlm, llm_from_settings
 from .scope import Scope, SearchScope
 from .search import SearchResult, estimate_tokens
 from .stores import MemoryStore, SchemaError, SQLiteMemoryStore
@@ -75,6 +76,7 @@ __all__ = [
     "ImageInputLimitConfig",
     "ImageMimeType",
     "ImageRecord",
+    "Llm",
     "MemoryRecord",
     "MemoryRetentionConfig",
     "MemorySearchConfig",
@@ -83,6 +85,7 @@ __all__ = [
     "MessageContent",
     "MessageRecord",
     "OpenAICompatibleEmbedder",
+    "OpenAICompatibleLlm",
     "Page",
     "Record",
     "RecordRelation",
@@ -105,4 +108,5 @@ __all__ = [
     "connect",
     "embedder_from_spec",
     "estimate_tokens",
+    "llm_from_settings",
 ]

@@ -15,13 +15,13 @@ import itertools
 import math
 import os
 import re
-import time
 import unicodedata
 from collections.abc import Sequence
 from typing import Any, Protocol, Self, runtime_checkable
 
-import httpx
 import numpy as np
+
+from .http import OpenAICompatibleEndpoint
 
 
 @runtime_checkable
@@ -155,7 +155,6 @@ class HashingEmbedder:
 # ---------------------------------------------------------------------------------------------
 
 _ATTEMPTS = 3
-_ERROR_SNIPPET_CHARS = 200
 
 
 class OpenAICompatibleEmbedder:
@@ -179,25 +178,20 @@ class OpenAICompatibleEmbedder:
         retry_backoff: float = 0.5,
     ) -> None:
         """`retry_backoff` is the delay before the second attempt; it doubles before the third."""
-        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
-            raise ValueError(f"base_url must start with http:// or https://, got {base_url!r}")
         if not isinstance(model, str) or not model.strip():
             raise ValueError("model must be a non-empty string")
         if dim is not None and (isinstance(dim, bool) or not isinstance(dim, int) or dim < 1):
             raise ValueError(f"dim must be a positive integer or None, got {dim!r}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
-        self.base_url = base_url.rstrip("/")
+        self._endpoint = OpenAICompatibleEndpoint(
+            base_url, "/embeddings", "Embedding", api_key, timeout, _ATTEMPTS, retry_backoff
+        )
+        self.base_url = self._endpoint.base_url
         self.model = model
-        self._url = f"{self.base_url}/embeddings"
+        self._url = self._endpoint.url
         self._dim = dim
         self._batch_size = batch_size
-        self._retry_backoff = retry_backoff
-        # Kept only to scrub it from error messages, since some servers echo the key back.
-        self._api_key = api_key or None
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        # One client for the embedder's lifetime: connections are pooled and kept alive.
-        self._client = httpx.Client(timeout=timeout, headers=headers)
 
     @property
     def name(self) -> str:
@@ -224,7 +218,7 @@ class OpenAICompatibleEmbedder:
         return np.concatenate(batches) if len(batches) > 1 else batches[0]
 
     def close(self) -> None:
-        self._client.close()
+        self._endpoint.close()
 
     def __enter__(self) -> Self:
         return self
@@ -236,40 +230,15 @@ class OpenAICompatibleEmbedder:
         return self._parse(self._post_with_retries(texts), len(texts))
 
     def _post_with_retries(self, texts: list[str]) -> Any:
-        failure = ""
-        last_error: Exception | None = None
-        for attempt in range(_ATTEMPTS):
-            if attempt:
-                time.sleep(self._retry_backoff * 2 ** (attempt - 1))
-            try:
-                response = self._client.post(self._url, json={"model": self.model, "input": texts})
-            except httpx.TimeoutException as exc:
-                failure, last_error = "timed out", exc
-                continue
-            except httpx.TransportError as exc:
-                failure, last_error = f"connection error ({type(exc).__name__}: {exc})", exc
-                continue
-            if response.status_code == 429 or response.status_code >= 500:
-                failure, last_error = self._describe(response), None
-                continue
-            if not response.is_success:
-                raise RuntimeError(f"Embedding request to {self._url} failed: {self._describe(response)}")
-            try:
-                return response.json()
-            except ValueError:
-                raise RuntimeError(
-                    f"Embedding response from {self._url} (HTTP {response.status_code}) is not valid JSON"
-                ) from None
-        raise RuntimeError(
-            f"Embedding request to {self._url} failed after {_ATTEMPTS} attempts: {failure}"
-        ) from last_error
-
-    def _describe(self, response: httpx.Response) -> str:
-        """'HTTP <status>: <start of the body>', which is often the server's own explanation."""
-        snippet = " ".join(response.text.split())[:_ERROR_SNIPPET_CHARS]
-        if self._api_key:
-            snippet = snippet.replace(self._api_key, "***")
-        return f"HTTP {response.status_code}: {snippet}" if snippet else f"HTTP {response.status_code}"
+        response = self._endpoint.post({"model": self.model, "input": texts})
+        if not response.is_success:
+            raise self._endpoint.failed(response)
+        try:
+            return response.json()
+        except ValueError:
+            raise RuntimeError(
+                f"Embedding response from {self._url} (HTTP {response.status_code}) is not valid JSON"
+            ) from None
 
     def _parse(self, payload: Any, expected: int) -> np.ndarray:
         """Check the response shape, order the rows by `index`, and learn or check the dimension."""

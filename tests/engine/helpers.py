@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 from memory.engine import HashingEmbedder
 
@@ -33,3 +41,52 @@ def parse_utc(value: str) -> datetime:
     parsed = datetime.fromisoformat(value)
     assert parsed.tzinfo is not None and parsed.utcoffset() == timedelta(0), f"not a UTC timestamp: {value!r}"
     return parsed
+
+
+@dataclass
+class RecordedRequest:
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@contextmanager
+def local_json_server(respond: Callable[[RecordedRequest], tuple[int, bytes]]) -> Iterator[str]:
+    """A real HTTP server on 127.0.0.1 answering each POST with `respond(request)`; yields its /v1 URL.
+
+    Adapters are tested against it rather than a mocked transport, so that the wire format,
+    headers, timeouts and connection handling of httpx are exercised.
+    """
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw))
+            status, body = respond(request)
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (a timeout test); nothing left to answer
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(timeout=5)
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -17,7 +16,6 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +23,8 @@ import numpy as np
 import pytest
 
 from memory.engine.embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, embedder_from_spec
+
+from .helpers import RecordedRequest, closed_port, local_json_server
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "sk-test-secret-key-123"
@@ -128,13 +128,6 @@ def test_embedders_refuse_a_bare_string_instead_of_a_list() -> None:
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass
-class RecordedRequest:
-    path: str
-    headers: dict[str, str]
-    body: Any
-
-
 Reply = tuple[int, bytes]
 
 
@@ -164,46 +157,21 @@ class FakeEmbeddingsServer:
 def server() -> Iterator[FakeEmbeddingsServer]:
     state: FakeEmbeddingsServer
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            request = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, json.loads(raw))
-            state.requests.append(request)
-            status, body = state.reply(request)
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (a timeout test); nothing left to answer
+    def respond(request: RecordedRequest) -> tuple[int, bytes]:
+        state.requests.append(request)
+        return state.reply(request)
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    state = FakeEmbeddingsServer(url=f"http://127.0.0.1:{httpd.server_address[1]}/v1")
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    try:
-        yield state
-    finally:
-        state.released.set()
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join(timeout=5)
+    with local_json_server(respond) as url:
+        state = FakeEmbeddingsServer(url=url)
+        try:
+            yield state
+        finally:
+            state.released.set()
 
 
 def fast_embedder(server: FakeEmbeddingsServer, **kwargs: Any) -> OpenAICompatibleEmbedder:
     kwargs.setdefault("retry_backoff", 0.01)
     return OpenAICompatibleEmbedder(server.url, "test-model", **kwargs)
-
-
-def closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 # ---------------------------------------------------------------------------------------------
