@@ -19,10 +19,15 @@ from .thread import Thread
 from .types import (
     NOT_SET,
     AgentProfileRecord,
+    BackgroundExtractionQueueFullBehavior,
     ImageContent,
     ImageInputLimitConfig,
     ImageMimeType,
     ImageRecord,
+    MemoryExtractionConfig,
+    MemoryExtractionImageContext,
+    MemoryExtractionMode,
+    MemoryLinkExtractionMode,
     MemoryRecord,
     MemoryRetentionConfig,
     MemorySearchConfig,
@@ -47,11 +52,14 @@ def connect(
     url: str,
     embedder: Embedder | None = None,
     schema_policy: SchemaPolicy | str = SchemaPolicy.CREATE_IF_NECESSARY,
+    llm: Llm | None = None,
+    memory_extraction_config: MemoryExtractionConfig | None = None,
     **options: Any,
 ) -> AgentMemory:
     """An AgentMemory over the store a URL names: "sqlite:///path/file.sqlite3" or "sqlite://:memory:".
 
-    Extra options go to the store's constructor (vector_dim, table_name_prefix, …).
+    `llm` and `memory_extraction_config` go to the client; extra options to the store's
+    constructor (vector_dim, table_name_prefix, …).
     """
     if not isinstance(url, str):
         raise ValueError(f"the store URL must be a string, not {type(url).__name__}")
@@ -62,13 +70,15 @@ def connect(
     else:
         raise ValueError(f"unsupported store URL {url!r}; use sqlite:///absolute/path.sqlite3 or sqlite://:memory:")
     store = SQLiteMemoryStore(path, embedder=embedder, schema_policy=schema_policy, **options)
-    return AgentMemory(store)
+    config = NOT_SET if memory_extraction_config is None else memory_extraction_config
+    return AgentMemory(store, llm=llm, memory_extraction_config=config)
 
 
 __all__ = [
     "NOT_SET",
     "AgentMemory",
     "AgentProfileRecord",
+    "BackgroundExtractionQueueFullBehavior",
     "ContextCard",
     "Embedder",
     "HashingEmbedder",
@@ -77,6 +87,10 @@ __all__ = [
     "ImageMimeType",
     "ImageRecord",
     "Llm",
+    "MemoryExtractionConfig",
+    "MemoryExtractionImageContext",
+    "MemoryExtractionMode",
+    "MemoryLinkExtractionMode",
     "MemoryRecord",
     "MemoryRetentionConfig",
     "MemorySearchConfig",

@@ -1,12 +1,13 @@
 """Context cards and summaries: what a thread hands an LLM about itself (spec §7, DECISIONS D7).
 
-No LLM is involved yet: a thread's summary is its stored summary when it has one, otherwise a
-transcript of its latest messages. The card's relevant information comes from the thread's own
+A thread's summary is the one its LLM keeps (refreshed here when its update frequency says so),
+otherwise a transcript of its latest messages. The card's relevant information comes from the thread's own
 search, so it follows the same scope, filter and budget rules as `Thread.search`.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -15,6 +16,8 @@ from xml.sax.saxutils import escape
 
 from .search import CHARS_PER_TOKEN, SearchResult, apply_token_budgets, check_budget
 from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, Message
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from .thread import Thread
@@ -27,8 +30,6 @@ DEFAULT_MESSAGE_FORMAT = (
 TRANSCRIPT_CHAR_LIMIT = 4000
 """A transcript summary keeps at most this many characters, the most recent ones (spec §7.2)."""
 
-TYPE_SEARCH_CONCURRENCY = 5
-"""At most this many per-type searches of a context card run at once (`context_card_type_search_concurrency`)."""
 
 CARD_RECORD_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES)
 """The types `min_relevant_results_by_type` may name."""
@@ -109,10 +110,18 @@ def build_summary(thread: Thread, except_last: Any = NOT_SET, token_budget: Any 
         check_budget("token_budget", token_budget)
     cap = int(token_budget * CHARS_PER_TOKEN) if isinstance(token_budget, int) and token_budget > 0 else None
     if except_last == 0:
+        thread.refresh_summary_if_due()
         stored = _stored_summary(thread)
         if stored:
             return Summary(stored if cap is None else stored[:cap])
     end = max(0, thread.store.count_thread_messages(thread.thread_id) - except_last)
+    if except_last and thread.llm_work is not None:
+        # A summary that stops earlier is written for this call only, never persisted (§7.3).
+        try:
+            summary, _ = thread.llm_work.summarise(thread.store.thread_message_window(thread.thread_id, 0, end))
+            return Summary(summary if cap is None else summary[:cap])
+        except (RuntimeError, ValueError):
+            log.exception("could not summarise thread %r with the LLM; using a transcript", thread.thread_id)
     limit = TRANSCRIPT_CHAR_LIMIT if cap is None else min(cap, TRANSCRIPT_CHAR_LIMIT)
     return Summary(_transcript(thread, end, limit))
 
@@ -163,6 +172,8 @@ def build_context_card(
     if not isinstance(include_invalid_results, bool):
         raise ValueError(f"include_invalid_results must be True or False, not {include_invalid_results!r}")
 
+    if not except_last_messages:
+        thread.refresh_summary_if_due()
     stored = thread.store.get_thread(thread.thread_id)
     stored_summary = stored.summary if stored is not None and stored.summary else ""
     total = thread.store.count_thread_messages(thread.thread_id)
@@ -196,7 +207,9 @@ class _RelevantSearch:
         chosen: list[SearchResult] = []
         if wanted:
             # The pool preserves input order in map(), so results stay deterministic.
-            with ThreadPoolExecutor(max_workers=min(TYPE_SEARCH_CONCURRENCY, len(wanted))) as pool:
+            with ThreadPoolExecutor(
+                max_workers=min(self.thread.context_card_type_search_concurrency, len(wanted))
+            ) as pool:
                 for results in pool.map(lambda item: self._search_type(*item), wanted):
                     chosen.extend(results)
         remaining = limit - len(chosen)

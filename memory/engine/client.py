@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
+from .extraction import LlmMemoryWork
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_record_types
@@ -13,10 +16,15 @@ from .thread import (
     add_image_record,
     add_memory_record,
     async_twin,
+    autonomous_linking_from,
     delete_image_record,
+    extraction_config_from,
     find_memory,
+    link_memory,
     link_spec,
     list_image_records,
+    llm_from,
+    schedule_llm_work,
     search_config_from,
     update_image_record,
     update_memory_record,
@@ -28,6 +36,7 @@ from .types import (
     NOT_SET,
     ImageInputLimitConfig,
     ImageRecord,
+    MemoryExtractionConfig,
     MemoryRecord,
     Page,
     RecordRelation,
@@ -35,10 +44,24 @@ from .types import (
 
 
 class AgentMemory:
-    """The entry point of the engine: open threads, manage memories and search across them."""
+    """The entry point of the engine: open threads, manage memories and search across them.
+
+    With an `llm`, threads extract memories from their messages, keep a summary, link new
+    memories and caption images, as `memory_extraction_config` says (threads may override it).
+    Background work runs on this client's bounded queue (`extraction_queue_capacity` jobs,
+    `extraction_workers` threads); `close()` lets queued work finish first.
+    """
 
     def __init__(
-        self, store: MemoryStore, *, image_input_limit_config: Any = NOT_SET, search_config: Any = NOT_SET
+        self,
+        store: MemoryStore,
+        *,
+        llm: Any = None,
+        memory_extraction_config: Any = NOT_SET,
+        image_input_limit_config: Any = NOT_SET,
+        search_config: Any = NOT_SET,
+        extraction_queue_capacity: int = DEFAULT_QUEUE_CAPACITY,
+        extraction_workers: int = DEFAULT_WORKERS,
     ) -> None:
         if not isinstance(store, MemoryStore):
             raise ValueError(f"store must be a MemoryStore, not {type(store).__name__}")
@@ -47,11 +70,36 @@ class AgentMemory:
         if not isinstance(image_input_limit_config, ImageInputLimitConfig):
             raise ValueError("image_input_limit_config must be an ImageInputLimitConfig")
         self.store = store
+        self.llm = llm_from(llm)
+        self.memory_extraction_config = extraction_config_from(memory_extraction_config, {})
         self.image_input_limit_config = image_input_limit_config
         self.search_config = search_config_from(search_config)
+        self.llm_work_runner = LlmWorkRunner(extraction_queue_capacity, extraction_workers)
 
     def close(self) -> None:
+        """Finish the queued background work, then close the store."""
+        self.llm_work_runner.close()
         self.store.close()
+
+    def extraction_stats(self) -> dict[str, int]:
+        """How this client's LLM work went: "queued", "completed", "failed" and "dropped" counts."""
+        return self.llm_work_runner.stats()
+
+    def _schedule_for(self, record: Any, job: Callable[[LlmMemoryWork], object], what: str) -> None:
+        """Run LLM work about a record written through the client, in the record's scope."""
+        if self.llm is None:
+            return
+        config = self.memory_extraction_config or MemoryExtractionConfig()
+        work = LlmMemoryWork(
+            self.store,
+            self.llm,
+            config,
+            thread_id=record.thread_id,
+            user_id=record.user_id,
+            agent_id=record.agent_id,
+            image_limits=self.image_input_limit_config,
+        )
+        schedule_llm_work(self.llm_work_runner, config, record.thread_id or "", lambda: job(work), what)
 
     # --- threads ----------------------------------------------------------------------------
 
@@ -62,8 +110,16 @@ class AgentMemory:
         agent_id: Any = NOT_SET,
         metadata: Any = NOT_SET,
         search_config: Any = NOT_SET,
+        llm: Any = NOT_SET,
+        memory_extraction_config: Any = NOT_SET,
+        **thread_options: Any,
     ) -> Thread:
-        """A new thread, or a handle on the existing one when `thread_id` is already stored."""
+        """A new thread, or a handle on the existing one when `thread_id` is already stored.
+
+        `llm` and `memory_extraction_config` override the client's for this handle;
+        `thread_options` are Thread's other keyword options (context_card_token_limit,
+        max_message_token_length, ..., and the deprecated inline extraction parameters).
+        """
         return Thread(
             self.store,
             thread_id=thread_id,
@@ -72,6 +128,9 @@ class AgentMemory:
             metadata=metadata,
             search_config=search_config,
             client=self,
+            llm=llm,
+            memory_extraction_config=memory_extraction_config,
+            **thread_options,
         )
 
     def get_thread(self, thread_id: str) -> Thread:
@@ -118,6 +177,7 @@ class AgentMemory:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
+        autonomous_linking: Any = NOT_SET,
         memory_id_to_link: Any = NOT_SET,
         link_type: Any = NOT_SET,
         link_id: Any = NOT_SET,
@@ -128,9 +188,12 @@ class AgentMemory:
         """Store a memory; omitted scope values leave it unscoped on that dimension.
 
         With `memory_id_to_link` and `link_type`, it is also linked to that memory (new → existing)
-        and takes the linked memory's scope where the caller gives none.
+        and takes the linked memory's scope where the caller gives none. `autonomous_linking`
+        (default: on with an LLM) lets the LLM link it to related memories of its user and agent.
         """
-        return add_memory_record(
+        config = self.memory_extraction_config or MemoryExtractionConfig()
+        linking = autonomous_linking_from(autonomous_linking, self.llm, config)
+        memory_id = add_memory_record(
             self.store,
             content,
             memory_type=memory_type,
@@ -145,6 +208,10 @@ class AgentMemory:
             link=MemoryLink(memory_id_to_link, link_type, link_id, link_timestamp, link_metadata),
             **store_kwargs,
         )
+        memory = find_memory(self.store, memory_id) if linking else None
+        if memory is not None:
+            self._schedule_for(memory, lambda work: link_memory(work, memory_id), f"linking memory {memory_id!r}")
+        return memory_id
 
     def get_memory(self, memory_id: str) -> MemoryRecord:
         """A live memory by id, whatever its type; KeyError when there is none."""
@@ -239,9 +306,12 @@ class AgentMemory:
         ttl_anchor: Any = NOT_SET,
         **store_kwargs: Any,
     ) -> str:
-        """Store an image; omitted scope values leave it unscoped on that dimension. Returns its id."""
+        """Store an image; omitted scope values leave it unscoped on that dimension. Returns its id.
+
+        An omitted description is written by the LLM when there is one.
+        """
         scope = {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id}
-        return add_image_record(
+        image_id = add_image_record(
             self.store,
             image,
             self.image_input_limit_config,
@@ -255,6 +325,14 @@ class AgentMemory:
             scope={key: None if value is NOT_SET else value for key, value in scope.items()},
             **store_kwargs,
         )
+        if description is NOT_SET or description is None:
+            self._caption_later(image_id)
+        return image_id
+
+    def _caption_later(self, image_id: str) -> None:
+        record = self.store.get(IMAGE_TYPE, image_id)
+        if record is not None:
+            self._schedule_for(record, lambda work: work.caption([image_id]), f"captioning image {image_id!r}")
 
     def _image(self, image_id: Any) -> ImageRecord:
         record = self.store.get(IMAGE_TYPE, image_id) if isinstance(image_id, str) else None
@@ -273,8 +351,11 @@ class AgentMemory:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
     ) -> str:
-        """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if there is none."""
-        return update_image_record(
+        """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if there is none.
+
+        `description=None` clears the description, and the LLM, when there is one, writes a new one.
+        """
+        update_image_record(
             self.store,
             self._image(image_id),
             self.image_input_limit_config,
@@ -286,6 +367,9 @@ class AgentMemory:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
         )
+        if description is None:
+            self._caption_later(image_id)
+        return image_id
 
     def delete_image(self, image_id: str) -> int:
         """Delete an image; 0 when there is none. A message's image goes with the message (ValueError)."""

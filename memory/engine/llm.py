@@ -23,7 +23,9 @@ class Llm(Protocol):
     """What the engine needs from a chat model.
 
     `name` is a stable identity (for logs and records of what produced a result). Messages are
-    OpenAI-style mappings with at least "role" and "content" strings.
+    OpenAI-style mappings with a "role" string and a "content" that is a string or a list of
+    content parts ({"type": "text", "text": ...} or {"type": "image_url", "image_url": {"url":
+    "data:image/png;base64,..."}}), which vision models read.
     """
 
     @property
@@ -83,8 +85,13 @@ def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, Any
     for position, message in enumerate(messages):
         if not isinstance(message, Mapping):
             raise TypeError(f"messages[{position}] is {type(message).__name__}, not a mapping")
-        if not isinstance(message.get("role"), str) or not isinstance(message.get("content"), str):
-            raise TypeError(f'messages[{position}] needs string "role" and "content" entries')
+        content = message.get("content")
+        parts_ok = isinstance(content, list) and bool(content) and all(isinstance(part, Mapping) for part in content)
+        if not isinstance(message.get("role"), str) or not (isinstance(content, str) or parts_ok):
+            raise TypeError(
+                f'messages[{position}] needs a string "role" and a "content" that is a string '
+                "or a non-empty list of content-part mappings"
+            )
         checked.append(dict(message))
     if not checked:
         raise ValueError("messages must not be empty")
@@ -136,7 +143,7 @@ def _json_instruction(schema: Mapping[str, Any]) -> str:
 
 def _with_instruction(messages: list[dict[str, Any]], instruction: str) -> list[dict[str, Any]]:
     """Add `instruction` to the leading system message, or put one first (some templates allow only one)."""
-    if messages[0].get("role") == "system":
+    if messages[0].get("role") == "system" and isinstance(messages[0]["content"], str):
         first = {**messages[0], "content": f"{messages[0]['content']}\n\n{instruction}"}
         return [first, *messages[1:]]
     return [{"role": "system", "content": instruction}, *messages]

@@ -9,13 +9,25 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .background import LlmWorkRunner
 from .cards import ContextCard, Summary, build_context_card, build_summary
+from .extraction import (
+    COMMAND_CHUNK_MESSAGES,
+    DEFAULT_CONTEXT_CARD_TOKEN_LIMIT,
+    DEFAULT_MAX_MESSAGE_TOKEN_LENGTH,
+    DEFAULT_MESSAGE_SHORTENING_INPUT_TOKEN_LIMIT,
+    STATE_KEY,
+    LlmMemoryWork,
+)
 from .graph import relation_labels
 from .images import check_image
+from .llm import Llm
 from .messages import StoredContent, content_from, message_from_record, stored_content, to_message
 from .scope import check_scope_value, resolve_thread_scope, search_scope_from_args
 from .search import SearchResult, search_records
@@ -27,6 +39,9 @@ from .types import (
     NOT_SET,
     ImageInputLimitConfig,
     ImageRecord,
+    MemoryExtractionConfig,
+    MemoryExtractionMode,
+    MemoryLinkExtractionMode,
     MemoryRecord,
     MemorySearchConfig,
     Message,
@@ -34,7 +49,21 @@ from .types import (
     new_id,
 )
 
+log = logging.getLogger(__name__)
+
 DEFAULT_MESSAGE_WINDOW = 50
+DELETE_BARRIER_SECONDS = 300
+DEFAULT_CONTEXT_CARD_TYPE_SEARCH_CONCURRENCY = 5
+
+DEPRECATED_EXTRACTION_PARAMETERS = (
+    "memory_extraction_window",
+    "context_summary_update_frequency",
+    "memory_extraction_frequency",
+    "memory_extraction_token_limit",
+    "enable_context_summary",
+    "memory_extraction_custom_instructions",
+    "memory_extraction_inherit_message_metadata",
+)
 
 
 def async_twin(method: Callable) -> Callable:
@@ -48,6 +77,38 @@ def async_twin(method: Callable) -> Callable:
     twin.__doc__ = f"Async twin of `{method.__name__}`: same parameters, result and errors."
     twin.__signature__ = inspect.signature(method)  # type: ignore[attr-defined]
     return twin
+
+
+def llm_from(value: Any) -> Llm | None:
+    if value is None or isinstance(value, Llm):
+        return value
+    raise ValueError(f"llm must provide the Llm protocol (complete, complete_json, name), not {type(value).__name__}")
+
+
+def extraction_config_from(config: Any, deprecated: dict[str, Any]) -> MemoryExtractionConfig | None:
+    """The thread's own extraction config, from the grouped object or the deprecated parameters (§8.3)."""
+    given = {name: value for name, value in deprecated.items() if value is not NOT_SET}
+    if given and config is not NOT_SET:
+        raise ValueError(f"pass memory_extraction_config or the deprecated parameters {sorted(given)}, not both")
+    if given:
+        warnings.warn(
+            f"{', '.join(sorted(given))}: deprecated, pass memory_extraction_config=MemoryExtractionConfig(...)",
+            DeprecationWarning,
+            stacklevel=4,
+        )
+        return MemoryExtractionConfig(**given)
+    if config is NOT_SET or config is None:
+        return None
+    if not isinstance(config, MemoryExtractionConfig):
+        raise ValueError(f"memory_extraction_config must be a MemoryExtractionConfig, not {type(config).__name__}")
+    return config
+
+
+def _int_option(name: str, value: Any, *, positive: bool = False) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or (positive and value < 1):
+        kind = "a positive integer" if positive else "an integer (<= 0 turns the limit off)"
+        raise ValueError(f"{name} must be {kind}, not {value!r}")
+    return value
 
 
 def search_config_from(value: Any) -> MemorySearchConfig:
@@ -75,12 +136,59 @@ class Thread:
         search_config: Any = NOT_SET,
         image_input_limit_config: Any = NOT_SET,
         client: Any = None,
+        *,
+        llm: Any = NOT_SET,
+        memory_extraction_config: Any = NOT_SET,
+        context_card_token_limit: int = DEFAULT_CONTEXT_CARD_TOKEN_LIMIT,
+        context_card_type_search_concurrency: int = DEFAULT_CONTEXT_CARD_TYPE_SEARCH_CONCURRENCY,
+        max_message_token_length: int = DEFAULT_MAX_MESSAGE_TOKEN_LENGTH,
+        message_shortening_input_token_limit: int = DEFAULT_MESSAGE_SHORTENING_INPUT_TOKEN_LIMIT,
+        memory_extraction_window: Any = NOT_SET,
+        context_summary_update_frequency: Any = NOT_SET,
+        memory_extraction_frequency: Any = NOT_SET,
+        memory_extraction_token_limit: Any = NOT_SET,
+        enable_context_summary: Any = NOT_SET,
+        memory_extraction_custom_instructions: Any = NOT_SET,
+        memory_extraction_inherit_message_metadata: Any = NOT_SET,
     ) -> None:
+        """`llm` and `memory_extraction_config` default to the client's; the thread's config
+        overrides the client's field by field. The deprecated inline extraction parameters still
+        work, with a DeprecationWarning, but not together with `memory_extraction_config`.
+        """
         for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
             check_scope_value(name, value)
         if thread_id is None:
             raise ValueError("thread_id must be a string (omit it to generate one)")
+        own_config = extraction_config_from(
+            memory_extraction_config,
+            {
+                "memory_extraction_window": memory_extraction_window,
+                "context_summary_update_frequency": context_summary_update_frequency,
+                "memory_extraction_frequency": memory_extraction_frequency,
+                "memory_extraction_token_limit": memory_extraction_token_limit,
+                "enable_context_summary": enable_context_summary,
+                "memory_extraction_custom_instructions": memory_extraction_custom_instructions,
+                "memory_extraction_inherit_message_metadata": memory_extraction_inherit_message_metadata,
+            },
+        )
+        client_config = getattr(client, "memory_extraction_config", None)
+        self.memory_extraction_config = (
+            own_config.over(client_config) if own_config else client_config or MemoryExtractionConfig()
+        )
+        self.llm = llm_from(getattr(client, "llm", None) if llm is NOT_SET else llm)
+        self.context_card_type_search_concurrency = _int_option(
+            "context_card_type_search_concurrency", context_card_type_search_concurrency, positive=True
+        )
+        knobs = {
+            "context_card_token_limit": _int_option("context_card_token_limit", context_card_token_limit),
+            "max_message_token_length": _int_option("max_message_token_length", max_message_token_length),
+            "message_shortening_input_token_limit": _int_option(
+                "message_shortening_input_token_limit", message_shortening_input_token_limit
+            ),
+        }
         self.store, self.client = store, client
+        # The component whose waits cover this handle's background work (spec §4.3.19).
+        self._runner: LlmWorkRunner = client.llm_work_runner if client is not None else LlmWorkRunner()
         if image_input_limit_config is NOT_SET:
             image_input_limit_config = getattr(client, "image_input_limit_config", None) or ImageInputLimitConfig()
         if not isinstance(image_input_limit_config, ImageInputLimitConfig):
@@ -120,6 +228,20 @@ class Thread:
             else MemorySearchConfig(**stored_config)
             if stored_config
             else MemorySearchConfig()
+        )
+        self.llm_work = (
+            None
+            if self.llm is None
+            else LlmMemoryWork(
+                store,
+                self.llm,
+                self.memory_extraction_config,
+                thread_id=self.thread_id,
+                user_id=self.user_id,
+                agent_id=self.agent_id,
+                image_limits=self.image_input_limit_config,
+                **knobs,
+            )
         )
 
     def __repr__(self) -> str:
@@ -172,20 +294,24 @@ class Thread:
             **store_kwargs,
         )
         try:
-            self._add_message_images(list(zip(ids, stored, strict=True)))
+            uncaptioned = self._add_message_images(list(zip(ids, stored, strict=True)))
         except ValueError:
             for message_id in ids:  # the images failed late (e.g. a taken id): the call stores nothing
                 self.store.delete(MESSAGE_TYPE, message_id)
             raise
+        self._after_new_messages(uncaptioned)
         return ids
 
-    def _add_message_images(self, messages: list[tuple[str, StoredContent]]) -> None:
-        """Store the new images of these messages, with their messages' scope and expiry."""
+    def _add_message_images(self, messages: list[tuple[str, StoredContent]]) -> list[str]:
+        """Store the new images of these messages, with their messages' scope and expiry.
+
+        Returns the ids of those that came without a description, for the LLM to caption.
+        """
         pairs = [
             (message_id, part, checked) for message_id, content in messages for part, checked in content.new_images
         ]
         if not pairs:
-            return
+            return []
         self.store.add(
             [part.description or "" for _, part, _ in pairs],
             IMAGE_TYPE,
@@ -198,6 +324,103 @@ class Thread:
             message_ids=[message_id for message_id, _, _ in pairs],
         )
         self.store.align_image_expiry([message_id for message_id, _ in messages])
+        return [part.id for _, part, _ in pairs if part.description is None]
+
+    # --- LLM work ---------------------------------------------------------------------------
+
+    def _schedule(self, work: Callable[[], object], what: str) -> None:
+        schedule_llm_work(self._runner, self.memory_extraction_config, self.thread_id, work, what)
+
+    def _after_new_messages(self, uncaptioned: list[str]) -> None:
+        """After add_messages: captions, then extraction if due, then the summary if due (spec §8.4)."""
+        work = self.llm_work
+        if work is None:
+            return
+        with self._runner.planning_lock(self.thread_id):
+            targets = work.plan_after_add()
+        # With extraction on, the summary is checked when an extraction is due (§7.3).
+        check_summary = work.config.enable_context_summary and (targets is not None or not work.config.extract_memories)
+        if not (targets or uncaptioned or check_summary):
+            return
+
+        def run() -> None:
+            if uncaptioned:
+                work.caption(uncaptioned)
+            if targets:
+                work.extract(targets)
+            if check_summary and work.summary_due():
+                work.refresh_summary()
+
+        self._schedule(run, f"memory extraction of thread {self.thread_id!r}")
+
+    def _after_edit(self, message_id: str, uncaptioned: list[str]) -> None:
+        """After update_message: caption new images, re-extract from the edited message (§4.3.11).
+
+        Memories extracted before stay; the regular extraction counter is not touched.
+        """
+        work = self.llm_work
+        if work is None or not (uncaptioned or work.config.extract_memories):
+            return
+
+        def run() -> None:
+            if uncaptioned:
+                work.caption(uncaptioned)
+            edited = self.store.get(MESSAGE_TYPE, message_id)
+            if work.config.extract_memories and edited is not None:
+                work.extract([edited])
+
+        self._schedule(run, f"re-extraction of message {message_id!r}")
+
+    def _caption_later(self, image_id: str) -> None:
+        work = self.llm_work
+        if work is not None:
+            self._schedule(lambda: work.caption([image_id]), f"captioning image {image_id!r}")
+
+    def wait_for_memory_extraction(self, timeout: float | None = DELETE_BARRIER_SECONDS) -> None:
+        """Wait for the background LLM work this thread's component accepted before the call.
+
+        Failed work counts as finished. `timeout=None` waits without limit; TimeoutError when
+        the work is still running after `timeout` seconds.
+        """
+        self._runner.wait(self.thread_id, timeout)
+
+    def run_memory_extraction(self, include_extracted: bool = False) -> list[str]:
+        """Extract memories now from the messages no extraction has covered yet, or from all of them.
+
+        This is the on-demand path (the dashboard's "extract memories", the `extract_memories`
+        command): it runs in the caller, whatever the extraction mode, works through the thread
+        in chunks of 20 messages, refreshes the summary, and raises what the LLM raises. Returns
+        the new memories' ids.
+        """
+        work = self.llm_work
+        if work is None:
+            raise ValueError("memory extraction needs an LLM: pass llm= to the thread or the client")
+        if not isinstance(include_extracted, bool):
+            raise ValueError("include_extracted must be True or False")
+        with self._runner.planning_lock(self.thread_id), self._runner.thread_lock(self.thread_id):
+            start = -1 if include_extracted else work.state()["extracted_through"]
+            messages = self.store.list_thread_messages(self.thread_id, range_start_seq_no=start + 1)
+            created: list[str] = []
+            for first in range(0, len(messages), COMMAND_CHUNK_MESSAGES):
+                chunk = messages[first : first + COMMAND_CHUNK_MESSAGES]
+                created += work.extract(chunk)
+                through = max(chunk[-1].seq_no, work.state()["extracted_through"])
+                self.store.save_thread_state(self.thread_id, STATE_KEY, {"extracted_through": through})
+            if work.config.enable_context_summary:
+                work.refresh_summary()
+        return created
+
+    def refresh_summary_if_due(self) -> None:
+        """Bring the persisted summary up to date when its update frequency says so (spec §7.3)."""
+        work = self.llm_work
+        if work is None or not work.config.enable_context_summary:
+            return
+        with self._runner.thread_lock(self.thread_id):
+            try:
+                if work.summary_due():
+                    work.refresh_summary()
+            except (RuntimeError, ValueError):
+                log.exception("could not refresh the summary of thread %r", self.thread_id)
 
     def _owned_message(self, message_id: Any) -> MessageRecord:
         record = self.store.get(MESSAGE_TYPE, message_id) if isinstance(message_id, str) else None
@@ -275,9 +498,10 @@ class Thread:
         if self.store.update(MESSAGE_TYPE, message_id, **changes) == 0:
             raise KeyError(f"no message {message_id!r} in thread {self.thread_id!r}")
         if new is not None:
-            self._add_message_images([(message_id, new)])
+            uncaptioned = self._add_message_images([(message_id, new)])
             for image_id in before - set(new.image_ids):
                 self.store.delete(IMAGE_TYPE, image_id)
+            self._after_edit(message_id, uncaptioned)
         return message_id
 
     def _check_free_image_ids(self, contents: list[StoredContent]) -> None:
@@ -290,7 +514,12 @@ class Thread:
             raise ValueError(f"an image with id {taken[0].id!r} already exists")
 
     def delete_message(self, message_id: str) -> int:
-        """Delete one raw message of this thread (memories derived from it stay); returns 0 or 1."""
+        """Delete one raw message of this thread (memories derived from it stay); returns 0 or 1.
+
+        First waits for the background work already accepted for this thread (TimeoutError after
+        300 s, deleting nothing).
+        """
+        self._runner.wait(self.thread_id, DELETE_BARRIER_SECONDS)
         try:
             self._owned_message(message_id)
         except KeyError:
@@ -312,6 +541,7 @@ class Thread:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
+        autonomous_linking: Any = NOT_SET,
         memory_id_to_link: Any = NOT_SET,
         link_type: Any = NOT_SET,
         link_id: Any = NOT_SET,
@@ -323,8 +553,11 @@ class Thread:
 
         With `memory_id_to_link` and `link_type`, the new memory is also linked to that memory of
         this thread (new → existing) and takes its scope where the caller gives none.
+        `autonomous_linking` (default: on when there is an LLM and the link mode is not DISABLED)
+        lets the LLM link it to related memories afterwards; that never undoes the write.
         """
-        return add_memory_record(
+        linking = autonomous_linking_from(autonomous_linking, self.llm, self.memory_extraction_config)
+        memory_id = add_memory_record(
             self.store,
             content,
             memory_type=memory_type,
@@ -340,6 +573,10 @@ class Thread:
             link_thread_id=self.thread_id,
             **store_kwargs,
         )
+        work = self.llm_work
+        if linking and work is not None:
+            self._schedule(lambda: link_memory(work, memory_id), f"linking memory {memory_id!r}")
+        return memory_id
 
     def _owned_memory(self, memory_id: Any) -> MemoryRecord:
         record = find_memory(self.store, memory_id)
@@ -370,7 +607,11 @@ class Thread:
         )
 
     def delete_memory(self, memory_id: str) -> int:
-        """Delete a memory of this thread; returns 0 when it is missing or another thread's."""
+        """Delete a memory of this thread; returns 0 when it is missing or another thread's.
+
+        Waits for accepted background work first, as delete_message does.
+        """
+        self._runner.wait(self.thread_id, DELETE_BARRIER_SECONDS)
         try:
             record = self._owned_memory(memory_id)
         except KeyError:
@@ -397,12 +638,12 @@ class Thread:
         """Store an image of this thread; its description is its searchable text. Returns its id.
 
         The scope arguments assert the thread's own values (a different value is a ValueError).
-        Without an LLM an omitted description stays empty.
+        An omitted description is written by the LLM when there is one, else stays empty.
         """
         for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id)):
             if value is not NOT_SET and value != getattr(self, name):
                 raise ValueError(f"{name}={value!r} does not match this thread's {name} {getattr(self, name)!r}")
-        return add_image_record(
+        image_id = add_image_record(
             self.store,
             image,
             self.image_input_limit_config,
@@ -416,6 +657,9 @@ class Thread:
             scope={"thread_id": self.thread_id, "user_id": self.user_id, "agent_id": self.agent_id},
             **store_kwargs,
         )
+        if description is NOT_SET or description is None:
+            self._caption_later(image_id)
+        return image_id
 
     def _owned_image(self, image_id: Any) -> ImageRecord:
         record = self.store.get(IMAGE_TYPE, image_id) if isinstance(image_id, str) else None
@@ -434,8 +678,11 @@ class Thread:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
     ) -> str:
-        """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if not this thread's."""
-        return update_image_record(
+        """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if not this thread's.
+
+        `description=None` clears the description, and the LLM, when there is one, writes a new one.
+        """
+        update_image_record(
             self.store,
             self._owned_image(image_id),
             self.image_input_limit_config,
@@ -447,6 +694,9 @@ class Thread:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
         )
+        if description is None:
+            self._caption_later(image_id)
+        return image_id
 
     def delete_image(self, image_id: str) -> int:
         """Delete an image of this thread; 0 when there is none. A message's image goes with the message."""
@@ -621,6 +871,45 @@ class Thread:
     link_records_async = async_twin(link_records)
     update_record_link_async = async_twin(update_record_link)
     delete_record_link_async = async_twin(delete_record_link)
+    wait_for_memory_extraction_async = async_twin(wait_for_memory_extraction)
+    run_memory_extraction_async = async_twin(run_memory_extraction)
+
+
+def schedule_llm_work(
+    runner: LlmWorkRunner, config: MemoryExtractionConfig, key: str, work: Callable[[], object], what: str
+) -> None:
+    """Run LLM work now (INLINE) or queue it (BACKGROUND); the raw write is already stored.
+
+    `key` groups work that must not interleave and that waits cover: a thread id.
+    """
+    if config.extraction_mode is MemoryExtractionMode.BACKGROUND:
+        runner.submit(
+            key,
+            work,
+            what,
+            config.background_extraction_queue_full_behavior,
+            config.background_extraction_queue_put_timeout_seconds,
+        )
+    else:
+        runner.run_inline(key, work, what)
+
+
+def autonomous_linking_from(value: Any, llm: Llm | None, config: MemoryExtractionConfig) -> bool:
+    """Whether add_memory links the new memory by LLM: on by default when it can (spec §6.6)."""
+    if value is NOT_SET:
+        return llm is not None and config.memory_link_extraction_mode is not MemoryLinkExtractionMode.DISABLED
+    if not isinstance(value, bool):
+        raise ValueError(f"autonomous_linking must be True or False, not {value!r}")
+    if value and llm is None:
+        raise ValueError("autonomous_linking=True needs an LLM: pass llm= to the thread or the client")
+    return value
+
+
+def link_memory(work: LlmMemoryWork, memory_id: str) -> None:
+    """Autonomous linking of one manual memory (if it is still there when the work runs)."""
+    memory = find_memory(work.store, memory_id)
+    if memory is not None:
+        work.link_new_memories([memory])
 
 
 def find_memory(store: MemoryStore, memory_id: Any) -> MemoryRecord | None:

@@ -94,6 +94,47 @@ class ImageMimeType(StrEnum):
         return None
 
 
+class MemoryExtractionMode(StrEnum):
+    """When a thread's LLM work runs: before `add_messages` returns, or on a background queue."""
+
+    INLINE = "inline"
+    BACKGROUND = "background"
+
+
+class MemoryLinkExtractionMode(StrEnum):
+    """How extracted memories get linked to existing ones (spec §6.6)."""
+
+    DISABLED = "disabled"
+    DURING_EXTRACTION = "during_extraction"
+    POST_EXTRACTION = "post_extraction"
+
+
+class BackgroundExtractionQueueFullBehavior(StrEnum):
+    """What a write does when its background work finds the queue full (spec §4.3.1).
+
+    DROP skips the work at once; WAIT_THEN_DROP waits up to the put timeout, then skips it;
+    WAIT_THEN_RAISE waits, then raises TimeoutError. The raw write is kept in every case.
+    """
+
+    DROP = "drop"
+    WAIT_THEN_DROP = "wait_then_drop"
+    WAIT_THEN_RAISE = "wait_then_raise"
+
+
+class MemoryExtractionImageContext(StrEnum):
+    """What the extraction LLM sees of a message's images.
+
+    DISABLED: a placeholder only; CAPTION: each image's description; IMAGE: the images themselves,
+    within ImageInputLimitConfig's per-request limits (the rest as captions); MEMORY: captions,
+    and the LLM is asked to remember what the images show.
+    """
+
+    DISABLED = "disabled"
+    IMAGE = "image"
+    CAPTION = "caption"
+    MEMORY = "memory"
+
+
 def coerce_enum(enum_type: type[Enum], value: Any, name: str) -> Any:
     """Accept an enum member or its value (the SDK takes `SchemaPolicy | str`); else ValueError."""
     try:
@@ -159,6 +200,110 @@ class MemorySearchConfig:
 
     token_budget: int | None = None
     soft_token_budget: int | None = None
+
+
+_EXTRACTION_DEFAULTS: dict[str, Any] = {
+    "extract_memories": True,
+    "extraction_mode": MemoryExtractionMode.INLINE,
+    "memory_extraction_frequency": -1,
+    "memory_extraction_window": -1,
+    "memory_extraction_token_limit": 30_000,
+    "enable_context_summary": True,
+    "context_summary_update_frequency": -1,
+    "memory_extraction_custom_instructions": None,
+    "memory_extraction_inherit_message_metadata": True,
+    "memory_extraction_image_context": MemoryExtractionImageContext.DISABLED,
+    "memory_link_extraction_mode": MemoryLinkExtractionMode.POST_EXTRACTION,
+    "memory_link_extraction_custom_instructions": None,
+    "memory_link_extraction_token_limit": 30_000,
+    "background_extraction_queue_full_behavior": BackgroundExtractionQueueFullBehavior.WAIT_THEN_DROP,
+    "background_extraction_queue_put_timeout_seconds": 300.0,
+}
+
+_EXTRACTION_ENUMS: dict[str, type[Enum]] = {
+    "extraction_mode": MemoryExtractionMode,
+    "memory_extraction_image_context": MemoryExtractionImageContext,
+    "memory_link_extraction_mode": MemoryLinkExtractionMode,
+    "background_extraction_queue_full_behavior": BackgroundExtractionQueueFullBehavior,
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MemoryExtractionConfig:
+    """How a thread turns its messages into memories, a summary and links (spec §8, D9).
+
+    Omitted fields take the defaults below, and a thread-level config overrides only the fields it
+    sets: `AgentMemory(memory_extraction_config=MemoryExtractionConfig(extract_memories=False))`
+    with `create_thread(memory_extraction_config=MemoryExtractionConfig(extract_memories=True))`
+    extracts in that thread only, keeping the client's other choices. Frequencies and windows
+    count messages, -1 meaning "once per add_messages call, over its whole batch"; token limits
+    <= 0 disable truncation. Everything here needs an LLM, on the thread or on the client.
+    """
+
+    extract_memories: bool = NOT_SET  # type: ignore[assignment]
+    extraction_mode: MemoryExtractionMode = NOT_SET  # type: ignore[assignment]
+    memory_extraction_frequency: int = NOT_SET  # type: ignore[assignment]
+    memory_extraction_window: int = NOT_SET  # type: ignore[assignment]
+    memory_extraction_token_limit: int = NOT_SET  # type: ignore[assignment]
+    enable_context_summary: bool = NOT_SET  # type: ignore[assignment]
+    context_summary_update_frequency: int = NOT_SET  # type: ignore[assignment]
+    memory_extraction_custom_instructions: str | None = NOT_SET  # type: ignore[assignment]
+    memory_extraction_inherit_message_metadata: bool | Sequence[str] = NOT_SET  # type: ignore[assignment]
+    memory_extraction_image_context: MemoryExtractionImageContext = NOT_SET  # type: ignore[assignment]
+    memory_link_extraction_mode: MemoryLinkExtractionMode = NOT_SET  # type: ignore[assignment]
+    memory_link_extraction_custom_instructions: str | None = NOT_SET  # type: ignore[assignment]
+    memory_link_extraction_token_limit: int = NOT_SET  # type: ignore[assignment]
+    background_extraction_queue_full_behavior: BackgroundExtractionQueueFullBehavior = NOT_SET  # type: ignore[assignment]
+    background_extraction_queue_put_timeout_seconds: float = NOT_SET  # type: ignore[assignment]
+    given: frozenset[str] = field(default=frozenset(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        given = set()
+        for name, default in _EXTRACTION_DEFAULTS.items():
+            value = getattr(self, name)
+            if value is NOT_SET:
+                value = default
+            else:
+                given.add(name)
+                value = _check_extraction_field(name, value)
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "given", frozenset(given))
+
+    def over(self, base: MemoryExtractionConfig | None) -> MemoryExtractionConfig:
+        """This config's explicit fields laid over `base` (a client-level config)."""
+        if base is None:
+            return self
+        fields = {name: getattr(base, name) for name in base.given}
+        fields.update({name: getattr(self, name) for name in self.given})
+        return MemoryExtractionConfig(**fields)
+
+
+def _check_extraction_field(name: str, value: Any) -> Any:
+    if name in _EXTRACTION_ENUMS:
+        return coerce_enum(_EXTRACTION_ENUMS[name], value, name)
+    if name in ("extract_memories", "enable_context_summary"):
+        if not isinstance(value, bool):
+            raise ValueError(f"{name} must be True or False, not {value!r}")
+    elif name.endswith(("_frequency", "_window", "_token_limit")):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be an integer, not {value!r}")
+        if name in ("memory_extraction_frequency", "memory_extraction_window") and value == 0:
+            raise ValueError(f"{name} must be a positive number of messages or -1, not 0")
+    elif name.endswith("_instructions"):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name} must be a string or None, not {type(value).__name__}")
+    elif name == "memory_extraction_inherit_message_metadata":
+        if isinstance(value, str) or not (
+            isinstance(value, bool) or (isinstance(value, Sequence) and all(isinstance(k, str) for k in value))
+        ):
+            raise ValueError(f"{name} must be True, False or a list of metadata keys, not {value!r}")
+        if not isinstance(value, bool):
+            value = tuple(value)
+    elif name == "background_extraction_queue_put_timeout_seconds":
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ValueError(f"{name} must be a non-negative number of seconds, not {value!r}")
+        value = float(value)
+    return value
 
 
 # --- messages and content parts ------------------------------------------------------------

@@ -90,3 +90,101 @@ def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+TASKS = ("memory_extraction", "memory_links", "thread_summary", "shortened_message", "image_caption")
+
+
+class FakeMemoryLlm:
+    """An OpenAI-compatible chat server on 127.0.0.1 that plays the engine's LLM.
+
+    It tells the engine's requests apart by the title of the JSON schema they ask for (one of
+    TASKS) and answers each with `answers[task](request)` (a JSON-able value), or with whatever
+    `fail(task, how)` scripted: "http500", "malformed" (text that is not JSON) or "slow" (an
+    answer after `slow_seconds`). `hold(task)` makes that task's requests wait until `release()`,
+    which lets tests keep background work running. Every request is kept in `requests`.
+    """
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, RecordedRequest]] = []
+        self.answers: dict[str, Callable[[RecordedRequest], Any]] = {
+            "memory_extraction": lambda request: {"memories": []},
+            "memory_links": lambda request: {"links": []},
+            "thread_summary": lambda request: {"summary": f"summary #{self.count('thread_summary')}", "topics": []},
+            "shortened_message": lambda request: {"text": "shortened"},
+            "image_caption": lambda request: {"description": "a captioned image"},
+        }
+        self.failures: dict[str, str] = {}
+        self.slow_seconds = 2.0
+        self._gate = threading.Event()
+        self._gate.set()
+        self._held: set[str] = set()
+        self._lock = threading.Lock()
+        self.url = ""
+
+    @staticmethod
+    def task_of(request: RecordedRequest) -> str:
+        schema = ((request.body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        title = schema.get("title")
+        if title in TASKS:
+            return title
+        system = request.body["messages"][0]["content"]
+        return next((task for task in TASKS if f'"title": "{task}"' in system), "unknown")
+
+    @staticmethod
+    def user_text(request: RecordedRequest) -> str:
+        content = request.body["messages"][-1]["content"]
+        return content if isinstance(content, str) else " ".join(p.get("text", "") for p in content)
+
+    def count(self, task: str) -> int:
+        with self._lock:
+            return sum(1 for name, _ in self.requests if name == task)
+
+    def of(self, task: str) -> list[RecordedRequest]:
+        with self._lock:
+            return [request for name, request in self.requests if name == task]
+
+    def fail(self, task: str, how: str | None) -> None:
+        if how is None:
+            self.failures.pop(task, None)
+        else:
+            self.failures[task] = how
+
+    def hold(self, *tasks: str) -> None:
+        self._held.update(tasks)
+        self._gate.clear()
+
+    def release(self) -> None:
+        self._held.clear()
+        self._gate.set()
+
+    def respond(self, request: RecordedRequest) -> tuple[int, bytes]:
+        task = self.task_of(request)
+        with self._lock:
+            self.requests.append((task, request))
+        if task in self._held:
+            self._gate.wait(timeout=30)
+        how = self.failures.get(task)
+        if how == "http500":
+            return 500, b'{"error": {"message": "scripted failure"}}'
+        if how == "slow":
+            import time
+
+            time.sleep(self.slow_seconds)
+        if how == "malformed":
+            content = "this is not JSON"
+        else:
+            content = json.dumps(self.answers[task](request)) if task in self.answers else "{}"
+        body = {"choices": [{"message": {"role": "assistant", "content": content}}]}
+        return 200, json.dumps(body).encode()
+
+
+@contextmanager
+def fake_memory_llm() -> Iterator[FakeMemoryLlm]:
+    fake = FakeMemoryLlm()
+    with local_json_server(fake.respond) as url:
+        fake.url = url
+        try:
+            yield fake
+        finally:
+            fake.release()

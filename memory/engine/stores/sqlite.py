@@ -1135,6 +1135,20 @@ class SQLiteMemoryStore(MemoryStore):
                 (summary, None if topics is None else json.dumps(topics), thread_id),
             ).rowcount
 
+    def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
+        """Merge `state` into the thread's settings under `key`, leaving its activity time alone.
+
+        The engine keeps its own bookkeeping here (how far extraction and the summary have got);
+        returns 1, or 0 when there is no such thread.
+        """
+        if not isinstance(state, dict):
+            raise ValueError("state must be a dict")
+        with self._write():
+            return self._conn.execute(
+                f"UPDATE {self._threads} SET settings = json_patch(settings, ?) WHERE id = ?",
+                (json.dumps({key: state}), thread_id),
+            ).rowcount
+
     def _thread_select(self) -> str:
         return (
             f"SELECT t.*, (SELECT count(*) FROM {self._records} m WHERE m.thread_id = t.id AND m.kind = 'message' "
