@@ -11,7 +11,7 @@ import threading
 
 from django.conf import settings
 
-from memory.engine import AgentMemory, connect
+from memory.engine import AgentMemory, connect, llm_from_settings
 from memory.engine.embedders import embedder_from_spec
 
 _lock = threading.Lock()
@@ -19,14 +19,21 @@ _agent_memory: AgentMemory | None = None
 
 
 def get_agent_memory() -> AgentMemory:
-    """The shared AgentMemory for OAM_STORE_URL and OAM_EMBEDDER, created on the first call."""
+    """The shared AgentMemory of the OAM_STORE_URL, OAM_EMBEDDER and LLM settings, built on the first call.
+
+    With an LLM, threads extract memories inline: a dashboard edit shows its result at once.
+    """
     global _agent_memory
     # Checked once without the lock so that the common path (already built) never waits.
     agent_memory = _agent_memory
     if agent_memory is None:
         with _lock:
             if _agent_memory is None:
-                _agent_memory = connect(settings.OAM_STORE_URL, embedder=embedder_from_spec(settings.OAM_EMBEDDER))
+                _agent_memory = connect(
+                    settings.OAM_STORE_URL,
+                    embedder=embedder_from_spec(settings.OAM_EMBEDDER),
+                    llm=llm_from_settings(settings.OAM_LLM_BASE_URL, settings.OAM_LLM_MODEL, settings.OAM_LLM_API_KEY),
+                )
             agent_memory = _agent_memory
     return agent_memory
 

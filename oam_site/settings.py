@@ -71,6 +71,14 @@ OAM_STORE_URL = os.environ.get("OAM_STORE_URL") or f"sqlite://{VAR_DIR / 'memory
 # "openai:<model>[:<dim>]@<base_url>" (its key comes from OAM_EMBEDDER_API_KEY).
 OAM_EMBEDDER = os.environ.get("OAM_EMBEDDER", "hashing")
 
+# The LLM behind memory extraction, summaries, automatic links and image captions: any server
+# speaking the OpenAI chat-completions protocol. Unset base URL: those features are off.
+OAM_LLM_BASE_URL = os.environ.get("OAM_LLM_BASE_URL", "")
+OAM_LLM_MODEL = os.environ.get("OAM_LLM_MODEL", "")
+OAM_LLM_API_KEY = os.environ.get("OAM_LLM_API_KEY", "")
+if OAM_LLM_BASE_URL.strip() and not OAM_LLM_MODEL.strip():
+    raise ImproperlyConfigured("OAM_LLM_BASE_URL is set but OAM_LLM_MODEL is not: name the model to use")
+
 DEBUG = env_bool("OAM_DEBUG", default=True)
 
 SECRET_KEY = os.environ.get("OAM_SECRET_KEY") or persisted_secret_key(VAR_DIR / "secret_key")

@@ -22,6 +22,7 @@ def memory_store_url(tmp_path, settings) -> Iterator[str]:
     url = f"sqlite://{tmp_path / 'memory.sqlite3'}"
     settings.OAM_STORE_URL = url
     settings.OAM_EMBEDDER = "hashing"
+    settings.OAM_LLM_BASE_URL = ""  # tests that want an LLM point it at a local fake
     services.reset_agent_memory()
     yield url
     services.reset_agent_memory()

@@ -251,6 +251,33 @@ class LlmMemoryWork:
         self.store.save_thread_state(self.thread_id, STATE_KEY, {"extracted_through": pending[-1].seq_no})
         return pending
 
+    def extract_or_remember(self, targets: Sequence[MessageRecord]) -> list[str]:
+        """`extract`, remembering the messages of a failed attempt for `messages_to_extract`."""
+        try:
+            return self.extract(targets)
+        except Exception:
+            if targets:
+                failed = self.state().get("failed_ranges", [])
+                failed.append([targets[0].seq_no, targets[-1].seq_no])
+                self.store.save_thread_state(self.thread_id, STATE_KEY, {"failed_ranges": failed[-100:]})
+            raise
+
+    def messages_to_extract(self, include_extracted: bool) -> list[MessageRecord]:
+        """All messages, or those no extraction has covered: never planned, or whose extraction failed."""
+        state = self.state()
+        if include_extracted:
+            return self.store.list_thread_messages(self.thread_id)
+        messages = {
+            m.seq_no: m
+            for m in self.store.list_thread_messages(self.thread_id, range_start_seq_no=state["extracted_through"] + 1)
+        }
+        for first, last in state.get("failed_ranges", []):
+            for message in self.store.list_thread_messages(
+                self.thread_id, range_start_seq_no=first, range_end_seq_no=last + 1
+            ):
+                messages[message.seq_no] = message
+        return [messages[seq_no] for seq_no in sorted(messages)]
+
     def summary_due(self) -> bool:
         """Whether enough messages arrived since the last summary for a refresh (spec §7.3)."""
         if not self.config.enable_context_summary:

@@ -347,7 +347,7 @@ class Thread:
             if uncaptioned:
                 work.caption(uncaptioned)
             if targets:
-                work.extract(targets)
+                work.extract_or_remember(targets)
             if check_summary and work.summary_due():
                 work.refresh_summary()
 
@@ -367,7 +367,7 @@ class Thread:
                 work.caption(uncaptioned)
             edited = self.store.get(MESSAGE_TYPE, message_id)
             if work.config.extract_memories and edited is not None:
-                work.extract([edited])
+                work.extract_or_remember([edited])
 
         self._schedule(run, f"re-extraction of message {message_id!r}")
 
@@ -385,7 +385,8 @@ class Thread:
         self._runner.wait(self.thread_id, timeout)
 
     def run_memory_extraction(self, include_extracted: bool = False) -> list[str]:
-        """Extract memories now from the messages no extraction has covered yet, or from all of them.
+        """Extract memories now from the messages no extraction has covered (never planned, or whose
+        extraction failed), or from all of them.
 
         This is the on-demand path (the dashboard's "extract memories", the `extract_memories`
         command): it runs in the caller, whatever the extraction mode, works through the thread
@@ -398,14 +399,14 @@ class Thread:
         if not isinstance(include_extracted, bool):
             raise ValueError("include_extracted must be True or False")
         with self._runner.planning_lock(self.thread_id), self._runner.thread_lock(self.thread_id):
-            start = -1 if include_extracted else work.state()["extracted_through"]
-            messages = self.store.list_thread_messages(self.thread_id, range_start_seq_no=start + 1)
+            messages = work.messages_to_extract(include_extracted)
             created: list[str] = []
             for first in range(0, len(messages), COMMAND_CHUNK_MESSAGES):
                 chunk = messages[first : first + COMMAND_CHUNK_MESSAGES]
                 created += work.extract(chunk)
                 through = max(chunk[-1].seq_no, work.state()["extracted_through"])
                 self.store.save_thread_state(self.thread_id, STATE_KEY, {"extracted_through": through})
+            self.store.save_thread_state(self.thread_id, STATE_KEY, {"failed_ranges": []})
             if work.config.enable_context_summary:
                 work.refresh_summary()
         return created

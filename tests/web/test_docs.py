@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.engine.helpers import fake_memory_llm
+
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
 
@@ -17,14 +19,28 @@ def python_blocks(markdown: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL)
 
 
-def test_the_python_example_runs():
-    [example] = python_blocks(README)
+def run_example(example: str) -> str:
     output = io.StringIO()
-
     with contextlib.redirect_stdout(output):
         exec(compile(example, "README.md", "exec"), {})
+    return output.getvalue()
 
-    assert "fact: Alice is vegetarian." in output.getvalue()
+
+def test_the_python_example_runs():
+    example = python_blocks(README)[0]
+
+    assert "fact: Alice is vegetarian." in run_example(example)
+
+
+def test_the_llm_example_runs_against_an_openai_compatible_server():
+    [example] = [block for block in python_blocks(README) if "OpenAICompatibleLlm(" in block]
+    with fake_memory_llm() as fake:
+        fake.answers["thread_summary"] = lambda request: {"summary": "Alice likes sourdough.", "topics": ["pizza"]}
+        output = run_example(example.replace("http://localhost:11434/v1", fake.url))
+
+        assert fake.count("memory_extraction") == 1
+    assert "<summary>Alice likes sourdough.</summary>" in output
+    assert "<topic>pizza</topic>" in output
 
 
 def oam_settings_in_code() -> set[str]:

@@ -13,12 +13,13 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine import AgentMemory, RecordStatus, TimeToLiveAnchor
+from memory.engine import AgentMemory, MemoryExtractionConfig, RecordStatus, TimeToLiveAnchor
 from memory.management.demo_data import AGENT_GUIDELINES, AGENTS, THREADS, USER_MEMORIES, USERS, DemoMemory, DemoThread
 from memory.services import get_agent_memory
 
 CHANNELS = ("web", "mobile", "slack")
 REVIEWERS = ("moderator-1", "moderator-2")
+NO_LLM_WORK = MemoryExtractionConfig(extract_memories=False, enable_context_summary=False)
 
 
 def iso(moment: datetime) -> str:
@@ -65,6 +66,8 @@ class DemoSeeder:
             user_id=demo.user_id,
             agent_id=demo.agent_id,
             metadata={"title": demo.title, "topic": demo.topic, "tags": list(demo.tags), "channel": channel},
+            # The demo world is written as it is: an LLM, if one is configured, adds nothing to it.
+            memory_extraction_config=NO_LLM_WORK,
         )
         messages: list[dict[str, Any]] = []
         for (question, answer), (asked, answered) in zip(demo.exchanges, times, strict=True):
@@ -136,6 +139,7 @@ class DemoSeeder:
             memory_id=self.new_id(),
             metadata=metadata,
             timestamp=iso(when),
+            autonomous_linking=False,
             **scope,
             **options,
         )
