@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from concurrent.futures import Future, wait
 
@@ -42,9 +42,16 @@ class LlmWorkRunner:
         self._lock = threading.Lock()
         self._thread_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
         self._planning_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
+        self._state_locks: defaultdict[str, threading.Lock] = defaultdict(threading.Lock)
         self._pending: defaultdict[str, set[Future]] = defaultdict(set)
         self._counts: Counter[str] = Counter()
         self._closed = False
+        # The queue carries thread ids; each thread's jobs wait here in order. A worker holding a
+        # thread's lock runs the oldest job of that thread, so a thread's work keeps its order
+        # whichever worker picks which id.
+        self._jobs: defaultdict[str, deque[tuple[Callable[[], object], str, Future]]] = defaultdict(deque)
+        self._submitting = 0
+        self._submitted = threading.Condition(self._lock)
 
     def thread_lock(self, thread_id: str) -> threading.Lock:
         """Held while one of the thread's units of work runs: they never interleave."""
@@ -58,6 +65,11 @@ class LlmWorkRunner:
         """
         with self._lock:
             return self._planning_locks[thread_id]
+
+    def state_lock(self, thread_id: str) -> threading.Lock:
+        """Held for a read-modify-write of the thread's LLM bookkeeping; never held for long."""
+        with self._lock:
+            return self._state_locks[thread_id]
 
     def stats(self) -> dict[str, int]:
         with self._lock:
@@ -74,35 +86,52 @@ class LlmWorkRunner:
         what: str,
         behavior: BackgroundExtractionQueueFullBehavior,
         put_timeout: float,
-    ) -> None:
-        """Queue `work`; when the queue is full, drop it or raise TimeoutError as `behavior` says."""
-        future: Future = Future()
-        item = (thread_id, work, what, future)
-        if self._closed:
-            raise RuntimeError("this agent memory is closed; its background extraction no longer runs")
+    ) -> bool:
+        """Queue `work`; False when the queue is full and `behavior` drops it (WAIT_THEN_RAISE raises
+        TimeoutError instead)."""
+        job = (work, what, Future())
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("this agent memory is closed; its background extraction no longer runs")
+            self._jobs[thread_id].append(job)  # before its id is queued, so that a worker finds it
+            self._submitting += 1
         self._start_workers()
         try:
             if behavior is BackgroundExtractionQueueFullBehavior.DROP:
-                self._queue.put_nowait(item)
+                self._queue.put_nowait(thread_id)
             else:
-                self._queue.put(item, timeout=put_timeout)
+                self._queue.put(thread_id, timeout=put_timeout)
         except queue.Full:
             with self._lock:
+                self._jobs[thread_id].remove(job)  # no worker takes it: each takes one job per queued id
+                if not self._jobs[thread_id]:
+                    del self._jobs[thread_id]
                 self._counts["dropped"] += 1
             message = f"the background extraction queue is full: {what} was not queued (the raw data is stored)"
             if behavior is BackgroundExtractionQueueFullBehavior.WAIT_THEN_RAISE:
                 raise TimeoutError(message) from None
             log.warning(message)
-            return
+            return False
+        finally:
+            with self._submitted:
+                self._submitting -= 1
+                self._submitted.notify_all()
+        future = job[2]
         with self._lock:
             self._counts["queued"] += 1
-            self._pending[thread_id].add(future)
+            if not future.done():
+                self._pending[thread_id].add(future)
         future.add_done_callback(lambda done: self._forget(thread_id, done))
+        return True
 
     def wait(self, thread_id: str, timeout: float | None) -> None:
         """Wait for the work already accepted for this thread; TimeoutError if it is still running."""
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout < 0):
+        if timeout is not None and (
+            isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout >= 0  # NaN too
+        ):
             raise ValueError(f"timeout must be a non-negative number of seconds or None, not {timeout!r}")
+        if timeout == float("inf"):
+            timeout = None  # no limit (the condition variable underneath cannot take inf)
         with self._lock:
             accepted = set(self._pending.get(thread_id, ()))
         if not accepted:
@@ -116,10 +145,12 @@ class LlmWorkRunner:
 
     def close(self) -> None:
         """Stop accepting work, let the workers finish what is queued, and stop them."""
-        with self._lock:
+        with self._submitted:
             if self._closed:
                 return
             self._closed = True
+            # Work being queued right now goes before the stop marks, so that it still runs.
+            self._submitted.wait_for(lambda: self._submitting == 0)
             workers = list(self._workers)
         for _ in workers:
             self._queue.put(_STOP)
@@ -135,13 +166,18 @@ class LlmWorkRunner:
 
     def _serve(self) -> None:
         while True:
-            item = self._queue.get()
-            if item is _STOP:
+            thread_id = self._queue.get()
+            if thread_id is _STOP:
                 return
-            thread_id, work, what, future = item
             with self.thread_lock(thread_id):
-                self._run(work, what)
-            future.set_result(None)  # a failure is finished too: waits must not block on it
+                with self._lock:
+                    work, what, future = self._jobs[thread_id].popleft()
+                    if not self._jobs[thread_id]:
+                        del self._jobs[thread_id]
+                try:
+                    self._run(work, what)
+                finally:
+                    future.set_result(None)  # a failure is finished too: waits must not block on it
 
     def _run(self, work: Callable[[], object], what: str) -> None:
         try:

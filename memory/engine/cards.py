@@ -115,7 +115,7 @@ def build_summary(thread: Thread, except_last: Any = NOT_SET, token_budget: Any 
         if stored:
             return Summary(stored if cap is None else stored[:cap])
     end = max(0, thread.store.count_thread_messages(thread.thread_id) - except_last)
-    if except_last and thread.llm_work is not None:
+    if except_last and end > 0 and thread.llm_work is not None:  # nothing before the tail: nothing to summarise
         # A summary that stops earlier is written for this call only, never persisted (§7.3).
         try:
             summary, _ = thread.llm_work.summarise(thread.store.thread_message_window(thread.thread_id, 0, end))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -200,6 +201,7 @@ class LlmMemoryWork:
         user_id: str | None,
         agent_id: str | None,
         image_limits: ImageInputLimitConfig,
+        state_lock: threading.Lock | None = None,
         max_message_token_length: int = DEFAULT_MAX_MESSAGE_TOKEN_LENGTH,
         message_shortening_input_token_limit: int = DEFAULT_MESSAGE_SHORTENING_INPUT_TOKEN_LIMIT,
         context_card_token_limit: int = DEFAULT_CONTEXT_CARD_TOKEN_LIMIT,
@@ -209,10 +211,25 @@ class LlmMemoryWork:
         self.config = config
         self.thread_id, self.user_id, self.agent_id = thread_id, user_id, agent_id
         self.image_limits = image_limits
+        self._state_lock = state_lock or threading.Lock()
         self.max_message_token_length = max_message_token_length
         self.message_shortening_input_token_limit = message_shortening_input_token_limit
         self.context_card_token_limit = context_card_token_limit
         self._shortened: dict[tuple[str, str], str] = {}
+
+    def in_scope_of(self, record: Record) -> LlmMemoryWork:
+        """This work for a record of another user or agent (a thread may write memories for others)."""
+        if (record.user_id, record.agent_id) == (self.user_id, self.agent_id):
+            return self
+        return LlmMemoryWork(
+            self.store,
+            self.llm,
+            self.config,
+            thread_id=record.thread_id,
+            user_id=record.user_id,
+            agent_id=record.agent_id,
+            image_limits=self.image_limits,
+        )
 
     def _related(self, query: str, k: int) -> list[Record]:
         """Live memories related to `query` in this scope's user and agent."""
@@ -256,14 +273,20 @@ class LlmMemoryWork:
         try:
             return self.extract(targets)
         except Exception:
-            if targets:
+            self.remember_unextracted(targets)
+            raise
+
+    def remember_unextracted(self, targets: Sequence[MessageRecord]) -> None:
+        """Note messages whose planned extraction failed or was dropped (the latest 100 such runs)."""
+        if targets:
+            with self._state_lock:
                 failed = self.state().get("failed_ranges", [])
                 failed.append([targets[0].seq_no, targets[-1].seq_no])
                 self.store.save_thread_state(self.thread_id, STATE_KEY, {"failed_ranges": failed[-100:]})
-            raise
 
     def messages_to_extract(self, include_extracted: bool) -> list[MessageRecord]:
-        """All messages, or those no extraction has covered: never planned, or whose extraction failed."""
+        """All messages, or those no extraction has covered: never planned, or whose extraction failed
+        or was dropped from a full queue."""
         state = self.state()
         if include_extracted:
             return self.store.list_thread_messages(self.thread_id)
@@ -357,15 +380,7 @@ class LlmMemoryWork:
             summary = _clip(summary, max(0, (budget - fixed) // 4))
             budget = max(0, budget - fixed - len(summary))
         # Newest first within the budget: the new messages, then earlier context.
-        target_lines = self._message_lines(targets, numbered)
-        kept_targets, budget = _newest_within(target_lines, budget)
-        if len(kept_targets) < len(target_lines):
-            log.warning(
-                "extraction prompt of thread %r is over its token limit: %d of %d new messages left out",
-                self.thread_id,
-                len(target_lines) - len(kept_targets),
-                len(target_lines),
-            )
+        kept_targets, budget = self._fit("extraction prompt", self._message_lines(targets, numbered), budget)
         context_lines, _ = _newest_within(self._message_lines(context), budget)
 
         sections = []
@@ -380,6 +395,19 @@ class LlmMemoryWork:
         if config.memory_extraction_image_context is MemoryExtractionImageContext.IMAGE:
             user = [{"type": "text", "text": user}, *self._image_parts(targets)]
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+    def _fit(self, prompt: str, lines: list[str], budget: int | None) -> tuple[list[str], int | None]:
+        """`_newest_within`, with a warning when messages the prompt is about had to be left out."""
+        kept, left = _newest_within(lines, budget)
+        if len(kept) < len(lines):
+            log.warning(
+                "%s of thread %r is over its token limit: %d of %d messages left out",
+                prompt,
+                self.thread_id,
+                len(lines) - len(kept),
+                len(lines),
+            )
+        return kept, left
 
     def _message_lines(
         self, messages: list[MessageRecord], numbered: dict[int, MessageRecord] | None = None
@@ -580,7 +608,7 @@ class LlmMemoryWork:
         if budget is not None:
             previous = _clip(previous, budget // 3)
             budget = max(0, budget - len(_SUMMARY_PROMPT) - len(previous))
-        lines, _ = _newest_within(self._message_lines(messages), budget)
+        lines, _ = self._fit("summary prompt", self._message_lines(messages), budget)
         user = f"PREVIOUS SUMMARY:\n{previous or '(none)'}\n\nNEW MESSAGES:\n" + "\n".join(lines)
         answer = self.llm.complete_json(
             [{"role": "system", "content": _SUMMARY_PROMPT}, {"role": "user", "content": user}], SUMMARY_SCHEMA
@@ -623,13 +651,24 @@ class LlmMemoryWork:
         return captioned
 
 
+MIN_LINE_CHARS = 200
+"""The newest line is kept, cut to at least this many characters, even when the budget is smaller."""
+
+
 def _newest_within(lines: list[str], budget: int | None) -> tuple[list[str], int | None]:
-    """The latest lines whose total length fits `budget` characters (None: all), in order, and what is left."""
+    """The latest lines whose total length fits `budget` characters (None: all), in order, and what is left.
+
+    The newest line is always kept, cut to the budget when it is too long on its own, so that a
+    prompt never goes out without the message it is about.
+    """
     if budget is None:
         return lines, None
     kept: list[str] = []
     for line in reversed(lines):
         if len(line) + 1 > budget:
+            if not kept:
+                kept.append(_clip(line, max(budget - 1, MIN_LINE_CHARS)))
+                budget = max(0, budget - len(kept[0]) - 1)
             break
         kept.append(line)
         budget -= len(line) + 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -94,7 +95,8 @@ def extraction_config_from(config: Any, deprecated: dict[str, Any]) -> MemoryExt
         warnings.warn(
             f"{', '.join(sorted(given))}: deprecated, pass memory_extraction_config=MemoryExtractionConfig(...)",
             DeprecationWarning,
-            stacklevel=4,
+            # Attributed to the caller's line, whether it called create_thread or Thread directly.
+            skip_file_prefixes=(os.path.dirname(__file__) + os.sep,),
         )
         return MemoryExtractionConfig(**given)
     if config is NOT_SET or config is None:
@@ -152,7 +154,8 @@ class Thread:
         memory_extraction_inherit_message_metadata: Any = NOT_SET,
     ) -> None:
         """`llm` and `memory_extraction_config` default to the client's; the thread's config
-        overrides the client's field by field. The deprecated inline extraction parameters still
+        overrides the client's field by field. A new thread stores its own config, which later
+        handles use unless they are given one. The deprecated inline extraction parameters still
         work, with a DeprecationWarning, but not together with `memory_extraction_config`.
         """
         for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
@@ -170,10 +173,6 @@ class Thread:
                 "memory_extraction_custom_instructions": memory_extraction_custom_instructions,
                 "memory_extraction_inherit_message_metadata": memory_extraction_inherit_message_metadata,
             },
-        )
-        client_config = getattr(client, "memory_extraction_config", None)
-        self.memory_extraction_config = (
-            own_config.over(client_config) if own_config else client_config or MemoryExtractionConfig()
         )
         self.llm = llm_from(getattr(client, "llm", None) if llm is NOT_SET else llm)
         self.context_card_type_search_concurrency = _int_option(
@@ -210,6 +209,8 @@ class Thread:
                     "token_budget": config.token_budget,
                     "soft_token_budget": config.soft_token_budget,
                 }
+            if own_config is not None:
+                settings["memory_extraction_config"] = own_config.to_settings()
             record = store.save_thread(
                 new_id() if thread_id is NOT_SET else thread_id,
                 new_id() if user_id is NOT_SET else user_id,
@@ -229,6 +230,13 @@ class Thread:
             if stored_config
             else MemorySearchConfig()
         )
+        stored_extraction = record.settings.get("memory_extraction_config")
+        if own_config is None and stored_extraction:
+            own_config = MemoryExtractionConfig(**stored_extraction)
+        client_config = getattr(client, "memory_extraction_config", None)
+        self.memory_extraction_config = (
+            own_config.over(client_config) if own_config else client_config or MemoryExtractionConfig()
+        )
         self.llm_work = (
             None
             if self.llm is None
@@ -240,6 +248,7 @@ class Thread:
                 user_id=self.user_id,
                 agent_id=self.agent_id,
                 image_limits=self.image_input_limit_config,
+                state_lock=self._runner.state_lock(self.thread_id),
                 **knobs,
             )
         )
@@ -328,30 +337,43 @@ class Thread:
 
     # --- LLM work ---------------------------------------------------------------------------
 
-    def _schedule(self, work: Callable[[], object], what: str) -> None:
-        schedule_llm_work(self._runner, self.memory_extraction_config, self.thread_id, work, what)
+    def _schedule(self, work: Callable[[], object], what: str) -> bool:
+        return schedule_llm_work(self._runner, self.memory_extraction_config, self.thread_id, work, what)
+
+    def _schedule_extraction(
+        self, work: LlmMemoryWork, run: Callable[[], object], targets: Sequence[MessageRecord]
+    ) -> None:
+        """Schedule `run`; if the queue drops it (or refuses it with TimeoutError), its target
+        messages are remembered as not extracted, for `run_memory_extraction` to pick up."""
+        queued = False
+        try:
+            queued = self._schedule(run, f"memory extraction of thread {self.thread_id!r}")
+        finally:
+            if not queued and targets:
+                work.remember_unextracted(targets)
 
     def _after_new_messages(self, uncaptioned: list[str]) -> None:
         """After add_messages: captions, then extraction if due, then the summary if due (spec §8.4)."""
         work = self.llm_work
         if work is None:
             return
+        # Planned and queued under one lock: concurrent writers' work queues in the order planned.
         with self._runner.planning_lock(self.thread_id):
-            targets = work.plan_after_add()
-        # With extraction on, the summary is checked when an extraction is due (§7.3).
-        check_summary = work.config.enable_context_summary and (targets is not None or not work.config.extract_memories)
-        if not (targets or uncaptioned or check_summary):
-            return
+            targets = work.plan_after_add() or []
+            # With extraction on, the summary is checked when an extraction is due (§7.3).
+            check_summary = work.config.enable_context_summary and (bool(targets) or not work.config.extract_memories)
+            if not (targets or uncaptioned or check_summary):
+                return
 
-        def run() -> None:
-            if uncaptioned:
-                work.caption(uncaptioned)
-            if targets:
-                work.extract_or_remember(targets)
-            if check_summary and work.summary_due():
-                work.refresh_summary()
+            def run() -> None:
+                if uncaptioned:
+                    work.caption(uncaptioned)
+                if targets:
+                    work.extract_or_remember(targets)
+                if check_summary and work.summary_due():
+                    work.refresh_summary()
 
-        self._schedule(run, f"memory extraction of thread {self.thread_id!r}")
+            self._schedule_extraction(work, run, targets)
 
     def _after_edit(self, message_id: str, uncaptioned: list[str]) -> None:
         """After update_message: caption new images, re-extract from the edited message (§4.3.11).
@@ -369,7 +391,8 @@ class Thread:
             if work.config.extract_memories and edited is not None:
                 work.extract_or_remember([edited])
 
-        self._schedule(run, f"re-extraction of message {message_id!r}")
+        edited = self.store.get(MESSAGE_TYPE, message_id) if work.config.extract_memories else None
+        self._schedule_extraction(work, run, [edited] if edited is not None else [])
 
     def _caption_later(self, image_id: str) -> None:
         work = self.llm_work
@@ -878,21 +901,22 @@ class Thread:
 
 def schedule_llm_work(
     runner: LlmWorkRunner, config: MemoryExtractionConfig, key: str, work: Callable[[], object], what: str
-) -> None:
+) -> bool:
     """Run LLM work now (INLINE) or queue it (BACKGROUND); the raw write is already stored.
 
+    False when a full queue dropped the work.
     `key` groups work that must not interleave and that waits cover: a thread id.
     """
     if config.extraction_mode is MemoryExtractionMode.BACKGROUND:
-        runner.submit(
+        return runner.submit(
             key,
             work,
             what,
             config.background_extraction_queue_full_behavior,
             config.background_extraction_queue_put_timeout_seconds,
         )
-    else:
-        runner.run_inline(key, work, what)
+    runner.run_inline(key, work, what)
+    return True
 
 
 def autonomous_linking_from(value: Any, llm: Llm | None, config: MemoryExtractionConfig) -> bool:
@@ -907,10 +931,13 @@ def autonomous_linking_from(value: Any, llm: Llm | None, config: MemoryExtractio
 
 
 def link_memory(work: LlmMemoryWork, memory_id: str) -> None:
-    """Autonomous linking of one manual memory (if it is still there when the work runs)."""
+    """Autonomous linking of one manual memory (if it is still there when the work runs).
+
+    Candidates come from the memory's own user and agent, which a thread's add_memory may override.
+    """
     memory = find_memory(work.store, memory_id)
     if memory is not None:
-        work.link_new_memories([memory])
+        work.in_scope_of(memory).link_new_memories([memory])
 
 
 def find_memory(store: MemoryStore, memory_id: Any) -> MemoryRecord | None:

@@ -269,6 +269,16 @@ class MemoryExtractionConfig:
             object.__setattr__(self, name, value)
         object.__setattr__(self, "given", frozenset(given))
 
+    def to_settings(self) -> dict[str, Any]:
+        """The explicitly set fields as JSON values; `MemoryExtractionConfig(**settings)` reads them back."""
+        settings = {}
+        for name in sorted(self.given):
+            value = getattr(self, name)
+            settings[name] = (
+                value.value if isinstance(value, Enum) else list(value) if isinstance(value, tuple) else value
+            )
+        return settings
+
     def over(self, base: MemoryExtractionConfig | None) -> MemoryExtractionConfig:
         """This config's explicit fields laid over `base` (a client-level config)."""
         if base is None:
