@@ -14,7 +14,8 @@ from .formatting import SearchResultFormatConfig
 from .llm import Llm, OpenAICompatibleLlm, llm_from_settings
 from .scope import Scope, SearchScope
 from .search import SearchResult, estimate_tokens
-from .stores import MemoryStore, SchemaError, SQLiteMemoryStore
+from .stores import MemoryStore, OracleDBMemoryStore, OracleInDatabaseEmbedder, SchemaError, SQLiteMemoryStore
+from .stores.oracle import open_pool
 from .thread import Thread
 from .types import (
     NOT_SET,
@@ -56,20 +57,33 @@ def connect(
     memory_extraction_config: MemoryExtractionConfig | None = None,
     **options: Any,
 ) -> AgentMemory:
-    """An AgentMemory over the store a URL names: "sqlite:///path/file.sqlite3" or "sqlite://:memory:".
+    """An AgentMemory over the store a URL names.
 
-    `llm` and `memory_extraction_config` go to the client; extra options to the store's
-    constructor (vector_dim, table_name_prefix, …).
+    "sqlite:///path/file.sqlite3" or "sqlite://:memory:" open the embedded store;
+    "oracle://user@host:port/service" opens Oracle Database through a connection pool (options
+    `password` (default: OAM_ORACLE_PASSWORD), `pool_min`, `pool_max`). `llm` and
+    `memory_extraction_config` go to the client; other options to the store's constructor
+    (vector_dim, table_name_prefix, vector_index, …). Without an embedder, the local hashing
+    embedder is used.
     """
     if not isinstance(url, str):
         raise ValueError(f"the store URL must be a string, not {type(url).__name__}")
-    if url == "sqlite://:memory:":
-        path = ":memory:"
+    if url.startswith("oracle://"):
+        pool_options = {key: options.pop(key) for key in ("password", "pool_min", "pool_max") if key in options}
+        if embedder is None:
+            embedder = HashingEmbedder(options.get("vector_dim") or 384)
+        store: MemoryStore = OracleDBMemoryStore(
+            embedder, open_pool(url, **pool_options), schema_policy=schema_policy, **options
+        )
+    elif url == "sqlite://:memory:":
+        store = SQLiteMemoryStore(":memory:", embedder=embedder, schema_policy=schema_policy, **options)
     elif url.startswith("sqlite:///") and len(url) > len("sqlite:///"):
-        path = url[len("sqlite://") :]
+        store = SQLiteMemoryStore(url[len("sqlite://") :], embedder=embedder, schema_policy=schema_policy, **options)
     else:
-        raise ValueError(f"unsupported store URL {url!r}; use sqlite:///absolute/path.sqlite3 or sqlite://:memory:")
-    store = SQLiteMemoryStore(path, embedder=embedder, schema_policy=schema_policy, **options)
+        raise ValueError(
+            f"unsupported store URL {url!r}; use sqlite:///absolute/path.sqlite3, sqlite://:memory: "
+            "or oracle://user@host:port/service"
+        )
     config = NOT_SET if memory_extraction_config is None else memory_extraction_config
     return AgentMemory(store, llm=llm, memory_extraction_config=config)
 
@@ -100,6 +114,8 @@ __all__ = [
     "MessageRecord",
     "OpenAICompatibleEmbedder",
     "OpenAICompatibleLlm",
+    "OracleDBMemoryStore",
+    "OracleInDatabaseEmbedder",
     "Page",
     "Record",
     "RecordRelation",

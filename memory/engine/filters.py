@@ -12,12 +12,16 @@ Decisions where the spec is open (OQ-13): a dict mixing ``$`` keys and plain key
 operator, and a non-list operand of ``$array_contains_any`` are ValueErrors; an empty list operand
 of ``$array_contains`` matches any array and of ``$array_contains_any`` matches nothing.
 
-The compiled SQL only ever carries bind placeholders for keys and values, never their text.
+SQLite's compiled SQL carries bind placeholders for keys and values, never their text. Oracle's
+SQL/JSON paths cannot be bound, so there keys are validated and quoted (`json_path_step`) and only
+values are bound.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -217,3 +221,112 @@ class SQLiteFilterCompiler:
                 f"WHERE {e}.key = {self._bind(key)} AND {self._equals(e, child)})"
             )
         return " AND ".join(clauses)
+
+
+_PATH_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*$")
+"""Keys an Oracle JSON path can name safely: letters, digits, underscores and single hyphens."""
+
+
+def json_path_step(key: str) -> str:
+    """One quoted object step of an SQL/JSON path (`."key"`); ValueError for a key it cannot name safely.
+
+    A path is part of the SQL text (Oracle cannot bind it), so keys are held to a plain alphabet
+    instead of being escaped: quotes, backslashes, `$`, `@`, whitespace and the like never reach it.
+    """
+    if not isinstance(key, str) or not _PATH_KEY.match(key) or len(key) > 128:
+        raise ValueError(
+            f"metadata key {key!r} cannot be used in a filter on Oracle: use letters, digits, '_' "
+            "and single '-' (at most 128 characters)"
+        )
+    return f'."{key}"'
+
+
+class OracleFilterCompiler:
+    """Compiles a parsed filter to an Oracle SQL/JSON condition over a native JSON column.
+
+    Keys become quoted steps of strict SQL/JSON paths (validated by `json_path_step`); every
+    value is a bind, passed into paths with PASSING or compared with JSON_EQUAL. Strict paths do
+    not unwrap arrays, so `{"tags": "a"}` does not match `["a"]`, and typed item methods keep
+    JSON types apart, as in SQLiteFilterCompiler. Negations use CASE, so that an unknown (NULL)
+    comparison still counts as "does not match".
+    """
+
+    def __init__(self, bind_prefix: str = "mf") -> None:
+        self.params: dict[str, Any] = {}
+        self._prefix = bind_prefix
+
+    def compile(self, tree: Contains, document_sql: str) -> str:
+        return self._contains(tree, document_sql, "$")
+
+    def _bind(self, value: Any) -> str:
+        name = f"{self._prefix}{len(self.params)}"
+        self.params[name] = value
+        return name
+
+    def _contains(self, node: Contains, doc: str, path: str) -> str:
+        if not node.entries:
+            return "1 = 1"
+        return " AND ".join(self._field(doc, path + json_path_step(key), expr) for key, expr in node.entries)
+
+    def _field(self, doc: str, path: str, expr: Any) -> str:
+        if isinstance(expr, AllOf):
+            return "(" + " AND ".join(self._field(doc, path, e) for e in expr.exprs) + ")"
+        if isinstance(expr, Not):
+            return f"(CASE WHEN {self._field(doc, path, expr.expr)} THEN 0 ELSE 1 END = 1)"
+        if isinstance(expr, Equals):
+            return self._equals(doc, path, expr.value)
+        if isinstance(expr, Contains):
+            return f"({self._is_type(doc, path, 'object')} AND {self._contains(expr, doc, path)})"
+        if isinstance(expr, ArrayContains):
+            array = self._is_type(doc, path, "array")
+            if not expr.values:
+                return array if not expr.any_of else "1 = 0"
+            members = [self._has_member(doc, path, value) for value in expr.values]
+            joined = " OR ".join(members) if expr.any_of else " AND ".join(members)
+            return f"({array} AND ({joined}))"
+        raise TypeError(f"not a filter expression: {expr!r}")
+
+    def _is_type(self, doc: str, path: str, json_type: str) -> str:
+        return f"JSON_EXISTS({doc}, 'strict {path}?(@.type() == \"{json_type}\")')"
+
+    def _scalar_test(self, value: Any) -> tuple[str, str | None]:
+        """A filter test on `@` for a scalar, and the bind it passes (None: no bind needed)."""
+        if value is None:
+            return '@.type() == "null"', None
+        if isinstance(value, bool):
+            return f'@.type() == "boolean" && @.booleanOnly() == {"true" if value else "false"}', None
+        if isinstance(value, int | float):
+            return "@.numberOnly() == $v", self._bind(value)
+        return "@.stringOnly() == $v", self._bind(value)
+
+    def _equals(self, doc: str, path: str, value: Any) -> str:
+        if isinstance(value, tuple | dict):
+            bind = self._bind(json.dumps(_thaw(value)))
+            return f"JSON_EQUAL(JSON_QUERY({doc}, 'strict {path}' RETURNING JSON), JSON(:{bind}))"
+        test, bind = self._scalar_test(value)
+        return self._exists(doc, f"{path}?({test})", bind)
+
+    def _has_member(self, doc: str, path: str, value: Any) -> str:
+        """The array at `path` has an element equal to `value` (objects and arrays compared exactly)."""
+        if isinstance(value, tuple | dict):
+            bind = self._bind(json.dumps(_thaw(value)))
+            return (
+                f"EXISTS (SELECT 1 FROM JSON_TABLE({doc}, 'strict {path}[*]' COLUMNS (item JSON PATH '$')) jt "
+                f"WHERE JSON_EQUAL(jt.item, JSON(:{bind})))"
+            )
+        test, bind = self._scalar_test(value)
+        return self._exists(doc, f"{path}[*]?({test})", bind)
+
+    @staticmethod
+    def _exists(doc: str, path: str, bind: str | None) -> str:
+        passing = f' PASSING :{bind} AS "v"' if bind is not None else ""
+        return f"JSON_EXISTS({doc}, 'strict {path}'{passing})"
+
+
+def _thaw(value: Any) -> Any:
+    """A frozen filter value back as plain JSON (tuples to lists)."""
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _thaw(v) for k, v in value.items()}
+    return value

@@ -6,7 +6,7 @@ trees are grown here breadth-first, so every backend builds exactly the same tre
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -92,3 +92,9 @@ def grow_trees(
             next_frontiers[root] = grown
         frontiers = next_frontiers
     return trees
+
+
+def walk_nodes(nodes: list) -> Iterator:
+    for node in nodes:
+        yield node
+        yield from walk_nodes(node.children)

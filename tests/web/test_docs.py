@@ -44,8 +44,10 @@ def test_the_llm_example_runs_against_an_openai_compatible_server():
 
 
 def oam_settings_in_code() -> set[str]:
-    sources = [*ROOT.glob("oam_site/*.py"), *ROOT.glob("memory/**/*.py")]
-    return {name for path in sources for name in re.findall(r"\bOAM_[A-Z_]+\b", path.read_text())}
+    """OAM_* names defined in the settings, or read from the environment or settings elsewhere."""
+    names = {name for path in ROOT.glob("oam_site/*.py") for name in re.findall(r"\bOAM_[A-Z_]+\b", path.read_text())}
+    read = r"(?:environ(?:\.get)?\(\s*|environ\[|settings\.)\"?(OAM_[A-Z_]+)"
+    return names | {name for path in ROOT.glob("memory/**/*.py") for name in re.findall(read, path.read_text())}
 
 
 @pytest.mark.parametrize("name", sorted(oam_settings_in_code()))

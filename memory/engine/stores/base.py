@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..embedders import Embedder
+from ..images import CheckedImage
 from ..scope import check_scope_value
 from ..ttl import check_ttl_days, normalize_timestamp
 from ..types import (
@@ -431,3 +432,21 @@ class MemoryStore(ABC):
 
     async def search_async(self, *args: Any, **kwargs: Any) -> list[tuple[Record, float]]:
         return await asyncio.to_thread(self.search, *args, **kwargs)
+
+
+def image_column(record_type: str, images: Any, message_ids: Any, count: int) -> list[tuple[Any, str | None]]:
+    """(checked image, message id) per record of an image batch; [] for other record types."""
+    if record_type != IMAGE_TYPE:
+        if images is not NOT_SET or message_ids is not NOT_SET:
+            raise ValueError("images and message_ids are for image records only")
+        return []
+    if not isinstance(images, (list, tuple)) or len(images) != count:
+        raise ValueError(f"image records need `images`: one checked image per content ({count})")
+    if not all(isinstance(image, CheckedImage) for image in images):
+        raise ValueError("images must be checked with memory.engine.images.check_image")
+    owners = [None] * count if message_ids is NOT_SET or message_ids is None else message_ids
+    if isinstance(owners, str):
+        owners = [owners] * count
+    if len(owners) != count:
+        raise ValueError(f"message_ids has {len(owners)} entries for {count} images")
+    return list(zip(images, owners, strict=True))

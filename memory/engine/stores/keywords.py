@@ -46,11 +46,15 @@ def stems(tokens: list[str]) -> list[str]:
     return _STEMMER.stemWords(tokens)
 
 
-def query_stems(text: str) -> list[str]:
-    """The distinct stems a query searches for: without function words, unless it has nothing else."""
+def query_words(text: str) -> list[str]:
+    """A query's words: without function words, unless it has nothing else."""
     tokens = words(text)
-    content = [token for token in tokens if token not in STOP_WORDS] or tokens
-    return list(dict.fromkeys(stems(content)))
+    return [token for token in tokens if token not in STOP_WORDS] or tokens
+
+
+def query_stems(text: str) -> list[str]:
+    """The distinct stems a query searches for."""
+    return list(dict.fromkeys(stems(query_words(text))))
 
 
 def date_words(timestamp: str | None) -> list[str]:

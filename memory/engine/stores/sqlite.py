@@ -20,7 +20,7 @@ import numpy as np
 
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import SQLiteFilterCompiler, parse_filter
-from ..graph import check_label, grow_trees, relation_labels
+from ..graph import check_label, grow_trees, relation_labels, walk_nodes
 from ..images import CheckedImage
 from ..scope import SearchScope, check_scope_value, resolve_store_scope
 from ..ttl import expiry, normalize_timestamp, utc_now
@@ -65,6 +65,7 @@ from .base import (
     decode_cursor,
     dump_metadata,
     encode_cursor,
+    image_column,
     kind_of,
     normalize_rows,
     prepare_add,
@@ -73,22 +74,12 @@ from .base import (
     to_vector,
 )
 from .link_index import LinkIndex
+from .ranking import CANDIDATE_DEPTH, fuse_rankings
 from .search_cache import SearchCache
 
 SCHEMA_VERSION = 4
 """1: records with an FTS5 index; 2: keyword search moved to the in-memory search cache;
 3: relations between memories, lifecycle counts, persisted thread summaries; 4: images."""
-RRF_K = 10
-KEYWORD_WEIGHT = 2.0
-"""Reciprocal rank fusion: score = 1/(K + vector rank) + KEYWORD_WEIGHT/(K + keyword rank).
-
-Measured on the LoCoMo dev conversations with the default hashing embedder: K=60 with equal
-weights (the textbook setting) let the embedder's noise drown the keyword ranking (recall@10
-0.42); K=10 with the keyword ranking counted twice reached 0.75 together with the keyword
-context of search_cache.py. Neighbouring settings score within 0.01.
-"""
-CANDIDATE_DEPTH = 100
-"""How deep each ranking is read before fusion; results up to this k do not depend on k."""
 _PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
 EFFECTIVE_STATUS_SQL = "CASE WHEN status = 'valid' AND lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
@@ -446,7 +437,7 @@ class SQLiteMemoryStore(MemoryStore):
         record, whose `contents` are their descriptions; `message_ids` attaches them to messages.
         """
         check_positive_int("batch_size", batch_size)
-        checked = _image_column(record_type, images, message_ids, len(contents) if isinstance(contents, list) else 0)
+        checked = image_column(record_type, images, message_ids, len(contents) if isinstance(contents, list) else 0)
         rows = prepare_add(
             contents,
             record_type,
@@ -1059,7 +1050,7 @@ class SQLiteMemoryStore(MemoryStore):
             return links
 
         trees = grow_trees(roots, num_hops, max_linked_results, neighbours, admitted.__contains__)
-        nodes = [node for tree in trees.values() for node in _walk(tree)]
+        nodes = [node for tree in trees.values() for node in walk_nodes(tree)]
         if not nodes:
             return
         kept = sorted({node.record_id for node in nodes})
@@ -1465,7 +1456,7 @@ class SQLiteMemoryStore(MemoryStore):
                 by_vector = cache.vector_top_k(unit, mask, depth)
             if strategy is not SearchStrategy.VECTOR:
                 by_keyword = cache.keyword_top_k(query, mask, depth)
-            ranked = _rank(strategy, by_vector, by_keyword)[:k]
+            ranked = fuse_rankings(strategy, by_vector, by_keyword)[:k]
             records = self._records_by_pk([pk for pk, _, _ in ranked])
             hits = [SearchHit(records[pk], distance, parts) for pk, distance, parts in ranked if pk in records]
             if num_hops and max_linked_results:
@@ -1491,61 +1482,9 @@ class SQLiteMemoryStore(MemoryStore):
         return {row["pk"]: self._record(row) for row in rows}
 
 
-def _image_column(record_type: str, images: Any, message_ids: Any, count: int) -> list[tuple[Any, str | None]]:
-    """(checked image, message id) per record of an image batch; [] for other record types."""
-    if record_type != IMAGE_TYPE:
-        if images is not NOT_SET or message_ids is not NOT_SET:
-            raise ValueError("images and message_ids are for image records only")
-        return []
-    if not isinstance(images, (list, tuple)) or len(images) != count:
-        raise ValueError(f"image records need `images`: one checked image per content ({count})")
-    if not all(isinstance(image, CheckedImage) for image in images):
-        raise ValueError("images must be checked with memory.engine.images.check_image")
-    owners = [None] * count if message_ids is NOT_SET or message_ids is None else message_ids
-    if isinstance(owners, str):
-        owners = [owners] * count
-    if len(owners) != count:
-        raise ValueError(f"message_ids has {len(owners)} entries for {count} images")
-    return list(zip(images, owners, strict=True))
-
-
-def _walk(nodes: list) -> Iterator:
-    for node in nodes:
-        yield node
-        yield from _walk(node.children)
-
-
 def _scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:
     """Exact scope match; `=` for an id (so partial indexes apply), IS NULL for "unscoped"."""
     if value is None:
         return f"{column_sql} IS NULL"
     params[name] = value
     return f"{column_sql} = :{name}"
-
-
-def _rank(
-    strategy: SearchStrategy, by_vector: list[tuple[int, float]], by_keyword: list[tuple[int, float]]
-) -> list[tuple[int, float, dict[str, float | int]]]:
-    """One ranking of (pk, distance, parts) from the vector and keyword rankings.
-
-    Hybrid: reciprocal rank fusion, distance = 1 - score / best possible score. Keyword alone:
-    the distance grows with the rank, as BM25 scores have no fixed scale.
-    """
-    parts: dict[int, dict[str, float | int]] = {}
-    for rank, (pk, distance) in enumerate(by_vector, start=1):
-        parts.setdefault(pk, {}).update(vector_rank=rank, vector_distance=distance)
-    for rank, (pk, score) in enumerate(by_keyword, start=1):
-        parts.setdefault(pk, {}).update(keyword_rank=rank, keyword_score=score)
-    if strategy is SearchStrategy.VECTOR:
-        return [(pk, distance, parts[pk]) for pk, distance in by_vector]
-    if strategy is SearchStrategy.KEYWORD:
-        return [(pk, rank / (rank + RRF_K), parts[pk]) for rank, (pk, _) in enumerate(by_keyword)]
-    for found in parts.values():
-        found["score"] = sum(
-            weight / (RRF_K + found[key])
-            for key, weight in (("vector_rank", 1.0), ("keyword_rank", KEYWORD_WEIGHT))
-            if key in found
-        )
-    best = (1.0 + KEYWORD_WEIGHT) / (RRF_K + 1)
-    ordered = sorted(parts.items(), key=lambda item: (-item[1]["score"], item[0]))
-    return [(pk, 1.0 - found["score"] / best, found) for pk, found in ordered]
