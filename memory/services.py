@@ -8,10 +8,11 @@ a test that overrides OAM_STORE_URL) never opens the configured store.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 from django.conf import settings
 
-from memory.engine import AgentMemory, connect, llm_from_settings
+from memory.engine import AgentMemory, SchemaPolicy, connect, llm_from_settings
 from memory.engine.embedders import embedder_from_spec
 
 _lock = threading.Lock()
@@ -33,9 +34,23 @@ def get_agent_memory() -> AgentMemory:
                     settings.OAM_STORE_URL,
                     embedder=embedder_from_spec(settings.OAM_EMBEDDER),
                     llm=llm_from_settings(settings.OAM_LLM_BASE_URL, settings.OAM_LLM_MODEL, settings.OAM_LLM_API_KEY),
+                    **store_options(settings.OAM_STORE_URL),
                 )
             agent_memory = _agent_memory
     return agent_memory
+
+
+def store_options(url: str, schema_policy: SchemaPolicy | None = None) -> dict[str, Any]:
+    """The store options the settings give for this store URL (the Oracle pool and vector index)."""
+    options: dict[str, Any] = {} if schema_policy is None else {"schema_policy": schema_policy}
+    if url.startswith("oracle://"):
+        options.update(
+            pool_min=settings.OAM_ORACLE_POOL_MIN,
+            pool_max=settings.OAM_ORACLE_POOL_MAX,
+            vector_index=settings.OAM_ORACLE_VECTOR_INDEX,
+            approximate_accuracy=settings.OAM_ORACLE_TARGET_ACCURACY,
+        )
+    return options
 
 
 def reset_agent_memory() -> None:

@@ -31,6 +31,16 @@ def env_bool(name: str, default: bool) -> bool:
     raise ImproperlyConfigured(f"{name} must be one of 1/0, true/false, yes/no, on/off; got {value!r}")
 
 
+def env_int(name: str, default: int | None) -> int | None:
+    """A positive integer from the environment; unset or blank gives `default`."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise ImproperlyConfigured(f"{name} must be a positive integer; got {value!r}")
+    return int(value)
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if value is None:
@@ -66,6 +76,13 @@ def persisted_secret_key(path: Path) -> str:
 # Where the memory engine keeps its records: "sqlite:///abs/path.sqlite3", "sqlite://:memory:" or
 # "oracle://user@host:port/service". memory.services builds the one AgentMemory from it.
 OAM_STORE_URL = os.environ.get("OAM_STORE_URL") or f"sqlite://{VAR_DIR / 'memory.sqlite3'}"
+
+# Oracle stores (OAM_STORE_URL=oracle://user@host:port/service): the password is read by the
+# engine from OAM_ORACLE_PASSWORD itself, so that it never sits in settings or logs.
+OAM_ORACLE_POOL_MIN = env_int("OAM_ORACLE_POOL_MIN", 1)
+OAM_ORACLE_POOL_MAX = env_int("OAM_ORACLE_POOL_MAX", 4)
+OAM_ORACLE_VECTOR_INDEX = env_bool("OAM_ORACLE_VECTOR_INDEX", default=False)
+OAM_ORACLE_TARGET_ACCURACY = env_int("OAM_ORACLE_TARGET_ACCURACY", None)
 
 # Parsed by memory.engine.embedders.embedder_from_spec: "hashing", "hashing:<dim>",
 # "openai:<model>[:<dim>]@<base_url>" (its key comes from OAM_EMBEDDER_API_KEY).
