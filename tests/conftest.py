@@ -6,6 +6,7 @@ developer's store in var/. Personas follow one cast: Vera the viewer, Carl the c
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 import pytest
@@ -60,3 +61,16 @@ def viewer_client(client: Client, viewer: User) -> Client:
 def curator_client(client: Client, curator: User) -> Client:
     client.force_login(curator)
     return client
+
+
+def pytest_terminal_summary(terminalreporter) -> None:
+    """Skipped tests, one line per reason (the Oracle run alone skips a test per backend case)."""
+    reasons = Counter(
+        report.longrepr[2].removeprefix("Skipped: ")
+        for report in terminalreporter.stats.get("skipped", [])
+        if isinstance(report.longrepr, tuple)
+    )
+    if reasons:
+        terminalreporter.section("skipped tests, by reason")
+        for reason, count in reasons.most_common():
+            terminalreporter.write_line(f"{count} skipped: {reason}")

@@ -1,26 +1,70 @@
 """The conformance suite's fixtures: every engine test runs against each backend through `store`.
 
-Backends are listed in BACKENDS; a backend that cannot run here (no server) skips with its reason.
+Backends are listed in BACKENDS. The Oracle run needs a server: set OAM_TEST_ORACLE_DSN
+(host:port/service), OAM_TEST_ORACLE_USER and OAM_TEST_ORACLE_PASSWORD; without them its tests
+skip with that reason. Each Oracle "database" of a test is a table prefix of its own, dropped
+when the test ends.
 """
 
 from __future__ import annotations
 
+import hashlib
+import os
+
 import pytest
 
-from memory.engine import AgentMemory, HashingEmbedder, SchemaPolicy, SQLiteMemoryStore
+from memory.engine import AgentMemory, HashingEmbedder, OracleDBMemoryStore, SchemaPolicy, SQLiteMemoryStore
+from memory.engine.stores.oracle import OracleSchema
 
 from .helpers import CountingEmbedder
 
-BACKENDS = ["sqlite"]
+BACKENDS = ["sqlite", "oracle"]
+ORACLE_SKIP_REASON = (
+    "the Oracle conformance run needs a server: set OAM_TEST_ORACLE_DSN, OAM_TEST_ORACLE_USER and "
+    "OAM_TEST_ORACLE_PASSWORD (README: Run on Oracle Database)"
+)
+
+
+def oracle_connection():
+    """A new connection to the test server (thin mode), or a skip with the reason."""
+    dsn = os.environ.get("OAM_TEST_ORACLE_DSN")
+    if not dsn:
+        pytest.skip(ORACLE_SKIP_REASON)
+    import oracledb
+
+    return oracledb.connect(
+        dsn=dsn, user=os.environ.get("OAM_TEST_ORACLE_USER"), password=os.environ.get("OAM_TEST_ORACLE_PASSWORD")
+    )
+
+
+def oracle_prefix(location, options) -> str:
+    """The table prefix standing for one test database: the same location, the same tables."""
+    digest = hashlib.sha1(str(location).encode()).hexdigest()[:10]
+    return f"T{digest}_{options.get('table_name_prefix') or ''}"
 
 
 def make_store(backend: str, location, **options):
-    """A store of `backend` at `location` (a file for SQLite); options go to its constructor."""
+    """A store of `backend` at `location` (a file for SQLite, a table prefix for Oracle)."""
     options.setdefault("embedder", HashingEmbedder(64))
     options.setdefault("schema_policy", SchemaPolicy.CREATE_IF_NECESSARY)
     if backend == "sqlite":
         return SQLiteMemoryStore(str(location), **options)
+    if backend == "oracle":
+        embedder = options.pop("embedder")
+        options["table_name_prefix"] = oracle_prefix(location, options)
+        return OracleDBMemoryStore(embedder, oracle_connection(), **options)
     raise AssertionError(f"unknown backend {backend}")
+
+
+def drop_oracle_tables(prefixes: set[str]) -> None:
+    connection = oracle_connection()
+    try:
+        cursor = connection.cursor()
+        for prefix in prefixes:
+            for statement in OracleSchema(prefix, 1).drop_sql():
+                cursor.execute(statement)
+    finally:
+        connection.close()
 
 
 @pytest.fixture(params=BACKENDS)
@@ -45,6 +89,8 @@ def store_factory(backend, tmp_path):
     yield factory
     for store in made:
         store.close()
+    if backend == "oracle" and made:
+        drop_oracle_tables({store.schema.names["meta"].removesuffix("OAM_META") for store in made})
 
 
 @pytest.fixture

@@ -384,7 +384,7 @@ class SearchHit(tuple):
 class MemoryStore(ABC):
     """Persistence and similarity search for records, threads and profiles.
 
-    Implementations: SQLiteMemoryStore (embedded, the default) and, later, OracleDBMemoryStore.
+    Implementations: SQLiteMemoryStore (embedded, the default) and OracleDBMemoryStore.
     The async entry points run the sync ones in a worker thread, so every backend gets them.
     """
 

@@ -419,8 +419,7 @@ class OracleDBMemoryStore(MemoryStore):
             if missing:
                 raise SchemaError(
                     f"the memory schema is missing or incomplete (no {', '.join(sorted(missing))}); open the "
-                    "store with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY, or run "
-                    "`manage.py oam_schema --policy create-if-necessary`, to create it"
+                    "store with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY to create it"
                 )
             meta = {
                 row["meta_key"]: row["meta_value"]

@@ -1,8 +1,9 @@
 """SQLiteMemoryStore: the embedded backend, so the engine runs anywhere with no server.
 
-One table holds every record (messages, memories, profiles) with its scope, timestamps, expiry,
-status, JSON metadata and float32 embedding; an FTS5 index over the indexed text serves keyword
-search; threads have their own table. Filters are compiled to SQL and applied before ranking.
+One table holds every record (messages, memories, images, profiles) with its scope, timestamps,
+expiry, status, JSON metadata and float32 embedding; threads, links and image bytes have tables of
+their own. Searches run over an in-memory index of the table (search_cache.py: vectors, filter
+codes, BM25 postings) kept in step with every write; metadata filters are compiled to SQL.
 """
 
 from __future__ import annotations

@@ -42,7 +42,9 @@ class Command(BaseCommand):
         reset_agent_memory()  # the service's store must not hold the schema while it changes
         try:
             agent_memory = connect(url, embedder=embedder, **store_options(url, POLICIES[policy]))
-        except (SchemaError, ValueError) as exc:
+        except SchemaError as exc:
+            raise CommandError(f"{exc}\n`manage.py oam_schema --policy create-if-necessary` creates it.") from exc
+        except ValueError as exc:
             raise CommandError(str(exc)) from exc
         agent_memory.close()
         self.stdout.write(f"The memory schema is in place ({policy}).")
