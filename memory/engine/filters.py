@@ -233,7 +233,7 @@ def json_path_step(key: str) -> str:
     A path is part of the SQL text (Oracle cannot bind it), so keys are held to a plain alphabet
     instead of being escaped: quotes, backslashes, `$`, `@`, whitespace and the like never reach it.
     """
-    if not isinstance(key, str) or not _PATH_KEY.match(key) or len(key) > 128:
+    if not isinstance(key, str) or not _PATH_KEY.fullmatch(key) or len(key) > 128:  # `$` alone allows a final "\n"
         raise ValueError(
             f"metadata key {key!r} cannot be used in a filter on Oracle: use letters, digits, '_' "
             "and single '-' (at most 128 characters)"
@@ -300,15 +300,16 @@ class OracleFilterCompiler:
         return "@.stringOnly() == $v", self._bind(value)
 
     def _equals(self, doc: str, path: str, value: Any) -> str:
-        if isinstance(value, tuple | dict):
+        # "" is compared as JSON text '""': Oracle reads a zero-length string bind as NULL, which equals nothing.
+        if isinstance(value, tuple | dict) or value == "":
             bind = self._bind(json.dumps(_thaw(value)))
             return f"JSON_EQUAL(JSON_QUERY({doc}, 'strict {path}' RETURNING JSON), JSON(:{bind}))"
         test, bind = self._scalar_test(value)
         return self._exists(doc, f"{path}?({test})", bind)
 
     def _has_member(self, doc: str, path: str, value: Any) -> str:
-        """The array at `path` has an element equal to `value` (objects and arrays compared exactly)."""
-        if isinstance(value, tuple | dict):
+        """The array at `path` has an element equal to `value` (objects, arrays and "" compared as JSON)."""
+        if isinstance(value, tuple | dict) or value == "":
             bind = self._bind(json.dumps(_thaw(value)))
             return (
                 f"EXISTS (SELECT 1 FROM JSON_TABLE({doc}, 'strict {path}[*]' COLUMNS (item JSON PATH '$')) jt "

@@ -221,8 +221,9 @@ class OracleSchema:
             f'CREATE INDEX IF NOT EXISTS "{n["relations"]}_TO" ON {rel} (target_id, pos, source_id)',
         ]
         if self.vector_index:
+            # CREATE VECTOR INDEX has no IF NOT EXISTS in the SQL reference: an existing one is ORA-00955.
             statements.append(
-                f'CREATE VECTOR INDEX IF NOT EXISTS "{n["records"]}_HNSW" ON {r} (embedding) '
+                f'CREATE VECTOR INDEX "{n["records"]}_HNSW" ON {r} (embedding) '
                 "ORGANIZATION INMEMORY NEIGHBOR GRAPH DISTANCE COSINE WITH TARGET ACCURACY 95 "
                 "PARAMETERS (TYPE HNSW, NEIGHBORS 32, EFCONSTRUCTION 200)"
             )
@@ -325,7 +326,7 @@ class OracleDBMemoryStore(MemoryStore):
     def _write(self) -> Iterator[Any]:
         """A cursor in one transaction: committed when the block ends, rolled back on any error."""
         with self._session() as connection:
-            cursor = connection.cursor()
+            cursor = _cursor(connection)
             try:
                 yield cursor
             except BaseException:
@@ -337,7 +338,7 @@ class OracleDBMemoryStore(MemoryStore):
         """Rows as dicts keyed by lower-case column name; LOBs arrive as str/bytes."""
         if cursor is None:
             with self._session() as connection:
-                return self._fetch(sql, params, connection.cursor())
+                return self._fetch(sql, params, _cursor(connection))
         cursor.execute(sql, dict(params or {}), fetch_lobs=False)
         names = [column[0].lower() for column in cursor.description or ()]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
@@ -414,7 +415,7 @@ class OracleDBMemoryStore(MemoryStore):
 
     def _check_schema(self) -> None:
         with self._session() as connection:
-            cursor = connection.cursor()
+            cursor = _cursor(connection)
             missing = set(self._names.values()) - self._existing_tables(cursor)
             if missing:
                 raise SchemaError(
@@ -666,7 +667,7 @@ class OracleDBMemoryStore(MemoryStore):
             "now": _db_time(utc_now()),
         }
         with self._write() as cursor:
-            self._set_input_sizes(cursor, params)
+            self._set_input_sizes(cursor, ["embedding"])  # no LONG binds: Oracle takes those only as inserted values
             cursor.execute(
                 f"MERGE INTO {self._records} r USING (SELECT :kind AS kind, :id AS id FROM dual) s "
                 "ON (r.kind = s.kind AND r.id = s.id) "
@@ -1052,7 +1053,7 @@ class OracleDBMemoryStore(MemoryStore):
     def get_relation(self, relation_id: str, *, thread_id: Any = NOT_SET) -> RecordRelation | None:
         """One relation by id, or None (also when `thread_id` is given and it is not that thread's)."""
         with self._session() as connection:
-            row = self._owned_relation(connection.cursor(), relation_id, thread_id)
+            row = self._owned_relation(_cursor(connection), relation_id, thread_id)
         return None if row is None else self._relation(row)
 
     def update_relations(
@@ -1270,8 +1271,8 @@ class OracleDBMemoryStore(MemoryStore):
             raise ValueError("state must be a dict")
         with self._write() as cursor:
             cursor.execute(
-                f"UPDATE {self._threads} SET settings = JSON_MERGEPATCH(NVL(settings, JSON('{{}}')), JSON(:patch)) "
-                "WHERE id = :id",
+                f"UPDATE {self._threads} "
+                "SET settings = JSON_MERGEPATCH(COALESCE(settings, JSON('{}')), JSON(:patch)) WHERE id = :id",
                 {"patch": json.dumps({key: state}), "id": thread_id},
             )
             return cursor.rowcount
@@ -1580,6 +1581,8 @@ class OracleDBMemoryStore(MemoryStore):
         )
         types = SEARCHABLE_TYPES if record_types is None else check_record_types(record_types)
         tree = parse_filter(metadata_filter)
+        if tree is not None:  # refuse keys a JSON path cannot name before anything is sent or embedded
+            OracleFilterCompiler().compile(tree, "r.metadata")
         vector = to_vector(query_vector, self.vector_dim, "query_vector") if query_vector is not None else None
         strategy = self.search_strategy if query is not None else SearchStrategy.VECTOR
         keywords = keyword_query(query) if query is not None and strategy is not SearchStrategy.VECTOR else None
@@ -1590,7 +1593,7 @@ class OracleDBMemoryStore(MemoryStore):
         unit = None if vector is None else normalize_rows(vector[None, :])[0]
         depth = max(k, CANDIDATE_DEPTH)
         with self._session() as connection:
-            cursor = connection.cursor()
+            cursor = _cursor(connection)
             by_vector: list[tuple[int, float]] = []
             by_keyword: list[tuple[int, float]] = []
             if strategy is not SearchStrategy.KEYWORD:
@@ -1611,14 +1614,16 @@ class OracleDBMemoryStore(MemoryStore):
     ) -> list[tuple[int, float]]:
         params: dict[str, Any] = {"query_vector": _vector(unit), "depth": depth}
         condition = self._search_filter("r", types, exact, include_invalid, tree, params)
-        fetch = (
-            f"FETCH APPROX FIRST :depth ROWS ONLY WITH TARGET ACCURACY {self.approximate_accuracy}"
+        # Approximate top-k orders by the distance alone, as the vector index needs; exact top-k
+        # breaks ties by insertion order, as SQLite does.
+        order = (
+            f"ORDER BY distance FETCH APPROX FIRST :depth ROWS ONLY WITH TARGET ACCURACY {self.approximate_accuracy}"
             if self.approximate_accuracy is not None
-            else "FETCH EXACT FIRST :depth ROWS ONLY"
+            else "ORDER BY distance, r.pk FETCH EXACT FIRST :depth ROWS ONLY"
         )
         rows = self._fetch(
             f"SELECT r.pk, VECTOR_DISTANCE(r.embedding, :query_vector, COSINE) AS distance FROM {self._records} r "
-            f"WHERE r.embedding IS NOT NULL AND {condition} ORDER BY distance, r.pk {fetch}",
+            f"WHERE r.embedding IS NOT NULL AND {condition} {order}",
             params,
             cursor,
         )
@@ -1749,7 +1754,8 @@ class OracleInDatabaseEmbedder:
         quoted = ".".join(f'"{part}"' for part in self.model.split("."))
         self.sql = (
             f"SELECT jt.n, VECTOR_EMBEDDING({quoted} USING jt.t AS data) AS embedding "
-            "FROM JSON_TABLE(:texts, '$[*]' COLUMNS (n FOR ORDINALITY, t VARCHAR2(32767) PATH '$')) jt ORDER BY jt.n"
+            "FROM JSON_TABLE(:texts, '$[*]' COLUMNS (n FOR ORDINALITY, t VARCHAR2(4000) TRUNCATE PATH '$')) jt "
+            "ORDER BY jt.n"
         )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -1768,9 +1774,30 @@ class OracleInDatabaseEmbedder:
         return np.asarray([np.asarray(row[1], dtype=np.float32) for row in rows], dtype=np.float32)
 
     def _run(self, connection: Any, texts: list[str]) -> list:
-        cursor = connection.cursor()
+        cursor = _cursor(connection)
         cursor.execute(self.sql, {"texts": json.dumps(texts)})
         return cursor.fetchall()
+
+
+def _cursor(connection: Any) -> Any:
+    """A cursor that binds datetimes as TIMESTAMP and very long strings as CLOB.
+
+    python-oracledb would send a datetime as DATE, dropping the microseconds the TIMESTAMP(6)
+    columns keep, and a string over 32 KB as LONG, which Oracle accepts only as an inserted value.
+    """
+    cursor = connection.cursor()
+    cursor.inputtypehandler = _bind_type
+    return cursor
+
+
+def _bind_type(cursor: Any, value: Any, arraysize: int) -> Any:
+    import oracledb
+
+    if isinstance(value, datetime):
+        return cursor.var(oracledb.DB_TYPE_TIMESTAMP, arraysize=arraysize)
+    if isinstance(value, str) and len(value) > 8000:  # up to 4 bytes a character: past 32 KB
+        return cursor.var(oracledb.DB_TYPE_CLOB, arraysize=arraysize)
+    return None
 
 
 def _scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:

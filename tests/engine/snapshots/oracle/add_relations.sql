@@ -1,0 +1,41 @@
+-- snapshot: add_relations
+-- statements: 8
+
+-- [1] execute
+SELECT r.record_type, r.thread_id FROM "OAM_RECORDS" r WHERE r.kind = 'memory' AND r.id = :id AND (r.expires_at IS NULL OR r.expires_at > :now)
+-- binds: {"id": "m1", "now": "<timestamp>"}
+-- options: fetch_lobs=False
+
+-- [2] execute
+SELECT r.record_type, r.thread_id FROM "OAM_RECORDS" r WHERE r.kind = 'memory' AND r.id = :id AND (r.expires_at IS NULL OR r.expires_at > :now)
+-- binds: {"id": "m2", "now": "<timestamp>"}
+-- options: fetch_lobs=False
+
+-- [3] execute
+SELECT id FROM "OAM_RELATIONS" WHERE pair = :pair
+-- binds: {"pair": "m1\u001fm2"}
+-- options: fetch_lobs=False
+
+-- [4] execute
+SELECT r.record_type, r.thread_id FROM "OAM_RECORDS" r WHERE r.kind = 'memory' AND r.id = :id AND (r.expires_at IS NULL OR r.expires_at > :now)
+-- binds: {"id": "m3", "now": "<timestamp>"}
+-- options: fetch_lobs=False
+
+-- [5] execute
+SELECT r.record_type, r.thread_id FROM "OAM_RECORDS" r WHERE r.kind = 'memory' AND r.id = :id AND (r.expires_at IS NULL OR r.expires_at > :now)
+-- binds: {"id": "m4", "now": "<timestamp>"}
+-- options: fetch_lobs=False
+
+-- [6] execute
+SELECT id FROM "OAM_RELATIONS" WHERE pair = :pair
+-- binds: {"pair": "m3\u001fm4"}
+-- options: fetch_lobs=False
+
+-- [7] executemany, 2 rows
+INSERT INTO "OAM_RELATIONS" (id, source_id, source_type, target_id, target_type, relation_type, opposite_type, event_at, metadata, created_at, pair) VALUES (:id, :source_id, :source_type, :target_id, :target_type, :relation_type, :opposite_type, :event_at, :metadata, :created_at, :pair)
+-- binds[0]: {"id": "rel-1", "source_id": "m1", "source_type": "fact", "target_id": "m2", "target_type": "fact", "relation_type": "supersedes", "opposite_type": "is_superseded_by", "event_at": "<timestamp>", "metadata": "{\"why\":\"newer\"}", "created_at": "<timestamp>", "pair": "m1\u001fm2"}
+-- binds[1]: {"id": "<uuid>", "source_id": "m3", "source_type": "fact", "target_id": "m4", "target_type": "fact", "relation_type": "mentions", "opposite_type": "mentions", "event_at": null, "metadata": null, "created_at": "<timestamp>", "pair": "m3\u001fm4"}
+
+-- [8] execute
+UPDATE "OAM_RECORDS" r SET r.lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = r.id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')) WHERE r.kind = 'memory' AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"ids": "[\"m2\", \"m4\"]"}

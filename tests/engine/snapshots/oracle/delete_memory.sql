@@ -1,0 +1,33 @@
+-- snapshot: delete_memory
+-- statements: 7
+
+-- [1] execute
+SELECT r.thread_id FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type
+-- binds: {"kind": "memory", "id": "m1", "record_type": "fact"}
+-- options: fetch_lobs=False
+
+-- [2] execute
+SELECT r.pk, r.id, r.kind, r.thread_id FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type
+-- binds: {"kind": "memory", "id": "m1", "record_type": "fact"}
+-- options: fetch_lobs=False
+
+-- [3] execute
+SELECT DISTINCT rel.target_id FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')
+-- binds: {"ids": "[\"m1\"]"}
+-- options: fetch_lobs=False
+
+-- [4] execute
+DELETE FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) OR rel.target_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"ids": "[\"m1\"]"}
+
+-- [5] execute
+UPDATE "OAM_RECORDS" r SET r.lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = r.id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')) WHERE r.kind = 'memory' AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"ids": "[\"m9\"]"}
+
+-- [6] execute
+DELETE FROM "OAM_RECORDS" r WHERE r.pk IN (SELECT jt.v FROM JSON_TABLE(:pks, '$[*]' COLUMNS (v NUMBER(19) PATH '$')) jt)
+-- binds: {"pks": "[3]"}
+
+-- [7] execute
+UPDATE "OAM_THREADS" t SET updated_at = :now WHERE t.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"now": "<timestamp>", "ids": "[\"t1\"]"}

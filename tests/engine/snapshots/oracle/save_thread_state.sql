@@ -1,0 +1,6 @@
+-- snapshot: save_thread_state
+-- statements: 1
+
+-- [1] execute
+UPDATE "OAM_THREADS" SET settings = JSON_MERGEPATCH(COALESCE(settings, JSON('{}')), JSON(:patch)) WHERE id = :id
+-- binds: {"patch": "{\"extraction\": {\"cursor\": 3, \"failed\": []}}", "id": "t1"}

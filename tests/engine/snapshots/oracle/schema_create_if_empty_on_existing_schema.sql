@@ -1,0 +1,16 @@
+-- snapshot: schema_create_if_empty_on_existing_schema
+-- statements: 3
+
+-- [1] execute
+SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\"]"}
+-- options: fetch_lobs=False
+
+-- [2] execute
+SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\"]"}
+-- options: fetch_lobs=False
+
+-- [3] execute
+SELECT meta_key, meta_value FROM "OAM_META"
+-- options: fetch_lobs=False

@@ -1,0 +1,17 @@
+-- snapshot: search_hybrid_without_text_index
+-- statements: 3
+
+-- [1] execute
+SELECT count(*) AS n FROM user_indexes WHERE index_name = :name AND index_type = 'DOMAIN'
+-- binds: {"name": "OAM_RECORDS_TEXT"}
+-- options: fetch_lobs=False
+
+-- [2] execute
+SELECT r.pk, VECTOR_DISTANCE(r.embedding, :query_vector, COSINE) AS distance FROM "OAM_RECORDS" r WHERE r.embedding IS NOT NULL AND r.record_type IN (SELECT jt.v FROM JSON_TABLE(:types, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) AND (r.expires_at IS NULL OR r.expires_at > :now) AND r.user_id = :scope_user_id AND r.agent_id IS NULL AND r.status = 'valid' AND r.lifecycle_links = 0 AND JSON_EXISTS(r.metadata, 'strict $."source"?(@.stringOnly() == $v)' PASSING :r_mf0 AS "v") ORDER BY distance, r.pk FETCH EXACT FIRST :depth ROWS ONLY
+-- binds: {"query_vector": "<vector f[8]>", "depth": 100, "types": "[\"fact\", \"message\"]", "now": "<timestamp>", "scope_user_id": "u1", "r_mf0": "chat"}
+-- options: fetch_lobs=False
+
+-- [3] execute
+SELECT r.pk, r.id, r.kind, r.record_type, r.content, r.index_text, r.index_text_empty, JSON_SERIALIZE(r.parts RETURNING CLOB) AS parts, r.thread_id, r.user_id, r.agent_id, r.role, r.role_empty, r.seq_no, r.event_at, r.created_at, r.expires_at, CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END AS status, JSON_SERIALIZE(r.metadata RETURNING CLOB) AS metadata, r.message_id, r.mime_type FROM "OAM_RECORDS" r WHERE r.pk IN (SELECT jt.v FROM JSON_TABLE(:pks, '$[*]' COLUMNS (v NUMBER(19) PATH '$')) jt)
+-- binds: {"pks": "[1]"}
+-- options: fetch_lobs=False

@@ -1,0 +1,19 @@
+-- snapshot: update_ttl_of_message
+-- statements: 4
+
+-- [1] execute
+SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now) FOR UPDATE
+-- binds: {"kind": "message", "id": "msg-1", "record_type": "message", "now": "<timestamp>"}
+-- options: fetch_lobs=False
+
+-- [2] execute
+UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE pk = :pk
+-- binds: {"expires_at": "<timestamp>", "pk": 7}
+
+-- [3] execute
+UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE kind = 'image' AND message_id = :id
+-- binds: {"expires_at": "<timestamp>", "id": "msg-1"}
+
+-- [4] execute
+UPDATE "OAM_THREADS" t SET updated_at = :now WHERE t.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"now": "<timestamp>", "ids": "[\"t1\"]"}

@@ -1,0 +1,1436 @@
+"""The Oracle store's SQL, checked without a server.
+
+OracleDBMemoryStore runs its real code path against a recording connection (oracle_double): every
+statement it sends is captured with its binds and compared with a reviewed snapshot in
+snapshots/oracle/<operation>.sql, so any change to the SQL shows up as a failing diff. Regenerate
+the snapshots after an intended change with
+
+    OAM_UPDATE_SNAPSHOTS=1 .venv/bin/python -m pytest -q tests/engine/test_oracle_offline.py
+
+and review the diff line by line before committing it.
+
+Beyond the snapshots: hostile ids, scope values, metadata and queries never reach SQL text (only
+binds); metadata keys a JSON path cannot name safely are refused before anything is sent; and
+the driver-facing behaviour (input sizes, batches, transactions, ORA- codes, sessions, URLs).
+"""
+
+from __future__ import annotations
+
+import array
+import difflib
+import io
+import json
+import logging
+import os
+import re
+import threading
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import oracledb
+import pytest
+from PIL import Image
+
+from memory.engine import HashingEmbedder, SchemaPolicy
+from memory.engine.images import check_image
+from memory.engine.stores.base import SchemaError, encode_cursor
+from memory.engine.stores.oracle import (
+    OracleDBMemoryStore,
+    OracleInDatabaseEmbedder,
+    OracleSchema,
+    keyword_query,
+    open_pool,
+)
+
+from .oracle_double import RecordingConnection, RecordingPool, Statement, managed_schema, ora_error
+
+DIM = 8
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "oracle"
+UPDATE_SNAPSHOTS = os.environ.get("OAM_UPDATE_SNAPSHOTS") == "1"
+CREATED = datetime(2025, 1, 2, 3, 4, 5)
+
+
+def _png() -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), (200, 10, 10)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+IMAGE = check_image(_png())
+
+
+# --- building stores on the recording connection ------------------------------------------------
+
+
+def open_store(
+    conn: RecordingConnection | None = None, *, prefix: str = "", clear: bool = True, **options: Any
+) -> tuple[RecordingConnection, OracleDBMemoryStore]:
+    """A store on a recording connection scripted with an existing, current schema."""
+    conn = conn or RecordingConnection()
+    embedder = options.pop("embedder", None) or HashingEmbedder(DIM)
+    managed_schema(conn, list(OracleSchema(prefix, DIM).names.values()), DIM, embedder.name)
+    options.setdefault("schema_policy", SchemaPolicy.CREATE_IF_NECESSARY)
+    store = OracleDBMemoryStore(embedder, conn, table_name_prefix=prefix, **options)
+    if clear:
+        reset(conn)
+    return conn, store
+
+
+def reset(conn: RecordingConnection) -> None:
+    conn.statements.clear()
+    conn.commits = conn.rollbacks = 0
+
+
+def record_row(**values: Any) -> dict[str, Any]:
+    """A row of the store's record columns (_RECORD_COLUMNS), as the database would return it."""
+    row = {
+        "pk": 1,
+        "id": "m1",
+        "kind": "memory",
+        "record_type": "fact",
+        "content": "the sky is blue",
+        "index_text": None,
+        "index_text_empty": 0,
+        "parts": None,
+        "thread_id": "t1",
+        "user_id": "u1",
+        "agent_id": "a1",
+        "role": None,
+        "role_empty": 0,
+        "seq_no": None,
+        "event_at": None,
+        "created_at": CREATED,
+        "expires_at": None,
+        "status": "valid",
+        "metadata": None,
+        "message_id": None,
+        "mime_type": None,
+    }
+    row.update(values)
+    return row
+
+
+def relation_row(**values: Any) -> dict[str, Any]:
+    row = {
+        "pos": 1,
+        "id": "rel-1",
+        "source_id": "m1",
+        "source_type": "fact",
+        "target_id": "m2",
+        "target_type": "fact",
+        "relation_type": "supports",
+        "opposite_type": "is_supported_by",
+        "event_at": None,
+        "metadata": None,
+        "created_at": CREATED,
+    }
+    row.update(values)
+    return row
+
+
+def thread_row(**values: Any) -> dict[str, Any]:
+    row = {
+        "id": "t1",
+        "user_id": "u1",
+        "agent_id": "a1",
+        "metadata": '{"topic":"x"}',
+        "settings": '{"lang":"en"}',
+        "created_at": CREATED,
+        "updated_at": CREATED,
+        "summary": None,
+        "topics": None,
+        "message_count": 2,
+    }
+    row.update(values)
+    return row
+
+
+def live_row(**values: Any) -> dict[str, Any]:
+    """The row update() locks first (SELECT ... FOR UPDATE)."""
+    row = {
+        "pk": 7,
+        "content": "old text",
+        "index_text": None,
+        "index_text_empty": 0,
+        "thread_id": "t1",
+        "event_at": None,
+        "created_at": CREATED,
+    }
+    row.update(values)
+    return row
+
+
+def vector(*values: float) -> list[float]:
+    return list(values) + [0.0] * (DIM - len(values))
+
+
+# --- snapshot rendering --------------------------------------------------------------------------
+
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
+def normalise(value: Any) -> Any:
+    """Binds with volatile values (times, generated ids, vectors, bytes) replaced by placeholders."""
+    if isinstance(value, datetime):
+        return "<timestamp>"
+    if isinstance(value, array.array):
+        return f"<vector {value.typecode}[{len(value)}]>"
+    if isinstance(value, (bytes, bytearray)):
+        return f"<bytes[{len(value)}]>"
+    if isinstance(value, str):
+        return _UUID.sub("<uuid>", value)
+    if isinstance(value, dict):
+        return {key: normalise(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [normalise(item) for item in value]
+    return value
+
+
+def _binds_text(binds: dict[str, Any]) -> str:
+    return json.dumps(normalise(binds), ensure_ascii=False, sort_keys=False)
+
+
+def render(name: str, statements: list[Statement]) -> str:
+    """A snapshot: each statement verbatim, its binds (normalised) and input sizes as comments under it."""
+    lines = [f"-- snapshot: {name}", f"-- statements: {len(statements)}"]
+    for number, statement in enumerate(statements, 1):
+        lines.append("")
+        if statement.many:
+            lines.append(f"-- [{number}] executemany, {len(statement.binds)} rows")
+        else:
+            lines.append(f"-- [{number}] execute")
+        lines.extend(statement.sql.splitlines())
+        if statement.many:
+            lines.extend(f"-- binds[{i}]: {_binds_text(binds)}" for i, binds in enumerate(statement.binds))
+        elif statement.binds:
+            lines.append(f"-- binds: {_binds_text(statement.binds)}")
+        if statement.input_sizes:
+            sizes = ", ".join(f"{key}={getattr(kind, 'name', kind)}" for key, kind in statement.input_sizes.items())
+            lines.append(f"-- input sizes: {sizes}")
+        if statement.options:
+            lines.append(f"-- options: {', '.join(f'{k}={v!r}' for k, v in statement.options.items())}")
+    return "\n".join(lines) + "\n"
+
+
+# --- the operations, each recorded into a snapshot -------------------------------------------------
+
+SCENARIOS: dict[str, Callable[[], list[Statement]]] = {}
+
+
+def scenario(name: str) -> Callable:
+    def register(run: Callable[[], list[Statement]]) -> Callable[[], list[Statement]]:
+        assert name not in SCENARIOS, name
+        SCENARIOS[name] = run
+        return run
+
+    return register
+
+
+def _construct(**options: Any) -> list[Statement]:
+    conn, _ = open_store(clear=False, **options)
+    return conn.statements
+
+
+@scenario("schema_create_if_necessary")
+def _() -> list[Statement]:
+    return _construct()
+
+
+@scenario("schema_create_if_necessary_vector_index")
+def _() -> list[Statement]:
+    return _construct(vector_index=True)
+
+
+@scenario("schema_create_if_necessary_no_text_index_prefixed")
+def _() -> list[Statement]:
+    return _construct(keyword_index=False, prefix="app_")
+
+
+@scenario("schema_recreate")
+def _() -> list[Statement]:
+    return _construct(schema_policy=SchemaPolicy.RECREATE, vector_index=True)
+
+
+@scenario("schema_create_if_empty_on_empty_database")
+def _() -> list[Statement]:
+    conn = RecordingConnection()
+    embedder = HashingEmbedder(DIM)
+    managed_schema(conn, list(OracleSchema("", DIM).names.values()), DIM, embedder.name)
+    conn.answer(r"FROM user_tables", [], once=True)  # the first look finds nothing: create
+    OracleDBMemoryStore(embedder, conn, schema_policy=SchemaPolicy.CREATE_IF_EMPTY)
+    return conn.statements
+
+
+@scenario("schema_create_if_empty_on_existing_schema")
+def _() -> list[Statement]:
+    return _construct(schema_policy=SchemaPolicy.CREATE_IF_EMPTY)
+
+
+@scenario("schema_require_existing")
+def _() -> list[Statement]:
+    return _construct(schema_policy=SchemaPolicy.REQUIRE_EXISTING)
+
+
+@scenario("add_messages_in_thread")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT next_seq_no", [{"next_seq_no": 5}])
+    store.add(
+        ["hello there", "", "look at this"],
+        "message",
+        index_texts=[None, "", "indexed words"],
+        thread_ids="t1",
+        user_ids="u1",
+        agent_ids="a1",
+        roles=["user", "", None],
+        metadata=[{"source": "chat"}, None, {}],
+        timestamps=["2025-01-02T03:04:05Z", None, None],
+    )
+    return conn.statements
+
+
+@scenario("add_memories_with_ids_and_ttl")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.add(
+        ["likes tea", "works remotely"],
+        "fact",
+        record_ids=["m1", "m2"],
+        user_ids="u1",
+        agent_ids=None,
+        metadata={"source": "extraction", "confidence": 0.9},
+        ttl_days=30,
+        statuses=["valid", "invalid"],
+    )
+    return conn.statements
+
+
+@scenario("add_images_with_bytes")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT next_seq_no", [{"next_seq_no": 0}])
+    conn.answer(r"SELECT id, pk FROM", [{"id": "img-1", "pk": 11}, {"id": "img-2", "pk": 12}])
+    store.add(
+        ["a red square", ""],
+        "image",
+        record_ids=["img-1", "img-2"],
+        thread_ids="t1",
+        images=[IMAGE, IMAGE],
+        message_ids=["msg-1", None],
+    )
+    return conn.statements
+
+
+@scenario("add_in_batches")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.add([f"memory {i}" for i in range(5)], "memory", user_ids="u1", batch_size=2)
+    return conn.statements
+
+
+@scenario("add_with_given_embeddings")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.add(["given"], "memory", embeddings=[vector(3.0, 4.0)])
+    return conn.statements
+
+
+@scenario("add_user")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.add_user("u1", "Ada, prefers short answers", {"plan": "pro"})
+    return conn.statements
+
+
+@scenario("add_agent_empty_information")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.add_agent("a1", "")
+    return conn.statements
+
+
+@scenario("get")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.pk, r\.id, r\.kind", [record_row()])
+    assert store.get("fact", "m1").content == "the sky is blue"
+    return conn.statements
+
+
+@scenario("get_image_with_bytes")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind",
+        [record_row(id="img-1", kind="image", record_type="image", message_id="msg-1", mime_type="image/png")],
+    )
+    conn.answer(r"SELECT r\.id, b\.bytes", [{"id": "img-1", "bytes": IMAGE.data}])
+    assert store.get("image", "img-1", include_bytes=True).bytes == IMAGE.data
+    return conn.statements
+
+
+@scenario("list_by_scope")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list(["message", "fact"], limit=20, thread_id="t1", user_id="u1", agent_id=None)
+    return conn.statements
+
+
+@scenario("list_by_record_id")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list("fact", record_id=["m1", "m2"], limit=None)
+    return conn.statements
+
+
+@scenario("list_metadata_filter")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list(
+        "fact",
+        metadata_filter={
+            "source": "chat",
+            "blank": "",
+            "score": 3,
+            "ratio": 0.5,
+            "pinned": True,
+            "archived": False,
+            "deleted_at": None,
+            "tags": ["a", "b"],
+            "labels": {"$array_contains": ["x", {"k": 1}]},
+            "colors": {"$array_contains_any": ["red", 7]},
+            "empty": {"$array_contains_any": []},
+            "any-array": {"$array_contains": []},
+            "owner": {"team": "core", "level": {"$not": 2}},
+            "state": {"$not": "done"},
+            "shape": {"exact": 1},
+        },
+    )
+    return conn.statements
+
+
+@scenario("list_metadata_filter_none")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list("fact", metadata_filter=None)
+    return conn.statements
+
+
+@scenario("list_after_cursor")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"ORDER BY r\.pk", [record_row(pk=6), record_row(pk=7, id="m2")])
+    page = store.list("fact", limit=1, cursor=encode_cursor(5))
+    assert page.next_cursor == encode_cursor(6)
+    return conn.statements
+
+
+@scenario("list_include_expired")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list("message", include_expired=True, thread_id="t1")
+    return conn.statements
+
+
+@scenario("list_users")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list_users(limit=5, cursor=encode_cursor("u0"))
+    return conn.statements
+
+
+@scenario("list_thread_messages")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list_thread_messages("t1", last_n=10, range_start_seq_no=2, range_end_seq_no=20)
+    return conn.statements
+
+
+@scenario("thread_message_window")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.thread_message_window("t1", 4, 10)
+    store.thread_message_window("t1", 0, None)
+    return conn.statements
+
+
+@scenario("count_thread_messages")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT count\(\*\) AS n", [{"n": 3}])
+    assert store.count_thread_messages("t1") == 3
+    return conn.statements
+
+
+@scenario("update_text")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [live_row()])
+    assert store.update("message", "msg-1", text="new text") == 1
+    return conn.statements
+
+
+@scenario("update_embedding_none")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [live_row(thread_id=None)])
+    store.update("fact", "m1", embedding=None)
+    return conn.statements
+
+
+@scenario("update_metadata_and_index_text")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [live_row(thread_id=None)])
+    store.update("fact", "m1", index_text="", metadata={"source": "edited"})
+    return conn.statements
+
+
+@scenario("update_ttl_of_message")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [live_row()])
+    store.update("message", "msg-1", ttl_days=7, ttl_anchor="created_at")
+    return conn.statements
+
+
+@scenario("update_image")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [live_row(thread_id=None)])
+    store.update("image", "img-1", image=IMAGE)
+    return conn.statements
+
+
+@scenario("update_missing_record")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    assert store.update("fact", "nope", text="x") == 0
+    return conn.statements
+
+
+@scenario("delete_memory")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.thread_id FROM", [{"thread_id": "t1"}])
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind, r\.thread_id", [{"pk": 3, "id": "m1", "kind": "memory", "thread_id": "t1"}]
+    )
+    conn.answer(r"SELECT DISTINCT rel\.target_id", [{"target_id": "m9"}])
+    assert store.delete("fact", "m1") == 1
+    return conn.statements
+
+
+@scenario("delete_message_with_images")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.thread_id FROM", [{"thread_id": "t1"}])
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind, r\.thread_id", [{"pk": 4, "id": "msg-1", "kind": "message", "thread_id": "t1"}]
+    )
+    conn.answer(r"SELECT r\.pk FROM .* r\.kind = 'image'", [{"pk": 11}])
+    store.delete("message", "msg-1")
+    return conn.statements
+
+
+@scenario("delete_thread")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind, r\.thread_id",
+        [
+            {"pk": 4, "id": "msg-1", "kind": "message", "thread_id": "t1"},
+            {"pk": 5, "id": "m1", "kind": "memory", "thread_id": "t1"},
+        ],
+    )
+    store.delete_thread("t1")
+    return conn.statements
+
+
+@scenario("delete_user_cascade")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind, r\.thread_id",
+        [{"pk": 9, "id": "u1", "kind": "user_profile", "thread_id": None}],
+    )
+    store.delete_user("u1")
+    return conn.statements
+
+
+@scenario("delete_agent_profile_only")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.delete_agent("a1", cascade=False)
+    return conn.statements
+
+
+@scenario("purge_expired")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind, r\.thread_id", [{"pk": 8, "id": "old", "kind": "memory", "thread_id": None}]
+    )
+    assert store.purge_expired() == 1
+    return conn.statements
+
+
+def _relations_store() -> tuple[RecordingConnection, OracleDBMemoryStore]:
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.record_type, r\.thread_id FROM", [{"record_type": "fact", "thread_id": "t1"}])
+    return conn, store
+
+
+@scenario("add_relations")
+def _() -> list[Statement]:
+    conn, store = _relations_store()
+    store.add_relations(
+        [
+            {
+                "source_record_id": "m1",
+                "source_record_type": "fact",
+                "target_record_id": "m2",
+                "target_record_type": "fact",
+                "relation_type": "supersedes",
+                "id": "rel-1",
+                "timestamp": "2025-01-02T03:04:05Z",
+                "metadata": {"why": "newer"},
+            },
+            {
+                "source_record_id": "m3",
+                "source_record_type": "fact",
+                "target_record_id": "m4",
+                "target_record_type": "fact",
+                "relation_type": "mentions",
+            },
+        ],
+        thread_id="t1",
+    )
+    return conn.statements
+
+
+@scenario("update_relations")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r'FROM "OAM_RELATIONS" rel WHERE rel\.id = :id', [relation_row()])
+    conn.answer(r"SELECT count\(\*\) AS n FROM", [{"n": 2}])
+    store.update_relations("rel-1", relation_type="refines", metadata={"why": "edited"}, thread_id="t1")
+    return conn.statements
+
+
+@scenario("delete_relations_by_id")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r'FROM "OAM_RELATIONS" rel WHERE rel\.id = :id', [relation_row()])
+    assert store.delete_relations("rel-1") == 1
+    return conn.statements
+
+
+@scenario("delete_relations_by_tuple")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT id FROM .* WHERE source_id = :source_id", [{"id": "rel-1"}])
+    conn.answer(r'FROM "OAM_RELATIONS" rel WHERE rel\.id = :id', [relation_row()])
+    store.delete_relations(
+        source_record_id="m1",
+        source_record_type="fact",
+        target_record_id="m2",
+        target_record_type="fact",
+        relation_type="supports",
+    )
+    return conn.statements
+
+
+@scenario("list_relations")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list_relations(record_id="m1", user_id="u1", agent_id=None, limit=10, cursor=encode_cursor(4))
+    return conn.statements
+
+
+@scenario("save_thread")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"message_count", [thread_row()])
+    assert store.save_thread("t1", "u1", "a1", {"topic": "x"}, {"lang": "en"}).id == "t1"
+    return conn.statements
+
+
+@scenario("get_thread")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"message_count", [thread_row()])
+    assert store.get_thread("t1").message_count == 2
+    return conn.statements
+
+
+@scenario("list_threads")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list_threads(
+        user_id="u1",
+        agent_id=None,
+        metadata_filter={"project": "apollo"},
+        limit=5,
+        cursor=encode_cursor("2025-01-02T03:04:05.000000Z", "t9"),
+    )
+    return conn.statements
+
+
+@scenario("update_thread")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.update_thread("t1", metadata={"topic": "y"}, settings={"lang": "de"})
+    return conn.statements
+
+
+@scenario("save_thread_summary")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.save_thread_summary("t1", "they talked about tea", ["tea", "mornings"])
+    store.save_thread_summary("t1", None, None)
+    return conn.statements
+
+
+@scenario("save_thread_state")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.save_thread_state("t1", "extraction", {"cursor": 3, "failed": []})
+    return conn.statements
+
+
+def _search_answers(conn: RecordingConnection) -> None:
+    conn.answer(r"VECTOR_DISTANCE\(r\.embedding, :query_vector, COSINE\) AS distance", [{"pk": 1, "distance": 0.25}])
+    conn.answer(r"SCORE\(1\) AS score", [{"pk": 2, "score": 12}])
+    conn.answer(r"WHERE r\.pk IN", [record_row(pk=1), record_row(pk=2, id="m2", content="tea in the morning")])
+
+
+SEARCH_ARGS = {
+    "k": 3,
+    "user_id": "u1",
+    "exact_user_match": True,
+    "agent_id": None,
+    "exact_agent_match": True,
+    "record_types": ["fact", "message"],
+    "metadata_filter": {"source": "chat"},
+    "include_invalid_results": False,
+}
+
+
+@scenario("search_vector")
+def _() -> list[Statement]:
+    conn, store = open_store(search_strategy="vector")
+    _search_answers(conn)
+    store.search("morning tea", **SEARCH_ARGS)
+    return conn.statements
+
+
+@scenario("search_by_query_vector")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    _search_answers(conn)
+    store.search(query_vector=vector(1.0), k=2, thread_id="t1", exact_thread_match=True)
+    return conn.statements
+
+
+@scenario("search_keyword")
+def _() -> list[Statement]:
+    conn, store = open_store(search_strategy="keyword")
+    conn.answer(r"FROM user_indexes", [{"n": 1}])
+    _search_answers(conn)
+    store.search("morning tea", **SEARCH_ARGS)
+    return conn.statements
+
+
+@scenario("search_hybrid")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 1}])
+    _search_answers(conn)
+    store.search("morning tea", **SEARCH_ARGS)
+    return conn.statements
+
+
+@scenario("search_hybrid_without_text_index")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 0}])
+    _search_answers(conn)
+    store.search("morning tea", **SEARCH_ARGS)
+    return conn.statements
+
+
+@scenario("search_approximate")
+def _() -> list[Statement]:
+    conn, store = open_store(vector_index=True, approximate_accuracy=90, search_strategy="vector")
+    _search_answers(conn)
+    store.search("morning tea", k=5)
+    return conn.statements
+
+
+@scenario("search_graph_two_hops")
+def _() -> list[Statement]:
+    conn, store = open_store(search_strategy="vector")
+    conn.answer(r"VECTOR_DISTANCE\(r\.embedding, :query_vector, COSINE\) AS distance", [{"pk": 1, "distance": 0.1}])
+    conn.answer(r"WHERE r\.pk IN", [record_row(pk=1)])
+    # hop 2 (scripted first: the later script answers first), then hop 1
+    conn.answer(
+        r"SELECT f\.v AS node",
+        [{"node": "m2", **relation_row(pos=2, id="rel-2", source_id="m2", target_id="m3"), "admitted": 1}],
+        once=True,
+    )
+    conn.answer(r"SELECT f\.v AS node", [{"node": "m1", **relation_row(), "admitted": 1}], once=True)
+    conn.answer(
+        r"NVL\(VECTOR_DISTANCE",
+        [record_row(pk=2, id="m2", distance=0.4), record_row(pk=3, id="m3", distance=0.6)],
+    )
+    hits = store.search("sky", k=1, num_hops=2, user_id="u1", exact_user_match=True, metadata_filter={"source": "chat"})
+    assert [hit[0].id for hit in hits] == ["m1"]
+    first = hits[0][0].linked_results
+    assert [link[1][0].id for link in first] == ["m2"]
+    assert [link[1][0].id for link in first[0][1][0].linked_results] == ["m3"]
+    return conn.statements
+
+
+@scenario("in_database_embedder_embed")
+def _() -> list[Statement]:
+    conn = RecordingConnection()
+    conn.answer(
+        r"VECTOR_EMBEDDING",
+        [
+            {"n": 1, "embedding": array.array("f", vector(1.0))},
+            {"n": 2, "embedding": array.array("f", vector(0.0, 1.0))},
+        ],
+    )
+    embedder = OracleInDatabaseEmbedder(conn, "doc_model", DIM)
+    assert embedder.embed(["first text", "second text"]).shape == (2, DIM)
+    return conn.statements
+
+
+# --- snapshot tests ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_sql_snapshot(name: str) -> None:
+    """The SQL each operation sends equals its reviewed snapshot (OAM_UPDATE_SNAPSHOTS=1 rewrites them)."""
+    text = render(name, SCENARIOS[name]())
+    path = SNAPSHOTS / f"{name}.sql"
+    if UPDATE_SNAPSHOTS:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+        return
+    assert path.exists(), f"no snapshot {path}; run with OAM_UPDATE_SNAPSHOTS=1 and review it"
+    expected = path.read_text(encoding="utf-8")
+    if text != expected:
+        diff = "".join(
+            difflib.unified_diff(
+                expected.splitlines(keepends=True), text.splitlines(keepends=True), f"{name}.sql", "generated"
+            )
+        )
+        pytest.fail(f"the SQL of {name} changed (OAM_UPDATE_SNAPSHOTS=1 to accept, after review):\n{diff}")
+
+
+def test_every_snapshot_file_belongs_to_an_operation() -> None:
+    files = {path.stem for path in SNAPSHOTS.glob("*.sql")}
+    assert files == set(SCENARIOS), (
+        f"stale: {sorted(files - set(SCENARIOS))}, missing: {sorted(set(SCENARIOS) - files)}"
+    )
+
+
+def test_snapshot_rendering_tracks_sql_and_binds() -> None:
+    """A changed statement, bind or input size gives a different snapshot; volatile values do not."""
+    base = Statement("SELECT 1 FROM dual WHERE x = :x", {"x": 1, "at": datetime(2024, 1, 1)})
+    same = Statement("SELECT 1 FROM dual WHERE x = :x", {"x": 1, "at": datetime(2030, 5, 5)})
+    assert render("n", [base]) == render("n", [same])
+    assert render("n", [base]) != render("n", [Statement("SELECT 2 FROM dual WHERE x = :x", base.binds)])
+    assert render("n", [base]) != render("n", [Statement(base.sql, {"x": 2, "at": base.binds["at"]})])
+    sized = Statement(base.sql, base.binds, input_sizes={"x": oracledb.DB_TYPE_LONG})
+    assert render("n", [base]) != render("n", [sized])
+    assert "<uuid>" in render("n", [Statement("X", {"ids": '["4b6f5d38-1f0e-4a4e-9a55-2f2b0b3b5c11"]'})])
+
+
+# --- statement hygiene over every recorded operation --------------------------------------------
+
+# Oracle SQL reserved words (SQL Language Reference, "Oracle SQL Reserved Words"): never bind names (ORA-01745).
+RESERVED = frozenset(
+    re.findall(
+        r"\w+",
+        """ACCESS ADD ALL ALTER AND ANY AS ASC AUDIT BETWEEN BY CHAR CHECK CLUSTER COLUMN COLUMN_VALUE COMMENT
+    COMPRESS CONNECT CREATE CURRENT DATE DECIMAL DEFAULT DELETE DESC DISTINCT DROP ELSE EXCLUSIVE EXISTS FILE
+    FLOAT FOR FROM GRANT GROUP HAVING IDENTIFIED IMMEDIATE IN INCREMENT INDEX INITIAL INSERT INTEGER INTERSECT
+    INTO IS LEVEL LIKE LOCK LONG MAXEXTENTS MINUS MLSLABEL MODE MODIFY NESTED_TABLE_ID NOAUDIT NOCOMPRESS NOT
+    NOWAIT NULL NUMBER OF OFFLINE ON ONLINE OPTION OR ORDER PCTFREE PRIOR PRIVILEGES PUBLIC RAW RENAME RESOURCE
+    REVOKE ROW ROWID ROWNUM ROWS SELECT SESSION SET SHARE SIZE SMALLINT START SUCCESSFUL SYNONYM SYSDATE TABLE
+    THEN TO TRIGGER UID UNION UNIQUE UPDATE USER VALIDATE VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE WITH""",
+    )
+)
+
+_LITERALS = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"")
+_PLACEHOLDER = re.compile(r"(?<![:\w]):([A-Za-z_][A-Za-z0-9_$#]*)")
+
+
+def placeholders(sql: str) -> set[str]:
+    """The bind names of a statement (outside string literals and quoted identifiers), lower case."""
+    return {name.lower() for name in _PLACEHOLDER.findall(_LITERALS.sub(" ", sql))}
+
+
+@pytest.fixture(scope="module")
+def recorded() -> dict[str, list[Statement]]:
+    return {name: run() for name, run in SCENARIOS.items()}
+
+
+def test_binds_match_placeholders_exactly(recorded) -> None:
+    """python-oracledb refuses a bind the SQL does not name (DPY-4008); Oracle refuses a missing one (ORA-01008)."""
+    for name, statements in recorded.items():
+        for statement in statements:
+            names = placeholders(statement.sql)
+            for binds in statement.binds if statement.many else [statement.binds]:
+                assert {key.lower() for key in binds} == names, (name, statement.sql)
+            assert set(statement.input_sizes) <= names, (name, statement.sql)
+
+
+def test_bind_names_are_not_reserved_words(recorded) -> None:
+    used = {bind for statements in recorded.values() for s in statements for bind in placeholders(s.sql)}
+    assert used, "no binds recorded"
+    assert not {bind.upper() for bind in used} & RESERVED
+
+
+def test_dml_and_queries_have_no_comments_terminators_or_non_ascii(recorded) -> None:
+    """Only DDL spans lines; no statement carries ';', '--', '/*' or characters outside ASCII."""
+    for name, statements in recorded.items():
+        for statement in statements:
+            sql = statement.sql
+            assert sql.isascii() and ";" not in sql and "--" not in sql and "/*" not in sql, (name, sql)
+            if not sql.startswith(("CREATE ", "DROP ")):
+                assert "\n" not in sql, (name, sql)
+
+
+def test_every_query_fetches_lobs_as_values(recorded) -> None:
+    """CLOB/BLOB columns come back as str/bytes: each SELECT runs with fetch_lobs=False."""
+    queries = [s for statements in recorded.values() for s in statements if s.sql.startswith(("SELECT", "WITH"))]
+    assert queries
+    for statement in queries:
+        if "VECTOR_EMBEDDING" in statement.sql:
+            continue  # the embedder reads vectors only
+        assert statement.options.get("fetch_lobs") is False, statement.sql
+
+
+def _declared_type(statement: Statement, name: str, value: Any) -> Any:
+    """The database type a bind is sent as: its input size, else what an input type handler makes of it."""
+    if name in statement.input_sizes:
+        return statement.input_sizes[name]
+    if statement.input_type_handler is not None:
+        var = statement.input_type_handler(_VarMaker(), value, 1)
+        if var is not None:
+            return var.type
+    return None  # python-oracledb infers it from the value: a datetime goes as DB_TYPE_DATE
+
+
+class _VarMaker:
+    def var(self, typ: Any, *args: Any, **kwargs: Any) -> Any:
+        return type("Var", (), {"type": typ})()
+
+
+def test_time_binds_keep_their_fractional_seconds(recorded) -> None:
+    checked = 0
+    for statements in recorded.values():
+        for statement in statements:
+            for binds in statement.binds if statement.many else [statement.binds]:
+                for name, value in binds.items():
+                    if isinstance(value, datetime):
+                        checked += 1
+                        assert _declared_type(statement, name, value) is oracledb.DB_TYPE_TIMESTAMP, (
+                            name,
+                            statement.sql,
+                        )
+    assert checked
+
+
+def test_the_same_operation_records_the_same_sql_twice() -> None:
+    """Snapshots are deterministic apart from the normalised values."""
+    for name in ("add_messages_in_thread", "search_hybrid", "list_metadata_filter", "add_relations"):
+        assert render(name, SCENARIOS[name]()) == render(name, SCENARIOS[name]())
+
+
+# --- hostile input -------------------------------------------------------------------------------
+
+DANGER = "'\"--);$@;\n/*ü🙂中文*/"
+"""Quotes, a comment opener, a closing parenthesis, JSON-path sigils, a terminator, a newline, unicode."""
+
+
+def hostile(tag: str) -> str:
+    return f"{tag}{DANGER}{tag}"
+
+
+UNSAFE_KEYS = [
+    "it's",
+    'say"hi',
+    "$key",
+    "a$b",
+    "@key",
+    "a@b",
+    "has space",
+    "line\nbreak",
+    "trailing\n",
+    "a--b",
+    "a;b",
+    "a)b",
+    "a/*b",
+    "ü",
+    "🙂",
+    "中文",
+    "",
+    " lead",
+    "-lead",
+    "trail-",
+    "a.b",
+    "a[0]",
+    "k" * 129,
+]
+
+
+def _strings(value: Any) -> set[str]:
+    """Every string inside a bind value, JSON texts decoded too."""
+    found: set[str] = set()
+    if isinstance(value, str):
+        found.add(value)
+        try:
+            decoded = json.loads(value)
+        except ValueError:
+            return found
+        if not isinstance(decoded, str):
+            found |= _strings(decoded)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            found |= _strings(key) | _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found |= _strings(item)
+    return found
+
+
+def test_hostile_values_travel_only_as_binds() -> None:
+    conn, store = open_store()
+    h = {tag: hostile(tag) for tag in ("uid", "aid", "tid", "mid", "role", "text", "meta", "key", "rel", "label")}
+    conn.answer(r"SELECT next_seq_no", [{"next_seq_no": 1}])
+    conn.answer(r"FROM user_indexes", [{"n": 1}])
+    conn.answer(r"FOR UPDATE", [live_row(thread_id=h["tid"])])
+    conn.answer(r"SELECT r\.record_type, r\.thread_id FROM", [{"record_type": "fact", "thread_id": h["tid"]}])
+    conn.answer(
+        r'FROM "OAM_RELATIONS" rel WHERE rel\.id = :id',
+        [relation_row(id=h["rel"], source_id=h["mid"] + "1", target_id=h["mid"] + "2")],
+    )
+    conn.answer(r"SELECT count\(\*\) AS n FROM", [{"n": 2}])
+
+    store.add(
+        [h["text"]],
+        "message",
+        record_ids=[h["mid"]],
+        thread_ids=h["tid"],
+        user_ids=h["uid"],
+        agent_ids=h["aid"],
+        roles=h["role"],
+        metadata={"note": h["meta"], "tags": [h["meta"]], h["key"]: h["meta"]},
+    )
+    store.add(
+        [h["text"] + "1", h["text"] + "2"],
+        "fact",
+        record_ids=[h["mid"] + "1", h["mid"] + "2"],
+        thread_ids=h["tid"],
+        user_ids=h["uid"],
+    )
+    store.add_user(h["uid"], h["text"], {h["key"]: h["meta"]})
+    store.get("message", h["mid"])
+    filter_ = {"note": h["meta"], "tags": {"$array_contains": h["meta"]}, "nested": {"deep": {"$not": h["meta"]}}}
+    store.list(
+        "message",
+        thread_id=h["tid"],
+        user_id=h["uid"],
+        agent_id=h["aid"],
+        record_id=[h["mid"]],
+        metadata_filter=filter_,
+    )
+    store.update("message", h["mid"], text=h["text"], metadata={"note": h["meta"]})
+    store.search(
+        h["text"] + " morning",
+        user_id=h["uid"],
+        exact_user_match=True,
+        thread_id=h["tid"],
+        exact_thread_match=True,
+        metadata_filter=filter_,
+    )
+    store.add_relations(
+        [
+            {
+                "source_record_id": h["mid"] + "1",
+                "source_record_type": "fact",
+                "target_record_id": h["mid"] + "2",
+                "target_record_type": "fact",
+                "relation_type": h["label"],
+                "opposite_relation_type": h["label"] + "-back",
+                "id": h["rel"],
+                "metadata": {h["key"]: h["meta"]},
+            }
+        ],
+        thread_id=h["tid"],
+    )
+    store.list_relations(record_id=h["mid"] + "1", thread_id=h["tid"])
+    store.update_relations(h["rel"], relation_type=h["label"] + "2", thread_id=h["tid"])
+    store.delete_relations(h["rel"], thread_id=h["tid"])
+    store.save_thread(h["tid"] + "x", h["uid"], h["aid"], {"k": h["meta"]}, {"s": h["meta"]})
+    store.list_threads(user_id=h["uid"], agent_id=h["aid"], metadata_filter={"k": h["meta"]})
+    store.save_thread_summary(h["tid"], h["text"], [h["meta"]])
+    store.save_thread_state(h["tid"], h["key"], {h["key"]: h["meta"]})
+    store.list_thread_messages(h["tid"])
+    store.delete("message", h["mid"])
+    store.delete_thread(h["tid"])
+    store.delete_user(h["uid"])
+
+    assert len(conn.statements) > 40
+    bound: set[str] = set()
+    for statement in conn.statements:
+        sql = statement.sql
+        for value in h.values():
+            assert value not in sql, (value, sql)
+        for fragment in ("ü", "🙂", "中文", "--", "/*", ";", "\n", "uid", "tid", "mid"):
+            assert fragment not in sql, (fragment, sql)
+        bound |= _strings(statement.binds)
+    missing = [tag for tag, value in h.items() if not any(value in text for text in bound)]
+    assert not missing, f"these values never reached a bind, so the test did not exercise them: {missing}"
+
+
+@pytest.mark.parametrize("key", UNSAFE_KEYS, ids=repr)
+def test_unsafe_metadata_keys_are_refused_before_anything_is_sent(key: str) -> None:
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 1}])
+    calls = {
+        "list": lambda f: store.list("fact", metadata_filter=f),
+        "list_threads": lambda f: store.list_threads(metadata_filter=f),
+        "search_text": lambda f: store.search("morning tea", metadata_filter=f),
+        "search_vector": lambda f: store.search(query_vector=vector(1.0), metadata_filter=f),
+        "search_graph": lambda f: store.search(query_vector=vector(1.0), metadata_filter=f, num_hops=1),
+    }
+    for name, call in calls.items():
+        for filter_ in ({key: 1}, {"ok": {key: "x"}}, {"ok": {"$not": {key: "x"}}}):
+            with pytest.raises(ValueError):
+                call(filter_)
+            assert conn.statements == [], (name, filter_)
+    assert conn.commits == 0
+
+
+def test_safe_metadata_keys_are_quoted_path_steps() -> None:
+    conn, store = open_store()
+    store.list("fact", metadata_filter={"source-type_2": "x", "_private": {"Inner-Key": 1}})
+    [statement] = conn.statements
+    assert '$."source-type_2"?(' in statement.sql
+    assert '$."_private"."Inner-Key"?(' in statement.sql
+    assert set(statement.binds.values()) >= {"x", 1}
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["a'b", 'a"b', "a--", "a;b", "a)b", "a$b", "a@b", "a b", "a\nb", "a/*", "ü", "中文", "1abc", "_a", "a" * 31, "a-b"],
+    ids=repr,
+)
+def test_hostile_table_prefix_is_refused_before_anything_is_sent(prefix: str) -> None:
+    conn = RecordingConnection()
+    with pytest.raises(ValueError, match="table_name_prefix"):
+        OracleDBMemoryStore(
+            HashingEmbedder(DIM), conn, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY, table_name_prefix=prefix
+        )
+    assert conn.statements == []
+
+
+@pytest.mark.parametrize("model", ["m'x", 'm"x', "m x", "m;x", "m--x", "m)x", "ü", "a.b.c", "", "1m"], ids=repr)
+def test_hostile_embedding_model_names_are_refused(model: str) -> None:
+    conn = RecordingConnection()
+    with pytest.raises(ValueError):
+        OracleInDatabaseEmbedder(conn, model, DIM)
+    assert conn.statements == []
+
+
+def test_keyword_queries_hold_only_escaped_words() -> None:
+    """Oracle Text operators cannot come from a query: each word is braced and joined with ACCUM."""
+    query = keyword_query("NEAR(a, b) OR x AND y -- {z} $stem ?fuzzy %wild ü 中文")
+    assert query is not None
+    for term in query.split(" ACCUM "):
+        assert re.fullmatch(r"\{\w+\}", term), term
+    assert keyword_query("'\"--);$@/*") is None
+
+
+# --- behaviour through the double ------------------------------------------------------------------
+
+
+def _insert(conn: RecordingConnection) -> list[Statement]:
+    return [s for s in conn.statements if s.sql.startswith('INSERT INTO "OAM_RECORDS"')]
+
+
+def test_empty_strings_and_none_are_told_apart_by_flags() -> None:
+    conn, store = open_store()
+    conn.answer(r"SELECT next_seq_no", [{"next_seq_no": 3}])
+    store.add(["a", "", "c"], "message", thread_ids="t1", index_texts=[None, "", "x"], roles=["user", "", None])
+    [insert] = _insert(conn)
+    rows = insert.binds
+    assert [(r["index_text"], r["index_text_empty"]) for r in rows] == [(None, 0), (None, 1), ("x", 0)]
+    assert [(r["role"], r["role_empty"]) for r in rows] == [("user", 0), (None, 1), (None, 0)]
+    assert [r["content"] for r in rows] == ["a", None, "c"]  # Oracle stores '' as NULL: bind None
+    assert [r["search_text"] for r in rows] == ["a", None, "x"]
+    assert [r["seq_no"] for r in rows] == [0, 1, 2]
+    assert rows[1]["embedding"] is None  # nothing to embed for an explicitly empty index text
+
+
+def test_stored_flags_read_back_as_empty_strings() -> None:
+    conn, store = open_store()
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind",
+        [record_row(kind="message", record_type="message", content=None, role=None, role_empty=1, seq_no=4)],
+    )
+    record = store.get("message", "m1")
+    assert record.content == "" and record.role == "" and record.seq_no == 4
+
+
+def test_vectors_are_float32_arrays_declared_as_vectors() -> None:
+    conn, store = open_store()
+    store.add(["one", "two"], "memory")
+    [insert] = _insert(conn)
+    assert insert.input_sizes["embedding"] is oracledb.DB_TYPE_VECTOR
+    for key in ("content", "index_text", "search_text"):
+        assert insert.input_sizes[key] is oracledb.DB_TYPE_LONG
+    for row in insert.binds:
+        assert isinstance(row["embedding"], array.array) and row["embedding"].typecode == "f"
+        assert len(row["embedding"]) == DIM
+        assert abs(sum(v * v for v in row["embedding"]) - 1.0) < 1e-5  # unit length for cosine
+
+
+def test_query_vectors_are_float32_arrays() -> None:
+    conn, store = open_store(search_strategy="vector")
+    store.search(query_vector=vector(3.0, 4.0), k=1)
+    [query] = [s for s in conn.statements if "VECTOR_DISTANCE" in s.sql]
+    bound = query.binds["query_vector"]
+    assert isinstance(bound, array.array) and bound.typecode == "f" and list(bound)[:2] == pytest.approx([0.6, 0.8])
+
+
+def test_executemany_runs_in_batches_of_batch_size() -> None:
+    conn, store = open_store()
+    ids = store.add([f"m{i}" for i in range(7)], "memory", batch_size=3)
+    batches = _insert(conn)
+    assert [len(b.binds) for b in batches] == [3, 3, 1] and all(b.many for b in batches)
+    assert [row["id"] for b in batches for row in b.binds] == ids
+    assert batches[0].input_sizes  # declared before the first batch (DPY-3013 when a batch is all None)
+    assert conn.commits == 1 and conn.rollbacks == 0
+
+
+def test_a_failing_statement_rolls_back_and_commits_nothing() -> None:
+    conn, store = open_store()
+    conn.answer(r"SELECT next_seq_no", [{"next_seq_no": 2}])
+    conn.fail(r'^INSERT INTO "OAM_RECORDS"', ora_error(1400, "ORA-01400: cannot insert NULL"))
+    with pytest.raises(oracledb.DatabaseError):
+        store.add(["a", "b"], "message", thread_ids="t1")
+    assert conn.rollbacks == 1 and conn.commits == 0
+    assert conn.statements[-1].sql.startswith('INSERT INTO "OAM_RECORDS"')  # nothing ran after it
+
+
+def test_a_python_error_inside_a_write_rolls_back_too() -> None:
+    conn, store = open_store()
+    conn.answer(r"SELECT next_seq_no", [{"next_seq_no": 1}])
+    conn.answer(r"SELECT id, pk FROM", [])  # the inserted image rows are not found
+    with pytest.raises(KeyError):
+        store.add(["x"], "image", record_ids=["img-1"], images=[IMAGE])
+    assert conn.rollbacks == 1 and conn.commits == 0
+
+
+def test_name_already_used_during_create_is_tolerated() -> None:
+    conn = RecordingConnection()
+    conn.fail(r'CREATE INDEX IF NOT EXISTS "OAM_THREADS_USER"', ora_error(955))
+    conn.fail(r"CREATE VECTOR INDEX", ora_error(955))
+    _, store = open_store(conn, clear=False, vector_index=True)
+    sqls = [s.sql for s in conn.statements]
+    failed = sqls.index('CREATE INDEX IF NOT EXISTS "OAM_THREADS_USER" ON "OAM_THREADS" (user_id)')
+    assert sqls[failed + 1].startswith('CREATE INDEX IF NOT EXISTS "OAM_THREADS_AGENT"')  # went on
+    assert any(sql.startswith('MERGE INTO "OAM_META"') for sql in sqls)
+    assert conn.commits == 1 and conn.rollbacks == 0
+    assert store.vector_index
+
+
+def test_other_ddl_errors_propagate_and_roll_back() -> None:
+    conn = RecordingConnection()
+    conn.fail(r'CREATE TABLE IF NOT EXISTS "OAM_RECORDS"', ora_error(1031, "ORA-01031: insufficient privileges"))
+    with pytest.raises(oracledb.DatabaseError):
+        open_store(conn, clear=False)
+    assert conn.rollbacks == 1 and conn.commits == 0
+    assert not any(s.sql.startswith("MERGE") for s in conn.statements)
+
+
+def test_a_text_index_that_cannot_be_built_is_a_warning(caplog) -> None:
+    conn = RecordingConnection()
+    conn.fail(r"CTXSYS\.CONTEXT", ora_error(29855, "ORA-29855: error occurred in the execution of ODCIINDEXCREATE"))
+    with caplog.at_level(logging.WARNING, logger="memory.engine.stores.oracle"):
+        open_store(conn, clear=False)
+    assert "no Oracle Text index" in caplog.text
+    assert conn.commits == 1 and conn.rollbacks == 0
+
+
+def test_hybrid_search_without_text_index_ranks_by_vectors_and_warns_once(caplog) -> None:
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 0}])
+    with caplog.at_level(logging.WARNING, logger="memory.engine.stores.oracle"):
+        store.search("morning tea")
+        store.search("evening tea")
+    sqls = [s.sql for s in conn.statements]
+    assert sum("FROM user_indexes" in sql for sql in sqls) == 1  # checked once per store
+    assert not any("CONTAINS(" in sql for sql in sqls)
+    assert sum("VECTOR_DISTANCE" in sql for sql in sqls) == 2
+    assert caplog.text.count("no Oracle Text index") == 1
+    assert [s.binds["name"] for s in conn.statements if "user_indexes" in s.sql] == ["OAM_RECORDS_TEXT"]
+
+
+def test_hybrid_search_with_text_index_ranks_by_both() -> None:
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 1}])
+    store.search("Morning TEA, morning!")
+    [keyword] = [s for s in conn.statements if "CONTAINS(" in s.sql]
+    assert keyword.binds["keywords"] == "{morning} ACCUM {tea}"
+    assert any("VECTOR_DISTANCE" in s.sql for s in conn.statements)
+
+
+def test_a_raw_connection_is_one_session_used_one_call_at_a_time() -> None:
+    conn, store = open_store()
+    conn.delay = 0.01
+    # the probe works: unsynchronised statements on the same connection do overlap
+    _run_together(lambda: conn.cursor().execute("SELECT 1 FROM dual"), 4)
+    assert conn.max_active > 1
+    conn.max_active = 0
+    _run_together(lambda: store.get("fact", "m1"), 4)
+    _run_together(lambda: store.list("fact"), 4)
+    assert conn.max_active == 1
+    store.close()
+    assert conn.closed
+
+
+def test_a_pool_is_used_through_acquire_and_release() -> None:
+    conn = RecordingConnection()
+    pool = RecordingPool(conn)
+    managed_schema(conn, list(OracleSchema("", DIM).names.values()), DIM, HashingEmbedder(DIM).name)
+    store = OracleDBMemoryStore(HashingEmbedder(DIM), pool, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)
+    assert pool.acquired == 2 and pool.busy == 0  # the schema transaction, then the schema check
+    assert conn.commits == 1
+    conn.delay = 0.02
+    before = pool.acquired
+    _run_together(lambda: store.get("fact", "m1"), 4)
+    assert pool.acquired - before == 4 and pool.busy == 0
+    assert conn.max_active > 1  # a pool serves concurrent callers: no store-wide lock
+    conn.delay = 0
+    conn.fail(r"^UPDATE", ora_error(54, "ORA-00054: resource busy"))
+    with pytest.raises(oracledb.DatabaseError):
+        store.save_thread_summary("t1", "s")
+    assert pool.busy == 0 and conn.rollbacks == 1  # released after an error too
+    store.close()
+    assert pool.closed
+
+
+def test_the_in_database_embedder_uses_a_pool_through_acquire_and_release() -> None:
+    conn = RecordingConnection()
+    conn.answer(r"VECTOR_EMBEDDING", [{"n": 1, "embedding": array.array("f", vector(1.0))}])
+    pool = RecordingPool(conn)
+    embedder = OracleInDatabaseEmbedder(pool, "schema1.doc_model", DIM)
+    assert embedder.embed(["text"]).shape == (1, DIM)
+    assert embedder.embed([]).shape == (0, DIM)
+    assert pool.acquired == 1 and pool.busy == 0
+    [statement] = conn.statements
+    assert 'VECTOR_EMBEDDING("SCHEMA1"."DOC_MODEL" USING jt.t AS data)' in statement.sql
+    assert json.loads(statement.binds["texts"]) == ["text"]
+
+
+def _run_together(call: Callable[[], Any], count: int) -> None:
+    barrier = threading.Barrier(count)
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            barrier.wait()
+            call()
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+
+
+@pytest.fixture
+def fake_create_pool(monkeypatch):
+    calls: list[dict[str, Any]] = []
+    monkeypatch.setattr(oracledb, "create_pool", lambda **kwargs: calls.append(kwargs) or "pool")
+    monkeypatch.delenv("OAM_ORACLE_PASSWORD", raising=False)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("oracle://scott:tiger@db.example.com:1521/FREEPDB1", "password"),
+        ("oracle://scott:@db.example.com/FREEPDB1", "password"),
+        ("postgres://scott@db.example.com/FREEPDB1", "oracle://"),
+        ("oracle://db.example.com/FREEPDB1", "oracle://"),
+        ("oracle://scott@/FREEPDB1", "oracle://"),
+        ("oracle://scott@db.example.com", "oracle://"),
+        ("oracle://scott@db.example.com/", "oracle://"),
+    ],
+)
+def test_open_pool_refuses_bad_urls_without_connecting(fake_create_pool, url: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        open_pool(url, password="secret")
+    assert fake_create_pool == []
+
+
+def test_open_pool_needs_a_password_and_valid_sizes(fake_create_pool, monkeypatch) -> None:
+    with pytest.raises(ValueError, match="password"):
+        open_pool("oracle://scott@db.example.com/FREEPDB1")
+    with pytest.raises(ValueError, match="password"):
+        open_pool("oracle://scott@db.example.com/FREEPDB1", password="")
+    with pytest.raises(ValueError, match="pool_min"):
+        open_pool("oracle://scott@db.example.com/FREEPDB1", password="x", pool_min=5, pool_max=2)
+    assert fake_create_pool == []
+    monkeypatch.setenv("OAM_ORACLE_PASSWORD", "from-env")
+    assert open_pool("oracle://sc%40ott@db.example.com/FREEPDB1") == "pool"
+    assert open_pool("oracle://scott@db.example.com:1522/svc.example", password="given", pool_max=8) == "pool"
+    first, second = fake_create_pool
+    assert first == {
+        "user": "sc@ott",
+        "password": "from-env",
+        "host": "db.example.com",
+        "port": 1521,
+        "service_name": "FREEPDB1",
+        "min": 1,
+        "max": 4,
+        "increment": 1,
+    }
+    assert (second["password"], second["port"], second["service_name"], second["max"]) == (
+        "given",
+        1522,
+        "svc.example",
+        8,
+    )
+
+
+def test_schema_checks_refuse_a_mismatched_store() -> None:
+    conn = RecordingConnection()
+    managed_schema(conn, list(OracleSchema("", DIM).names.values()), DIM + 8, "hashing-16")
+    with pytest.raises(ValueError, match="dimensional"):
+        OracleDBMemoryStore(HashingEmbedder(DIM), conn, schema_policy=SchemaPolicy.REQUIRE_EXISTING)
+    empty = RecordingConnection()
+    with pytest.raises(SchemaError):
+        OracleDBMemoryStore(HashingEmbedder(DIM), empty, schema_policy=SchemaPolicy.REQUIRE_EXISTING)
+    assert not any(s.sql.startswith("CREATE") for s in empty.statements)
+
+
+def test_no_check_sends_nothing() -> None:
+    conn = RecordingConnection()
+    OracleDBMemoryStore(HashingEmbedder(DIM), conn, schema_policy=SchemaPolicy.NO_CHECK)
+    assert conn.statements == []
