@@ -11,6 +11,7 @@ from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_record_types
 from .thread import (
+    DELETE_BARRIER_SECONDS,
     MemoryLink,
     Thread,
     add_image_record,
@@ -116,8 +117,8 @@ class AgentMemory:
     ) -> Thread:
         """A new thread, or a handle on the existing one when `thread_id` is already stored.
 
-        `llm` and `memory_extraction_config` override the client's for this handle;
-        `thread_options` are Thread's other keyword options (context_card_token_limit,
+        `llm` and `memory_extraction_config` override the client's (a new thread stores its config
+        for later handles); `thread_options` are Thread's other keyword options (context_card_token_limit,
         max_message_token_length, ..., and the deprecated inline extraction parameters).
         """
         return Thread(
@@ -146,7 +147,13 @@ class AgentMemory:
         return Thread(self.store, thread_id=thread_id, client=self)
 
     def delete_thread(self, thread_id: str) -> int:
-        """Delete a thread with all its messages and memories; returns 1, or 0 when there is none."""
+        """Delete a thread with all its messages and memories; returns 1, or 0 when there is none.
+
+        First waits for the thread's accepted background work (TimeoutError after 300 s, deleting
+        nothing): memories extracted after the delete would bring the thread back.
+        """
+        if isinstance(thread_id, str):
+            self.llm_work_runner.wait(thread_id, DELETE_BARRIER_SECONDS)
         return self.store.delete_thread(thread_id)
 
     def list_threads(

@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import pytest
 
+import memory.engine.client as client_module
 import memory.engine.thread as thread_module
 from memory.engine import (
     AgentMemory,
@@ -379,6 +380,25 @@ def test_delete_message_times_out_without_deleting_while_the_threads_work_runs(c
     # The delete waited for the extraction: its memories are there without an explicit wait.
     assert memories(client, "t1") == ["remembered: and me", "remembered: keep me"]
     assert contents(thread) == ["and me"]
+
+
+def test_client_delete_thread_waits_for_the_threads_work_so_that_it_does_not_come_back(
+    client, thread, fake, monkeypatch
+):
+    monkeypatch.setattr(client_module, "DELETE_BARRIER_SECONDS", 0.2)
+    fake.hold(EXTRACTION)
+    thread.add_messages([user("extract me")])
+    wait_until_picked_up(fake)
+
+    with pytest.raises(TimeoutError):
+        client.delete_thread("t1")
+    assert contents(thread) == ["extract me"]
+
+    fake.release()
+    monkeypatch.setattr(client_module, "DELETE_BARRIER_SECONDS", 10)
+    assert client.delete_thread("t1") == 1
+    assert client.store.get_thread("t1") is None  # no memory written after the delete revived it
+    assert list(client.list_memories(user_id="u1")) == []
 
 
 def test_delete_memory_times_out_without_deleting_while_the_threads_work_runs(client, thread, fake, monkeypatch):
