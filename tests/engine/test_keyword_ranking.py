@@ -15,6 +15,13 @@ from .helpers import CountingEmbedder
 
 
 @pytest.fixture
+def backend() -> str:
+    """These tests are about the embedded store's keyword analyser (stems, accents, message
+    context, dates in words); Oracle ranks keywords with Oracle Text."""
+    return "sqlite"
+
+
+@pytest.fixture
 def keyword_store(store_factory):
     return store_factory(search_strategy=SearchStrategy.KEYWORD)
 

@@ -783,7 +783,7 @@ def _() -> list[Statement]:
     )
     conn.answer(r"SELECT f\.v AS node", [{"node": "m1", **relation_row(), "admitted": 1}], once=True)
     conn.answer(
-        r"NVL\(VECTOR_DISTANCE",
+        r"COALESCE\(VECTOR_DISTANCE",
         [record_row(pk=2, id="m2", distance=0.4), record_row(pk=3, id="m3", distance=0.6)],
     )
     hits = store.search("sky", k=1, num_hops=2, user_id="u1", exact_user_match=True, metadata_filter={"source": "chat"})
@@ -1269,7 +1269,7 @@ def test_a_text_index_that_cannot_be_built_is_a_warning(caplog) -> None:
     conn.fail(r"CTXSYS\.CONTEXT", ora_error(29855, "ORA-29855: error occurred in the execution of ODCIINDEXCREATE"))
     with caplog.at_level(logging.WARNING, logger="memory.engine.stores.oracle"):
         open_store(conn, clear=False)
-    assert "no Oracle Text index" in caplog.text
+    assert "no keyword index" in caplog.text
     assert conn.commits == 1 and conn.rollbacks == 0
 
 
@@ -1283,7 +1283,7 @@ def test_hybrid_search_without_text_index_ranks_by_vectors_and_warns_once(caplog
     assert sum("FROM user_indexes" in sql for sql in sqls) == 1  # checked once per store
     assert not any("CONTAINS(" in sql for sql in sqls)
     assert sum("VECTOR_DISTANCE" in sql for sql in sqls) == 2
-    assert caplog.text.count("no Oracle Text index") == 1
+    assert caplog.text.count("no keyword index") == 1
     assert [s.binds["name"] for s in conn.statements if "user_indexes" in s.sql] == ["OAM_RECORDS_TEXT"]
 
 

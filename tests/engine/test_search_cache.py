@@ -10,6 +10,13 @@ import pytest
 
 from memory.engine import RecordStatus, SearchStrategy
 
+
+@pytest.fixture
+def backend() -> str:
+    """These tests are about the embedded store's in-memory search cache."""
+    return "sqlite"
+
+
 DIM = 64
 
 

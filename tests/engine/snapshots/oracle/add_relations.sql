@@ -37,5 +37,5 @@ INSERT INTO "OAM_RELATIONS" (id, source_id, source_type, target_id, target_type,
 -- binds[1]: {"id": "<uuid>", "source_id": "m3", "source_type": "fact", "target_id": "m4", "target_type": "fact", "relation_type": "mentions", "opposite_type": "mentions", "event_at": null, "metadata": null, "created_at": "<timestamp>", "pair": "m3\u001fm4"}
 
 -- [8] execute
-UPDATE "OAM_RECORDS" r SET r.lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = r.id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')) WHERE r.kind = 'memory' AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+UPDATE "OAM_RECORDS" SET lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = "OAM_RECORDS".id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')) WHERE kind = 'memory' AND id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"ids": "[\"m2\", \"m4\"]"}

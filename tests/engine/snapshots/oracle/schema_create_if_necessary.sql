@@ -69,24 +69,24 @@ CREATE TABLE IF NOT EXISTS "OAM_RELATIONS" (
     pair VARCHAR2(1100) NOT NULL CONSTRAINT "OAM_RELATIONS_PAIR" UNIQUE)
 
 -- [16] execute
-CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_FROM" ON "OAM_RELATIONS" (source_id, pos, target_id)
+CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_FROM" ON "OAM_RELATIONS" (source_id, created_at, id, target_id)
 
 -- [17] execute
-CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_TO" ON "OAM_RELATIONS" (target_id, pos, source_id)
+CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_TO" ON "OAM_RELATIONS" (target_id, created_at, id, source_id)
 
 -- [18] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
 
 -- [19] execute
-MERGE INTO "OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "schema_version", "meta_value": "1"}
 
 -- [20] execute
-MERGE INTO "OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [21] execute
-MERGE INTO "OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
 
 -- [22] execute

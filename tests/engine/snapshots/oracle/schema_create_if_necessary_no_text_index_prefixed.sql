@@ -69,21 +69,21 @@ CREATE TABLE IF NOT EXISTS "APP_OAM_RELATIONS" (
     pair VARCHAR2(1100) NOT NULL CONSTRAINT "APP_OAM_RELATIONS_PAIR" UNIQUE)
 
 -- [16] execute
-CREATE INDEX IF NOT EXISTS "APP_OAM_RELATIONS_FROM" ON "APP_OAM_RELATIONS" (source_id, pos, target_id)
+CREATE INDEX IF NOT EXISTS "APP_OAM_RELATIONS_FROM" ON "APP_OAM_RELATIONS" (source_id, created_at, id, target_id)
 
 -- [17] execute
-CREATE INDEX IF NOT EXISTS "APP_OAM_RELATIONS_TO" ON "APP_OAM_RELATIONS" (target_id, pos, source_id)
+CREATE INDEX IF NOT EXISTS "APP_OAM_RELATIONS_TO" ON "APP_OAM_RELATIONS" (target_id, created_at, id, source_id)
 
 -- [18] execute
-MERGE INTO "APP_OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "schema_version", "meta_value": "1"}
 
 -- [19] execute
-MERGE INTO "APP_OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [20] execute
-MERGE INTO "APP_OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
 
 -- [21] execute

@@ -84,10 +84,10 @@ CREATE TABLE IF NOT EXISTS "OAM_RELATIONS" (
     pair VARCHAR2(1100) NOT NULL CONSTRAINT "OAM_RELATIONS_PAIR" UNIQUE)
 
 -- [21] execute
-CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_FROM" ON "OAM_RELATIONS" (source_id, pos, target_id)
+CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_FROM" ON "OAM_RELATIONS" (source_id, created_at, id, target_id)
 
 -- [22] execute
-CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_TO" ON "OAM_RELATIONS" (target_id, pos, source_id)
+CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_TO" ON "OAM_RELATIONS" (target_id, created_at, id, source_id)
 
 -- [23] execute
 CREATE VECTOR INDEX "OAM_RECORDS_HNSW" ON "OAM_RECORDS" (embedding) ORGANIZATION INMEMORY NEIGHBOR GRAPH DISTANCE COSINE WITH TARGET ACCURACY 95 PARAMETERS (TYPE HNSW, NEIGHBORS 32, EFCONSTRUCTION 200)
@@ -96,15 +96,15 @@ CREATE VECTOR INDEX "OAM_RECORDS_HNSW" ON "OAM_RECORDS" (embedding) ORGANIZATION
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
 
 -- [25] execute
-MERGE INTO "OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "schema_version", "meta_value": "1"}
 
 -- [26] execute
-MERGE INTO "OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [27] execute
-MERGE INTO "OAM_META" m USING (SELECT :meta_key AS meta_key FROM dual) s ON (m.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
 
 -- [28] execute

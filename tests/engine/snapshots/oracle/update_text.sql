@@ -12,5 +12,5 @@ UPDATE "OAM_RECORDS" SET content = :content, index_text = :index_text, index_tex
 -- input sizes: content=DB_TYPE_LONG, index_text=DB_TYPE_LONG, search_text=DB_TYPE_LONG, embedding=DB_TYPE_VECTOR
 
 -- [3] execute
-UPDATE "OAM_THREADS" t SET updated_at = :now WHERE t.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+UPDATE "OAM_THREADS" SET updated_at = :now WHERE id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"now": "<timestamp>", "ids": "[\"t1\"]"}

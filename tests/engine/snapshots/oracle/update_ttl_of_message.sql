@@ -15,5 +15,5 @@ UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE kind = 'image' AND messa
 -- binds: {"expires_at": "<timestamp>", "id": "msg-1"}
 
 -- [4] execute
-UPDATE "OAM_THREADS" t SET updated_at = :now WHERE t.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+UPDATE "OAM_THREADS" SET updated_at = :now WHERE id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"now": "<timestamp>", "ids": "[\"t1\"]"}

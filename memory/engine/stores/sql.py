@@ -1,0 +1,1745 @@
+"""SQLMemoryStore: the engine's store logic in SQL, shared by every SQL backend.
+
+The same semantics as SQLiteMemoryStore (which answers searches from in-memory indexes), here
+entirely in SQL: every filter (scope, type, status, expiry, metadata) is a WHERE condition
+evaluated before the top-k, vectors are compared in the database, the keyword half of hybrid
+search uses the database's text index, and a graph hop is one query. User values only ever
+travel as bind variables; the only names built into SQL are the table names from
+`table_name_prefix` (validated, then quoted) and, on Oracle, metadata keys (validated, then
+quoted in JSON paths, see filters.json_path_step).
+
+What differs between databases is a `SQLDialect`: Oracle's (stores/oracle.py) is the product;
+SQLite's (stores/sql_sqlite.py) runs this same code in the conformance suite, where no Oracle
+server is available.
+
+Oracle stores '' as NULL: content reads NULL back as '', and the two text columns where '' and
+None differ (index_text, role) have a flag column marking an explicit ''.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from ..embedders import Embedder
+from ..filters import parse_filter
+from ..graph import check_label, grow_trees, relation_labels, walk_nodes
+from ..images import CheckedImage
+from ..scope import SearchScope, check_scope_value, resolve_store_scope
+from ..ttl import expiry, normalize_timestamp, utc_now
+from ..types import (
+    AGENT_PROFILE_TYPE,
+    BUILTIN_RELATIONS,
+    IMAGE_TYPE,
+    LIFECYCLE_RELATIONS,
+    MEMORY_TYPES,
+    MESSAGE_TYPE,
+    NOT_SET,
+    SEARCHABLE_TYPES,
+    USER_PROFILE_TYPE,
+    AgentProfileRecord,
+    ImageMimeType,
+    ImageRecord,
+    MemoryRecord,
+    MemoryRetentionConfig,
+    MessageRecord,
+    Page,
+    Record,
+    RecordRelation,
+    RecordStatus,
+    SchemaPolicy,
+    SearchStrategy,
+    ThreadRecord,
+    UserProfileRecord,
+    coerce_enum,
+    new_id,
+)
+from .base import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_LIST_LIMIT,
+    MemoryStore,
+    NewRecord,
+    SchemaError,
+    SearchHit,
+    check_hops,
+    check_positive_int,
+    check_record_type,
+    check_record_types,
+    decode_cursor,
+    dump_metadata,
+    encode_cursor,
+    image_column,
+    kind_of,
+    normalize_rows,
+    prepare_add,
+    prepare_update,
+    to_matrix,
+    to_vector,
+)
+from .ranking import CANDIDATE_DEPTH, fuse_rankings
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
+TABLE_KEYS = ("meta", "threads", "records", "relations", "images")
+_STATUSES = {status.value: status for status in RecordStatus}
+_LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
+EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
+"""D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
+
+
+def table_names(prefix: str) -> dict[str, str]:
+    """The managed tables of a prefix (upper case; quoted wherever they are used)."""
+    p = prefix.upper()
+    suffixes = ("OAM_META", "OAM_THREADS", "OAM_RECORDS", "OAM_RELATIONS", "OAM_IMAGE_BYTES")
+    return {key: f"{p}{suffix}" for key, suffix in zip(TABLE_KEYS, suffixes, strict=True)}
+
+
+def _ids_json(ids: Iterable[Any]) -> str:
+    return json.dumps(list(ids))
+
+
+class SQLDialect(ABC):
+    """What SQLMemoryStore needs to know about one database: SQL fragments and value conversions.
+
+    Fragments take bind names (without the colon) or SQL expressions, never user values.
+    """
+
+    @abstractmethod
+    def schema(self, prefix: str, vector_dim: int, vector_index: bool, keyword_index: bool) -> Any:
+        """The managed schema: `.names`, `.text_index`, `.create_sql()`, `.drop_sql()`, `.text_index_sql()`."""
+
+    @abstractmethod
+    def cursor(self, connection: Any) -> Any:
+        """A cursor of `connection`, set up for this database's bind types."""
+
+    @abstractmethod
+    def declare(self, cursor: Any, binds: Iterable[str]) -> None:
+        """Declare the types of the record binds among `binds` that need it (large text, vectors)."""
+
+    @abstractmethod
+    def tables_sql(self, bind: str) -> str:
+        """A query of the existing tables (column table_name) among the names of a JSON array bind."""
+
+    @abstractmethod
+    def text_index_sql(self) -> str | None:
+        """A query counting (column n) the keyword index named by :name; None if keywords are unsupported."""
+
+    @abstractmethod
+    def ids(self, bind: str, numeric: bool = False) -> str:
+        """A subquery of the values of a JSON array bind."""
+
+    @abstractmethod
+    def id_rows(self, bind: str) -> str:
+        """A table expression with one row (column v) per value of a JSON array bind."""
+
+    @abstractmethod
+    def json_text(self, expression: str) -> str:
+        """A JSON column's value as JSON text."""
+
+    @abstractmethod
+    def json_merge_patch(self, column: str, bind: str) -> str:
+        """The JSON column merged with the JSON text of a bind (RFC 7396)."""
+
+    @abstractmethod
+    def is_empty_object(self, column: str) -> str:
+        """A condition: the JSON column holds {}."""
+
+    @abstractmethod
+    def first_rows(self, count: str) -> str:
+        """A clause keeping the first `count` rows (a bind reference or a literal)."""
+
+    @abstractmethod
+    def offset_rows(self, offset: str, count: str | None) -> str:
+        """A clause skipping `offset` rows and keeping `count` (None: all the rest)."""
+
+    @abstractmethod
+    def vector_distance(self, column: str, bind: str) -> str:
+        """The cosine distance between a vector column and a vector bind."""
+
+    @abstractmethod
+    def top_k(self, depth_bind: str, approximate_accuracy: int | None) -> str:
+        """ORDER BY distance and the row limit of a vector top-k (exact, or approximate)."""
+
+    def keyword_query(self, text: str) -> str | None:
+        """The keyword search query for a text, or None (no keyword search)."""
+        return None
+
+    def keyword_match(self, column: str, bind: str) -> str:
+        raise NotImplementedError
+
+    def keyword_score(self) -> str:
+        raise NotImplementedError
+
+    @abstractmethod
+    def insert_if_absent(self, table: str, keys: Sequence[str], values: Mapping[str, str]) -> str:
+        """INSERT of `values` (column → SQL expression) unless a row with the same keys exists."""
+
+    @abstractmethod
+    def upsert(self, table: str, keys: Sequence[str], values: Mapping[str, str], updates: Sequence[str]) -> str:
+        """INSERT of `values`, or UPDATE of the `updates` columns of the row with the same keys."""
+
+    for_update = ""
+    """The locking clause of a read before an update in the same transaction."""
+
+    @abstractmethod
+    def filter_compiler(self, bind_prefix: str = "mf") -> Any:
+        """A metadata filter compiler (filters.py) with `.compile(tree, column)` and `.params`."""
+
+    @abstractmethod
+    def db_time(self, value: str | None) -> Any:
+        """Canonical UTC text (ttl.format_utc) as this database's timestamp bind."""
+
+    @abstractmethod
+    def text_time(self, value: Any) -> str | None:
+        """A timestamp column's value as canonical UTC text."""
+
+    @abstractmethod
+    def vector(self, values: np.ndarray | None) -> Any:
+        """A FLOAT32 vector bind."""
+
+    @abstractmethod
+    def is_unique_violation(self, exc: Exception) -> bool: ...
+
+    @abstractmethod
+    def is_name_in_use(self, exc: Exception) -> bool:
+        """A CREATE found its object already there (another process created it at the same time)."""
+
+
+class SQLMemoryStore(MemoryStore):
+    """The engine's store logic over a SQL database, for any `SQLDialect`.
+
+    Records, threads, relations and image bytes live in tables named by the dialect's schema;
+    every filter (scope, type, status, expiry, metadata) is a WHERE condition applied before the
+    top-k; links are walked one query per hop. The dialect supplies what differs between
+    databases: DDL, id-list and JSON functions, row limits, vector distance, keyword search,
+    bind types and error codes. OracleDBMemoryStore is this store with the Oracle dialect; the
+    SQLite dialect runs the same code in the conformance suite, without a server.
+
+    `pool` is a connection pool (with acquire/release), which serves concurrent callers, or a
+    single connection, whose calls are serialised with a lock.
+    """
+
+    def __init__(
+        self,
+        dialect: SQLDialect,
+        embedder: Embedder,
+        pool: Any,
+        schema_policy: SchemaPolicy | str = SchemaPolicy.REQUIRE_EXISTING,
+        vector_dim: int | None = None,
+        table_name_prefix: Any = NOT_SET,
+        search_strategy: Any = NOT_SET,
+        memory_retention_config: Any = NOT_SET,
+        *,
+        vector_index: bool = False,
+        approximate_accuracy: int | None = None,
+        keyword_index: bool = True,
+    ) -> None:
+        if pool is None:
+            raise ValueError("pool must be a connection pool or a connection")
+        if vector_dim is not None:
+            check_positive_int("vector_dim", vector_dim)
+        if embedder is None:
+            raise ValueError(
+                f"{type(self).__name__} needs an embedder (HashingEmbedder, OracleInDatabaseEmbedder, ...)"
+            )
+        if vector_dim is not None and embedder.dim != vector_dim:
+            raise ValueError(f"vector_dim={vector_dim} does not match the embedder's dimension {embedder.dim}")
+        prefix = "" if table_name_prefix is NOT_SET or table_name_prefix is None else table_name_prefix
+        if prefix and (not isinstance(prefix, str) or not PREFIX_PATTERN.match(prefix)):
+            raise ValueError(
+                f"table_name_prefix must start with a letter and hold only letters, digits and _ "
+                f"(at most 30 characters), not {prefix!r}"
+            )
+        if approximate_accuracy is not None and (
+            isinstance(approximate_accuracy, bool)
+            or not isinstance(approximate_accuracy, int)
+            or not 1 <= approximate_accuracy <= 100
+        ):
+            raise ValueError(f"approximate_accuracy must be an integer from 1 to 100, not {approximate_accuracy!r}")
+        if memory_retention_config is NOT_SET or memory_retention_config is None:
+            memory_retention_config = MemoryRetentionConfig()
+        if not isinstance(memory_retention_config, MemoryRetentionConfig):
+            raise ValueError("memory_retention_config must be a MemoryRetentionConfig")
+        self.dialect = dialect
+        self.embedder = embedder
+        self.vector_dim = embedder.dim
+        self.schema_policy = coerce_enum(SchemaPolicy, schema_policy, "schema_policy")
+        self.search_strategy = coerce_enum(
+            SearchStrategy, SearchStrategy.HYBRID if search_strategy is NOT_SET else search_strategy, "search_strategy"
+        )
+        self.retention = memory_retention_config
+        self.vector_index = bool(vector_index)
+        self.approximate_accuracy = approximate_accuracy
+        self.keyword_index = bool(keyword_index)
+        self._pool = pool
+        # A raw connection has no acquire(): single-session mode, one call at a time.
+        self._single_session = not hasattr(pool, "acquire")
+        self._session_lock = threading.RLock()
+        self.schema = dialect.schema(prefix, self.vector_dim, self.vector_index, self.keyword_index)
+        self._names = self.schema.names
+        q = {key: f'"{name}"' for key, name in self._names.items()}
+        self._meta, self._threads, self._records = q["meta"], q["threads"], q["records"]
+        self._relations, self._image_bytes = q["relations"], q["images"]
+        self._text_index_name = self.schema.text_index
+        self._has_text_index: bool | None = None
+        json_text = dialect.json_text
+        self._record_columns = (
+            "r.pk, r.id, r.kind, r.record_type, r.content, r.index_text, r.index_text_empty, "
+            f"{json_text('r.parts')} AS parts, r.thread_id, r.user_id, r.agent_id, r.role, r.role_empty, "
+            "r.seq_no, r.event_at, r.created_at, r.expires_at, "
+            f"{EFFECTIVE_STATUS_SQL} AS status, {json_text('r.metadata')} AS metadata, r.message_id, r.mime_type"
+        )
+        self._relation_columns = (
+            "rel.pos, rel.id, rel.source_id, rel.source_type, rel.target_id, rel.target_type, rel.relation_type, "
+            f"rel.opposite_type, rel.event_at, {json_text('rel.metadata')} AS metadata, rel.created_at"
+        )
+        self._thread_columns = (
+            f"t.id, t.user_id, t.agent_id, {json_text('t.metadata')} AS metadata, "
+            f"{json_text('t.settings')} AS settings, t.created_at, t.updated_at, t.summary, "
+            f"{json_text('t.topics')} AS topics"
+        )
+        self._apply_schema_policy()
+
+    def _in(self, column: str, bind: str, numeric: bool = False) -> str:
+        """`column IN` the values of a JSON array bind: one bind whatever the number of values."""
+        return f"{column} IN ({self.dialect.ids(bind, numeric)})"
+
+    def _fetch_first(self, limit: int | None, params: dict[str, Any]) -> str:
+        """A row limit of limit + 1 (the extra row tells whether a next page exists)."""
+        if limit is None:
+            return ""
+        params["fetch_limit"] = limit + 1
+        return self.dialect.first_rows(":fetch_limit")
+
+    # --- connections ------------------------------------------------------------------------
+
+    @contextmanager
+    def _session(self) -> Iterator[Any]:
+        """A connection for one store call: from the pool, or the single connection under its lock."""
+        if self._single_session:
+            with self._session_lock:
+                yield self._pool
+            return
+        connection = self._pool.acquire()
+        try:
+            yield connection
+        finally:
+            self._pool.release(connection)
+
+    @contextmanager
+    def _write(self) -> Iterator[Any]:
+        """A cursor in one transaction: committed when the block ends, rolled back on any error."""
+        with self._session() as connection:
+            cursor = self.dialect.cursor(connection)
+            try:
+                yield cursor
+            except BaseException:
+                connection.rollback()
+                raise
+            connection.commit()
+
+    def _fetch(self, sql: str, params: Mapping[str, Any] | None = None, cursor: Any = None) -> list[dict[str, Any]]:
+        """Rows as dicts keyed by lower-case column name; LOBs arrive as str/bytes."""
+        if cursor is None:
+            with self._session() as connection:
+                return self._fetch(sql, params, self.dialect.cursor(connection))
+        cursor.execute(sql, dict(params or {}), fetch_lobs=False)
+        names = [column[0].lower() for column in cursor.description or ()]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def close(self) -> None:
+        """Close the pool or connection the store was given."""
+        with self._session_lock:
+            self._pool.close()
+
+    # --- schema -----------------------------------------------------------------------------
+
+    def schema_sql(self) -> list[str]:
+        """The DDL of the managed schema, in creation order."""
+        return self.schema.create_sql()
+
+    def _existing_tables(self, cursor: Any) -> set[str]:
+        rows = self._fetch(
+            self.dialect.tables_sql("names"),
+            {"names": _ids_json(self._names.values())},
+            cursor,
+        )
+        return {row["table_name"] for row in rows}
+
+    def _apply_schema_policy(self) -> None:
+        policy = self.schema_policy
+        if policy is SchemaPolicy.NO_CHECK:
+            return
+        with self._write() as cursor:
+            existing = self._existing_tables(cursor)
+            create = policy in (SchemaPolicy.RECREATE, SchemaPolicy.CREATE_IF_NECESSARY) or (
+                policy is SchemaPolicy.CREATE_IF_EMPTY and not existing
+            )
+            if policy is SchemaPolicy.RECREATE:
+                for statement in self.schema.drop_sql():
+                    cursor.execute(statement)
+            if create:
+                for statement in self.schema_sql():
+                    self._run_ddl(cursor, statement)
+                for key, value in (
+                    ("schema_version", SCHEMA_VERSION),
+                    ("vector_dim", self.vector_dim),
+                    ("embedder", self.embedder.name),
+                ):
+                    self._merge_meta(cursor, key, str(value))
+        self._check_schema()
+
+    def _run_ddl(self, cursor: Any, statement: str) -> None:
+        """Run one DDL statement; another process creating the same object at once is fine.
+
+        A keyword index that cannot be built (Oracle without Oracle Text, as in slim images) is
+        a notice: hybrid search then runs vector-only.
+        """
+        try:
+            cursor.execute(statement)
+        except Exception as exc:
+            if self.dialect.is_name_in_use(exc):
+                return
+            if statement == self.schema.text_index_sql():
+                log.warning("no keyword index (%s); hybrid search will rank by vectors only", exc)
+                return
+            raise
+
+    def _merge_meta(self, cursor: Any, key: str, value: str) -> None:
+        try:
+            cursor.execute(
+                self.dialect.insert_if_absent(
+                    self._meta, ["meta_key"], {"meta_key": ":meta_key", "meta_value": ":meta_value"}
+                ),
+                {"meta_key": key, "meta_value": value},
+            )
+        except Exception as exc:
+            if not self.dialect.is_unique_violation(exc):  # another process wrote it first: keep theirs
+                raise
+
+    def _check_schema(self) -> None:
+        with self._session() as connection:
+            cursor = self.dialect.cursor(connection)
+            missing = set(self._names.values()) - self._existing_tables(cursor)
+            if missing:
+                raise SchemaError(
+                    f"the memory schema is missing or incomplete (no {', '.join(sorted(missing))}); open the "
+                    "store with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY to create it"
+                )
+            meta = {
+                row["meta_key"]: row["meta_value"]
+                for row in self._fetch(f"SELECT meta_key, meta_value FROM {self._meta}", None, cursor)
+            }
+        version = int(meta.get("schema_version") or 0)
+        if version != SCHEMA_VERSION:
+            raise SchemaError(f"the memory schema is version {version}; this engine needs {SCHEMA_VERSION}")
+        if int(meta.get("vector_dim") or 0) != self.vector_dim:
+            raise ValueError(
+                f"the store holds {meta.get('vector_dim')}-dimensional vectors but the embedder produces "
+                f"{self.vector_dim}; open it with the embedder it was built with"
+            )
+        if meta.get("embedder") != self.embedder.name:
+            raise ValueError(
+                f"the store was built with embedder {meta.get('embedder')!r}, not {self.embedder.name!r}; "
+                "vectors of different embedders cannot be compared"
+            )
+
+    def _text_index_ready(self) -> bool:
+        """Whether a keyword index (Oracle Text) serves keyword ranking; checked once per store."""
+        if self._has_text_index is None:
+            sql = self.dialect.text_index_sql()
+            rows = self._fetch(sql, {"name": self._text_index_name}) if sql else []
+            self._has_text_index = bool(rows and rows[0]["n"])
+            if not self._has_text_index:
+                log.warning("no keyword index %s: hybrid search ranks by vectors only", self._text_index_name)
+        return self._has_text_index
+
+    # --- writes -----------------------------------------------------------------------------
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.vector_dim), dtype=np.float32)
+        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+        if vectors.shape != (len(texts), self.vector_dim):
+            raise ValueError(f"the embedder returned shape {vectors.shape}; expected ({len(texts)}, {self.vector_dim})")
+        return vectors
+
+    def _vectors_for(self, rows: list[NewRecord], embeddings: Any) -> list[np.ndarray | None]:
+        """Unit vectors per row: the given ones, else embeddings of the non-empty index payloads."""
+        if embeddings is not NOT_SET and embeddings is not None:
+            return list(normalize_rows(to_matrix(embeddings, len(rows), self.vector_dim))) if rows else []
+        payloads = [row.index_text if row.index_text is not None else row.content for row in rows]
+        wanted = [i for i, text in enumerate(payloads) if text]
+        vectors: list[np.ndarray | None] = [None] * len(rows)
+        if wanted:
+            for i, vector in zip(wanted, normalize_rows(self._embed([payloads[i] for i in wanted])), strict=True):
+                vectors[i] = vector
+        return vectors
+
+    def add(
+        self,
+        contents: Sequence[str | None],
+        record_type: str,
+        index_texts: Any = NOT_SET,
+        embeddings: Any = NOT_SET,
+        record_ids: Any = NOT_SET,
+        thread_ids: Any = NOT_SET,
+        user_ids: Any = NOT_SET,
+        agent_ids: Any = NOT_SET,
+        roles: Any = NOT_SET,
+        timestamps: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        statuses: Any = NOT_SET,
+        content_parts: Any = NOT_SET,
+        images: Any = NOT_SET,
+        message_ids: Any = NOT_SET,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> list[str]:
+        """Add records with executemany in batches of `batch_size`; returns their ids. All or nothing."""
+        check_positive_int("batch_size", batch_size)
+        checked = image_column(record_type, images, message_ids, len(contents) if isinstance(contents, list) else 0)
+        rows = prepare_add(
+            contents,
+            record_type,
+            index_texts,
+            record_ids,
+            thread_ids,
+            user_ids,
+            agent_ids,
+            roles,
+            timestamps,
+            metadata,
+            statuses,
+            content_parts,
+        )
+        vectors = self._vectors_for(rows, embeddings)
+        count = len(rows)
+        ttl_list = ttl_days if isinstance(ttl_days, (list, tuple)) else [ttl_days] * count
+        anchor_list = ttl_anchor if isinstance(ttl_anchor, (list, tuple)) else [ttl_anchor] * count
+        if len(ttl_list) != count or len(anchor_list) != count:
+            raise ValueError(f"ttl_days and ttl_anchor must be scalars or lists of {count} entries")
+        now = utc_now()
+        expiries = [
+            expiry(ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention)
+            for i in range(count)
+        ]
+        if not rows:
+            return []
+        with self._write() as cursor:
+            if record_ids is not NOT_SET and record_ids is not None:
+                self._check_new_ids(cursor, rows)
+            seq_numbers = self._touch_threads(cursor, rows, now)
+            params = [
+                {
+                    "id": row.id,
+                    "kind": kind_of(row.record_type),
+                    "record_type": row.record_type,
+                    "content": row.content or None,
+                    "index_text": row.index_text or None,
+                    "index_text_empty": int(row.index_text == ""),
+                    "search_text": (row.index_text if row.index_text is not None else row.content) or None,
+                    "parts": row.parts,
+                    "thread_id": row.thread_id,
+                    "user_id": row.user_id,
+                    "agent_id": row.agent_id,
+                    "role": row.role or None,
+                    "role_empty": int(row.role == ""),
+                    "seq_no": seq_numbers[i],
+                    "event_at": self.dialect.db_time(row.timestamp),
+                    "created_at": self.dialect.db_time(now),
+                    "expires_at": self.dialect.db_time(expiries[i]),
+                    "status": row.status,
+                    "metadata": row.metadata,
+                    "embedding": self.dialect.vector(vectors[i]),
+                    "message_id": checked[i][1] if checked else None,
+                    "mime_type": checked[i][0].mime_type.value if checked else None,
+                }
+                for i, row in enumerate(rows)
+            ]
+            columns = list(params[0])
+            sql = (
+                f"INSERT INTO {self._records} ({', '.join(columns)}) "
+                f"VALUES ({', '.join(':' + column for column in columns)})"
+            )
+            self.dialect.declare(cursor, columns)
+            for start in range(0, count, batch_size):
+                cursor.executemany(sql, params[start : start + batch_size])
+            if checked:
+                keys = {
+                    row["id"]: row["pk"]
+                    for row in self._fetch(
+                        f"SELECT id, pk FROM {self._records} r WHERE kind = 'image' AND {self._in('r.id', 'ids')}",
+                        {"ids": _ids_json(row.id for row in rows)},
+                        cursor,
+                    )
+                }
+                cursor.executemany(
+                    f"INSERT INTO {self._image_bytes} (record_pk, bytes) VALUES (:record_pk, :bytes)",
+                    [
+                        {"record_pk": keys[row.id], "bytes": image.data}
+                        for row, (image, _) in zip(rows, checked, strict=True)
+                    ],
+                )
+        return [row.id for row in rows]
+
+    def _check_new_ids(self, cursor: Any, rows: list[NewRecord]) -> None:
+        kind = kind_of(rows[0].record_type)
+        taken = self._fetch(
+            f"SELECT id FROM {self._records} r WHERE r.kind = :kind AND {self._in('r.id', 'ids')}"
+            + self.dialect.first_rows("1"),
+            {"kind": kind, "ids": _ids_json(row.id for row in rows)},
+            cursor,
+        )
+        if taken:
+            raise ValueError(f"a {kind} record with id {taken[0]['id']!r} already exists")
+
+    def _ensure_thread(self, cursor: Any, thread_id: str, user_id: Any, agent_id: Any, now: str, **extra: Any) -> None:
+        """Create the thread row unless it exists (a concurrent creator wins quietly)."""
+        values = {"id": thread_id, "user_id": user_id, "agent_id": agent_id, "now": self.dialect.db_time(now), **extra}
+        columns = {column: f":{column}" for column in ["id", "user_id", "agent_id", *extra]}
+        try:
+            cursor.execute(
+                self.dialect.insert_if_absent(
+                    self._threads, ["id"], {**columns, "created_at": ":now", "updated_at": ":now"}
+                ),
+                values,
+            )
+        except Exception as exc:
+            if not self.dialect.is_unique_violation(exc):
+                raise
+
+    def _touch_threads(self, cursor: Any, rows: list[NewRecord], now: str) -> list[int | None]:
+        """Create missing thread rows, mark activity, and number new messages within each thread."""
+        seq_numbers: list[int | None] = [None] * len(rows)
+        by_thread: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            if row.thread_id is not None:
+                by_thread.setdefault(row.thread_id, []).append(i)
+        for thread_id, indexes in by_thread.items():
+            first = rows[indexes[0]]
+            self._ensure_thread(cursor, thread_id, first.user_id, first.agent_id, now, settings="{}")
+            messages = [i for i in indexes if rows[i].record_type == MESSAGE_TYPE]
+            # The UPDATE locks the thread row until commit, so concurrent writers number in turn.
+            cursor.execute(
+                f"UPDATE {self._threads} SET updated_at = :now, next_seq_no = next_seq_no + :n WHERE id = :id",
+                {"now": self.dialect.db_time(now), "n": len(messages), "id": thread_id},
+            )
+            if messages:
+                [row] = self._fetch(
+                    f"SELECT next_seq_no FROM {self._threads} WHERE id = :id", {"id": thread_id}, cursor
+                )
+                for offset, i in enumerate(messages):
+                    seq_numbers[i] = int(row["next_seq_no"]) - len(messages) + offset
+        return seq_numbers
+
+    def _add_profile(self, record_type: str, owner_id: str, information: str, metadata: Any) -> str:
+        name = "user_id" if record_type == USER_PROFILE_TYPE else "agent_id"
+        check_scope_value(name, owner_id)
+        if not isinstance(owner_id, str):
+            raise ValueError(f"{name} must be a string")
+        if not isinstance(information, str):
+            raise ValueError(f"information must be a string, not {type(information).__name__}")
+        vector = normalize_rows(self._embed([information]))[0] if information else None
+        params = {
+            "id": owner_id,
+            "kind": record_type,
+            "content": information or None,
+            "search_text": information or None,
+            "metadata": dump_metadata(metadata),
+            "embedding": self.dialect.vector(vector),
+            "now": self.dialect.db_time(utc_now()),
+        }
+        with self._write() as cursor:
+            self.dialect.declare(cursor, ["embedding"])  # no LONG binds: Oracle takes those only as inserted values
+            cursor.execute(
+                self.dialect.upsert(
+                    self._records,
+                    ["kind", "id"],
+                    {
+                        "id": ":id",
+                        "kind": ":kind",
+                        "record_type": ":kind",
+                        "content": ":content",
+                        "search_text": ":search_text",
+                        name: ":id",
+                        "created_at": ":now",
+                        "metadata": ":metadata",
+                        "embedding": ":embedding",
+                    },
+                    ["content", "search_text", "metadata", "embedding"],
+                ),
+                params,
+            )
+        return owner_id
+
+    def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str:
+        """Insert (or replace) a user's profile text; returns the user id."""
+        return self._add_profile(USER_PROFILE_TYPE, user_id, information, metadata)
+
+    def add_agent(self, agent_id: str, information: str, metadata: dict | None = None) -> str:
+        """Insert (or replace) an agent's profile text; returns the agent id."""
+        return self._add_profile(AGENT_PROFILE_TYPE, agent_id, information, metadata)
+
+    def update(
+        self,
+        record_type: str,
+        record_id: str,
+        text: Any = NOT_SET,
+        index_text: Any = NOT_SET,
+        embedding: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        content: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        status: Any = NOT_SET,
+        content_parts: Any = NOT_SET,
+        image: Any = NOT_SET,
+    ) -> int:
+        """Update one live record; returns 1, or 0 when it does not exist or has expired."""
+        check_record_type(record_type)
+        if image is not NOT_SET and (record_type != IMAGE_TYPE or not isinstance(image, CheckedImage)):
+            raise ValueError("image= takes a checked image (images.check_image), for image records only")
+        with self._write() as cursor:
+            row = self._live_row(cursor, record_type, record_id)
+            stored_index_text = None
+            if row is not None:
+                stored_index_text = "" if row["index_text_empty"] else row["index_text"]
+            plan = prepare_update(
+                text,
+                index_text,
+                embedding,
+                metadata,
+                content,
+                timestamp,
+                ttl_days,
+                ttl_anchor,
+                status,
+                content_parts,
+                image is not NOT_SET,
+                (row["content"] or "") if row else "",
+                stored_index_text,
+            )
+            if row is None:
+                return 0
+            changes: dict[str, Any] = {}
+            if plan.content is not NOT_SET:
+                changes["content"] = plan.content or None
+            if plan.index_text is not NOT_SET:
+                changes["index_text"] = plan.index_text or None
+                changes["index_text_empty"] = int(plan.index_text == "")
+            if plan.content is not NOT_SET or plan.index_text is not NOT_SET:
+                new_index = stored_index_text if plan.index_text is NOT_SET else plan.index_text
+                new_content = (row["content"] or "") if plan.content is NOT_SET else plan.content
+                changes["search_text"] = (new_index if new_index is not None else new_content) or None
+            for column in ("parts", "metadata", "status"):
+                value = getattr(plan, column)
+                if value is not NOT_SET:
+                    changes[column] = value
+            if plan.timestamp is not NOT_SET:
+                changes["event_at"] = self.dialect.db_time(plan.timestamp)
+            if plan.embedding is not NOT_SET:
+                changes["embedding"] = (
+                    None
+                    if plan.embedding is None
+                    else self.dialect.vector(normalize_rows(to_vector(plan.embedding, self.vector_dim)[None, :])[0])
+                )
+            elif plan.embed_text is not NOT_SET:
+                changes["embedding"] = (
+                    self.dialect.vector(normalize_rows(self._embed([plan.embed_text]))[0]) if plan.embed_text else None
+                )
+            if plan.ttl_days is not NOT_SET or plan.ttl_anchor is not NOT_SET:
+                event = plan.timestamp if plan.timestamp is not NOT_SET else self.dialect.text_time(row["event_at"])
+                changes["expires_at"] = self.dialect.db_time(
+                    expiry(
+                        plan.ttl_days,
+                        plan.ttl_anchor,
+                        created_at=self.dialect.text_time(row["created_at"]),
+                        timestamp=event,
+                        retention=self.retention,
+                    )
+                )
+            if image is not NOT_SET:
+                changes["mime_type"] = image.mime_type.value
+                cursor.execute(
+                    f"UPDATE {self._image_bytes} SET bytes = :bytes WHERE record_pk = :pk",
+                    {"bytes": image.data, "pk": row["pk"]},
+                )
+            assignments = ", ".join(f"{column} = :{column}" for column in changes)
+            self.dialect.declare(cursor, changes)
+            cursor.execute(f"UPDATE {self._records} SET {assignments} WHERE pk = :pk", {**changes, "pk": row["pk"]})
+            if record_type == MESSAGE_TYPE and "expires_at" in changes:
+                cursor.execute(
+                    f"UPDATE {self._records} SET expires_at = :expires_at WHERE kind = 'image' AND message_id = :id",
+                    {"expires_at": changes["expires_at"], "id": record_id},
+                )
+            if row["thread_id"] is not None:
+                self._touch_activity(cursor, [row["thread_id"]])
+        return 1
+
+    def _touch_activity(self, cursor: Any, thread_ids: Iterable[str]) -> None:
+        cursor.execute(
+            f"UPDATE {self._threads} SET updated_at = :now WHERE {self._in('id', 'ids')}",
+            {"now": self.dialect.db_time(utc_now()), "ids": _ids_json(sorted(set(thread_ids)))},
+        )
+
+    def _live_row(self, cursor: Any, record_type: str, record_id: Any) -> dict[str, Any] | None:
+        if not isinstance(record_id, str):
+            raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        rows = self._fetch(
+            f"SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at "
+            f"FROM {self._records} r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type "
+            "AND (r.expires_at IS NULL OR r.expires_at > :now)" + self.dialect.for_update,
+            {
+                "kind": kind_of(record_type),
+                "id": record_id,
+                "record_type": record_type,
+                "now": self.dialect.db_time(utc_now()),
+            },
+            cursor,
+        )
+        return rows[0] if rows else None
+
+    def _delete_where(self, cursor: Any, condition: str, params: Mapping[str, Any]) -> int:
+        """Delete the records matching `condition` (alias r) with what goes with them; returns how many.
+
+        What SQLite's triggers do, done here explicitly (a row trigger could not read the table
+        it changes): a deleted memory's links go, and the memories they invalidated are
+        recounted; a deleted message's images go; image bytes follow by ON DELETE CASCADE.
+        """
+        victims = self._fetch(
+            f"SELECT r.pk, r.id, r.kind, r.thread_id FROM {self._records} r WHERE {condition}", params, cursor
+        )
+        if not victims:
+            return 0
+        memories = [row["id"] for row in victims if row["kind"] == "memory"]
+        messages = [row["id"] for row in victims if row["kind"] == MESSAGE_TYPE]
+        if memories:
+            targets = self._fetch(
+                f"SELECT DISTINCT rel.target_id FROM {self._relations} rel WHERE {self._in('rel.source_id', 'ids')} "
+                f"AND rel.relation_type IN {_LIFECYCLE_SQL}",
+                {"ids": _ids_json(memories)},
+                cursor,
+            )
+            cursor.execute(
+                f"DELETE FROM {self._relations} WHERE {self._in('source_id', 'ids')} OR {self._in('target_id', 'ids')}",
+                {"ids": _ids_json(memories)},
+            )
+            self._recount_lifecycle(cursor, (row["target_id"] for row in targets))
+        pks = [row["pk"] for row in victims]
+        if messages:
+            images = self._fetch(
+                f"SELECT r.pk FROM {self._records} r WHERE r.kind = 'image' AND {self._in('r.message_id', 'ids')}",
+                {"ids": _ids_json(messages)},
+                cursor,
+            )
+            pks += [row["pk"] for row in images]
+        cursor.execute(
+            f"DELETE FROM {self._records} WHERE {self._in('pk', 'pks', numeric=True)}", {"pks": json.dumps(pks)}
+        )
+        return len(victims)
+
+    def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int:
+        """Delete one record (expired or not); returns the number deleted, 0 or 1."""
+        check_record_type(record_type)
+        if not isinstance(record_id, str):
+            raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        with self._write() as cursor:
+            owner = self._fetch(
+                f"SELECT r.thread_id FROM {self._records} r WHERE r.kind = :kind AND r.id = :id "
+                "AND r.record_type = :record_type",
+                {"kind": kind_of(record_type), "id": record_id, "record_type": record_type},
+                cursor,
+            )
+            deleted = self._delete_where(
+                cursor,
+                "r.kind = :kind AND r.id = :id AND r.record_type = :record_type",
+                {"kind": kind_of(record_type), "id": record_id, "record_type": record_type},
+            )
+            threads = [row["thread_id"] for row in owner if row["thread_id"] is not None]
+            if threads:
+                self._touch_activity(cursor, threads)
+        return deleted
+
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete a thread with every record it holds; returns the number of threads deleted."""
+        check_scope_value("thread_id", thread_id)
+        with self._write() as cursor:
+            self._delete_where(cursor, "r.thread_id = :thread_id", {"thread_id": thread_id})
+            cursor.execute(f"DELETE FROM {self._threads} WHERE id = :id", {"id": thread_id})
+            return cursor.rowcount
+
+    def _delete_owner(self, column: str, profile_type: str, owner_id: str, cascade: bool) -> int:
+        check_scope_value(column, owner_id)
+        with self._write() as cursor:
+            if not cascade:
+                return self._delete_where(
+                    cursor, "r.kind = :kind AND r.id = :id", {"kind": profile_type, "id": owner_id}
+                )
+            deleted = self._delete_where(cursor, f"r.{column} = :owner", {"owner": owner_id})
+            deleted += self._delete_where(
+                cursor,
+                f"r.thread_id IN (SELECT t.id FROM {self._threads} t WHERE t.{column} = :owner)",
+                {"owner": owner_id},
+            )
+            cursor.execute(f"DELETE FROM {self._threads} WHERE {column} = :owner", {"owner": owner_id})
+            return deleted + cursor.rowcount
+
+    def delete_user(self, user_id: str, cascade: bool = True) -> int:
+        """Delete a user's profile and, with `cascade`, their threads and records; returns rows deleted."""
+        return self._delete_owner("user_id", USER_PROFILE_TYPE, user_id, cascade)
+
+    def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
+        """Delete an agent's profile and, with `cascade`, its threads and records; returns rows deleted."""
+        return self._delete_owner("agent_id", AGENT_PROFILE_TYPE, agent_id, cascade)
+
+    def purge_expired(self) -> int:
+        """Delete every expired record; returns how many."""
+        with self._write() as cursor:
+            return self._delete_where(
+                cursor, "r.expires_at IS NOT NULL AND r.expires_at <= :now", {"now": self.dialect.db_time(utc_now())}
+            )
+
+    # --- relations --------------------------------------------------------------------------
+
+    _RELATION_KEYS = frozenset(
+        {
+            "source_record_id",
+            "source_record_type",
+            "target_record_id",
+            "target_record_type",
+            "relation_type",
+            "opposite_relation_type",
+            "id",
+            "timestamp",
+            "metadata",
+        }
+    )
+
+    def _relation(self, row: Mapping[str, Any]) -> RecordRelation:
+        return RecordRelation(
+            id=row["id"],
+            source_record_id=row["source_id"],
+            source_record_type=row["source_type"],
+            target_record_id=row["target_id"],
+            target_record_type=row["target_type"],
+            relation_type=row["relation_type"],
+            opposite_relation_type=row["opposite_type"],
+            timestamp=self.dialect.text_time(row["event_at"]),
+            metadata=json.loads(row["metadata"]) if row["metadata"] else None,
+            created_at=self.dialect.text_time(row["created_at"]),
+        )
+
+    def _recount_lifecycle(self, cursor: Any, memory_ids: Iterable[str]) -> None:
+        """D2: a memory is invalid while at least one lifecycle link points at it."""
+        ids = sorted(set(memory_ids))
+        if ids:
+            cursor.execute(
+                f"UPDATE {self._records} SET lifecycle_links = (SELECT count(*) FROM {self._relations} rel "
+                f"WHERE rel.target_id = {self._records}.id AND rel.relation_type IN {_LIFECYCLE_SQL}) "
+                f"WHERE kind = 'memory' AND {self._in('id', 'ids')}",
+                {"ids": _ids_json(ids)},
+            )
+
+    def _endpoint(self, cursor: Any, name: str, record_id: Any, record_type: Any, thread_id: Any) -> None:
+        check_record_type(record_type, MEMORY_TYPES)
+        if not isinstance(record_id, str) or not record_id:
+            raise ValueError(f"{name}_record_id must be a non-empty string, not {record_id!r}")
+        rows = self._fetch(
+            f"SELECT r.record_type, r.thread_id FROM {self._records} r WHERE r.kind = 'memory' AND r.id = :id "
+            "AND (r.expires_at IS NULL OR r.expires_at > :now)",
+            {"id": record_id, "now": self.dialect.db_time(utc_now())},
+            cursor,
+        )
+        if not rows:
+            raise ValueError(f"no memory {record_id!r} to link ({name})")
+        if rows[0]["record_type"] != record_type:
+            raise ValueError(f"memory {record_id!r} is a {rows[0]['record_type']}, not a {record_type}")
+        if thread_id is not NOT_SET and rows[0]["thread_id"] != thread_id:
+            raise ValueError(f"memory {record_id!r} does not belong to thread {thread_id!r}")
+
+    def add_relations(self, relations: Sequence[Mapping[str, Any]], *, thread_id: Any = NOT_SET) -> list[str]:
+        """Link memories; returns the relation ids. The same rules as SQLiteMemoryStore.add_relations."""
+        if isinstance(relations, Mapping) or not isinstance(relations, Sequence):
+            raise ValueError("relations must be a list of mappings")
+        now = self.dialect.db_time(utc_now())
+        rows: list[dict[str, Any]] = []
+        pairs: set[str] = set()
+        with self._write() as cursor:
+            for i, relation in enumerate(relations):
+                if not isinstance(relation, Mapping):
+                    raise ValueError(f"relations[{i}] must be a mapping")
+                unknown = set(relation) - self._RELATION_KEYS
+                if unknown:
+                    raise ValueError(f"relations[{i}] has unknown keys {sorted(unknown)}")
+                forward, opposite = relation_labels(
+                    relation.get("relation_type"), relation.get("opposite_relation_type", NOT_SET)
+                )
+                source, target = relation.get("source_record_id"), relation.get("target_record_id")
+                self._endpoint(cursor, "source", source, relation.get("source_record_type"), thread_id)
+                self._endpoint(cursor, "target", target, relation.get("target_record_type"), thread_id)
+                if source == target:
+                    raise ValueError(f"a memory cannot be linked to itself ({source!r})")
+                pair = "\x1f".join(sorted((source, target)))
+                taken = self._fetch(f"SELECT id FROM {self._relations} WHERE pair = :pair", {"pair": pair}, cursor)
+                if taken or pair in pairs:
+                    raise ValueError(f"{source!r} and {target!r} are already linked; one link per pair of memories")
+                pairs.add(pair)
+                relation_id = relation.get("id")
+                if relation_id is None:
+                    relation_id = new_id()
+                elif not isinstance(relation_id, str) or not relation_id:
+                    raise ValueError(f"relation ids must be non-empty strings, not {relation_id!r}")
+                rows.append(
+                    {
+                        "id": relation_id,
+                        "source_id": source,
+                        "source_type": relation["source_record_type"],
+                        "target_id": target,
+                        "target_type": relation["target_record_type"],
+                        "relation_type": forward,
+                        "opposite_type": opposite,
+                        "event_at": self.dialect.db_time(normalize_timestamp(relation.get("timestamp"))),
+                        "metadata": dump_metadata(relation.get("metadata")),
+                        "created_at": now,
+                        "pair": pair,
+                    }
+                )
+            if not rows:
+                return []
+            try:
+                cursor.executemany(
+                    f"INSERT INTO {self._relations} ({', '.join(rows[0])}) "
+                    f"VALUES ({', '.join(':' + column for column in rows[0])})",
+                    rows,
+                )
+            except Exception as exc:
+                if self.dialect.is_unique_violation(exc):
+                    raise ValueError("a relation with one of these ids already exists") from None
+                raise
+            self._recount_lifecycle(cursor, (row["target_id"] for row in rows))
+        return [row["id"] for row in rows]
+
+    def _owned_relation(self, cursor: Any, relation_id: Any, thread_id: Any) -> dict[str, Any] | None:
+        if not isinstance(relation_id, str):
+            raise ValueError(f"relation_id must be a string, not {type(relation_id).__name__}")
+        rows = self._fetch(
+            f"SELECT {self._relation_columns} FROM {self._relations} rel WHERE rel.id = :id",
+            {"id": relation_id},
+            cursor,
+        )
+        if not rows or thread_id is NOT_SET:
+            return rows[0] if rows else None
+        owners = self._fetch(
+            f"SELECT count(*) AS n FROM {self._records} r WHERE r.kind = 'memory' "
+            "AND r.id IN (:source_id, :target_id) AND r.thread_id = :thread_id",
+            {"source_id": rows[0]["source_id"], "target_id": rows[0]["target_id"], "thread_id": thread_id},
+            cursor,
+        )
+        return rows[0] if owners[0]["n"] == 2 else None
+
+    def get_relation(self, relation_id: str, *, thread_id: Any = NOT_SET) -> RecordRelation | None:
+        """One relation by id, or None (also when `thread_id` is given and it is not that thread's)."""
+        with self._session() as connection:
+            row = self._owned_relation(self.dialect.cursor(connection), relation_id, thread_id)
+        return None if row is None else self._relation(row)
+
+    def update_relations(
+        self,
+        relation_id: str,
+        relation_type: Any = NOT_SET,
+        opposite_relation_type: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        thread_id: Any = NOT_SET,
+    ) -> int:
+        """Change a relation's labels, timestamp or metadata; returns 1, or 0 when there is none."""
+        if all(value is NOT_SET for value in (relation_type, opposite_relation_type, timestamp, metadata)):
+            raise ValueError("update_record_link needs relation_type, opposite_relation_type, timestamp or metadata")
+        changes: dict[str, Any] = {}
+        with self._write() as cursor:
+            row = self._owned_relation(cursor, relation_id, thread_id)
+            for name, label in (("relation_type", relation_type), ("opposite_relation_type", opposite_relation_type)):
+                if label is not NOT_SET:
+                    check_label(name, label)
+            if timestamp is not NOT_SET:
+                changes["event_at"] = self.dialect.db_time(normalize_timestamp(timestamp))
+            if metadata is not NOT_SET:
+                changes["metadata"] = dump_metadata(metadata)
+            if row is None:
+                return 0
+            if relation_type is not NOT_SET or opposite_relation_type is not NOT_SET:
+                new_type = row["relation_type"] if relation_type is NOT_SET else relation_type
+                opposite = opposite_relation_type
+                if opposite is NOT_SET and new_type not in BUILTIN_RELATIONS:
+                    opposite = row["opposite_type"]
+                changes["relation_type"], changes["opposite_type"] = relation_labels(new_type, opposite)
+            assignments = ", ".join(f"{column} = :{column}" for column in changes)
+            cursor.execute(f"UPDATE {self._relations} SET {assignments} WHERE id = :id", {**changes, "id": row["id"]})
+            self._recount_lifecycle(cursor, [row["target_id"]])
+        return 1
+
+    def delete_relations(
+        self,
+        relation_id: Any = NOT_SET,
+        source_record_id: Any = NOT_SET,
+        source_record_type: Any = NOT_SET,
+        target_record_id: Any = NOT_SET,
+        target_record_type: Any = NOT_SET,
+        relation_type: Any = NOT_SET,
+        *,
+        thread_id: Any = NOT_SET,
+    ) -> int:
+        """Delete one relation, by id alone or by its complete tuple in the stored direction."""
+        endpoint = (source_record_id, source_record_type, target_record_id, target_record_type, relation_type)
+        if relation_id is not NOT_SET:
+            if any(value is not NOT_SET for value in endpoint):
+                raise ValueError("select the link by relation_id alone, or by its complete tuple, not both")
+        elif any(value is NOT_SET for value in endpoint):
+            raise ValueError(
+                "select the link by relation_id, or by source_record_id, source_record_type, target_record_id, "
+                "target_record_type and relation_type together"
+            )
+        with self._write() as cursor:
+            if relation_id is NOT_SET:
+                found = self._fetch(
+                    f"SELECT id FROM {self._relations} WHERE source_id = :source_id AND source_type = :source_type "
+                    "AND target_id = :target_id AND target_type = :target_type AND relation_type = :relation_type",
+                    dict(
+                        zip(
+                            ("source_id", "source_type", "target_id", "target_type", "relation_type"),
+                            endpoint,
+                            strict=True,
+                        )
+                    ),
+                    cursor,
+                )
+                if not found:
+                    return 0
+                relation_id = found[0]["id"]
+            row = self._owned_relation(cursor, relation_id, thread_id)
+            if row is None:
+                return 0
+            cursor.execute(f"DELETE FROM {self._relations} WHERE id = :id", {"id": row["id"]})
+            self._recount_lifecycle(cursor, [row["target_id"]])
+        return 1
+
+    def list_relations(
+        self,
+        record_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Relations in creation order: of one memory (either end), and/or of a scope."""
+        check_positive_int("limit", limit, allow_none=True)
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        if record_id is not NOT_SET:
+            where.append("(rel.source_id = :record_id OR rel.target_id = :record_id)")
+            params["record_id"] = record_id
+        scope = [
+            (column, value)
+            for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id))
+            if value is not NOT_SET
+        ]
+        if scope:
+            sides = []
+            for alias in ("s", "t"):
+                conditions = []
+                for column, value in scope:
+                    check_scope_value(column, value)
+                    conditions.append(_scope_condition(f"{alias}.{column}", column, value, params))
+                sides.append("(" + " AND ".join(conditions) + ")")
+            where.append("(" + " OR ".join(sides) + ")")
+        if cursor is not None:
+            where.append("rel.pos > :after")
+            params["after"] = decode_cursor(cursor, 1)[0]
+        sql = (
+            f"SELECT {self._relation_columns} FROM {self._relations} rel "
+            f"JOIN {self._records} s ON s.kind = 'memory' AND s.id = rel.source_id "
+            f"JOIN {self._records} t ON t.kind = 'memory' AND t.id = rel.target_id "
+            f"{'WHERE ' + ' AND '.join(where) if where else ''} ORDER BY rel.pos"
+        )
+        rows = self._fetch(sql + self._fetch_first(limit, params), params)
+        more = limit is not None and len(rows) > limit
+        rows = rows[:limit]
+        return Page([self._relation(row) for row in rows], encode_cursor(int(rows[-1]["pos"])) if more else None)
+
+    # --- threads ----------------------------------------------------------------------------
+
+    def _thread_select(self) -> str:
+        return (
+            f"SELECT {self._thread_columns}, (SELECT count(*) FROM {self._records} m WHERE m.thread_id = t.id "
+            f"AND m.kind = 'message' AND (m.expires_at IS NULL OR m.expires_at > :now)) AS message_count "
+            f"FROM {self._threads} t"
+        )
+
+    def _thread_record(self, row: Mapping[str, Any]) -> ThreadRecord:
+        return ThreadRecord(
+            id=row["id"],
+            thread_id=row["id"],
+            user_id=row["user_id"],
+            agent_id=row["agent_id"],
+            metadata=json.loads(row["metadata"]) if row["metadata"] else None,
+            settings=json.loads(row["settings"]) if row["settings"] else {},
+            created_at=self.dialect.text_time(row["created_at"]),
+            timestamp=self.dialect.text_time(row["created_at"]),
+            updated_at=self.dialect.text_time(row["updated_at"]),
+            message_count=int(row["message_count"]),
+            summary=row["summary"],
+            topics=json.loads(row["topics"]) if row["topics"] else None,
+        )
+
+    def save_thread(
+        self, thread_id: str, user_id: str | None, agent_id: str | None, metadata: Any, settings: dict
+    ) -> ThreadRecord:
+        """Create the thread unless it exists; returns the stored thread either way."""
+        for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
+            check_scope_value(name, value)
+        with self._write() as cursor:
+            self._ensure_thread(
+                cursor,
+                thread_id,
+                user_id,
+                agent_id,
+                utc_now(),
+                metadata=dump_metadata(metadata),
+                settings=json.dumps(settings),
+            )
+        return self.get_thread(thread_id)
+
+    def get_thread(self, thread_id: str) -> ThreadRecord | None:
+        rows = self._fetch(
+            f"{self._thread_select()} WHERE t.id = :id", {"id": thread_id, "now": self.dialect.db_time(utc_now())}
+        )
+        return self._thread_record(rows[0]) if rows else None
+
+    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
+        changes = {}
+        if metadata is not NOT_SET:
+            changes["metadata"] = dump_metadata(metadata)
+        if settings is not NOT_SET:
+            changes["settings"] = json.dumps(settings)
+        if not changes:
+            raise ValueError("update_thread needs metadata or settings")
+        assignments = ", ".join(f"{column} = :{column}" for column in changes)
+        with self._write() as cursor:
+            cursor.execute(
+                f"UPDATE {self._threads} SET {assignments}, updated_at = :now WHERE id = :id",
+                {**changes, "now": self.dialect.db_time(utc_now()), "id": thread_id},
+            )
+            return cursor.rowcount
+
+    def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
+        """Persist a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
+        if summary is not None and not isinstance(summary, str):
+            raise ValueError(f"summary must be a string or None, not {type(summary).__name__}")
+        if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
+            raise ValueError("topics must be a list of strings or None")
+        with self._write() as cursor:
+            self.dialect.declare(cursor, ["summary"])
+            cursor.execute(
+                f"UPDATE {self._threads} SET summary = :summary, topics = :topics WHERE id = :id",
+                {"summary": summary, "topics": None if topics is None else json.dumps(topics), "id": thread_id},
+            )
+            return cursor.rowcount
+
+    def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
+        """Merge `state` into the thread's settings under `key`, leaving its activity time alone."""
+        if not isinstance(state, dict):
+            raise ValueError("state must be a dict")
+        with self._write() as cursor:
+            cursor.execute(
+                f"UPDATE {self._threads} "
+                f"SET settings = {self.dialect.json_merge_patch('settings', 'patch')} WHERE id = :id",
+                {"patch": json.dumps({key: state}), "id": thread_id},
+            )
+            return cursor.rowcount
+
+    def list_threads(
+        self,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Threads, latest activity first; `cursor` continues from an earlier page."""
+        check_positive_int("limit", limit, allow_none=True)
+        where: list[str] = []
+        params: dict[str, Any] = {"now": self.dialect.db_time(utc_now())}
+        for column, value in (("user_id", user_id), ("agent_id", agent_id)):
+            if value is not NOT_SET:
+                check_scope_value(column, value)
+                where.append(_scope_condition(f"t.{column}", column, value, params))
+        if metadata_filter is not NOT_SET and metadata_filter is not None:
+            compiler = self.dialect.filter_compiler()
+            where.append(compiler.compile(parse_filter(metadata_filter), "t.metadata"))
+            params.update(compiler.params)
+        if cursor is not None:
+            updated_at, last_id = decode_cursor(cursor, 2)
+            where.append("(t.updated_at < :c_updated OR (t.updated_at = :c_updated AND t.id < :c_id))")
+            params.update(c_updated=self.dialect.db_time(updated_at), c_id=last_id)
+        sql = f"{self._thread_select()} {'WHERE ' + ' AND '.join(where) if where else ''} "
+        sql += "ORDER BY t.updated_at DESC, t.id DESC"
+        rows = self._fetch(sql + self._fetch_first(limit, params), params)
+        records = [self._thread_record(row) for row in rows[:limit]]
+        more = limit is not None and len(rows) > limit
+        return Page(records, encode_cursor(records[-1].updated_at, records[-1].id) if more else None)
+
+    def _list_owners(self, column: str, profile_type: str, limit: int | None, cursor: str | None) -> Page:
+        check_positive_int("limit", limit, allow_none=True)
+        params: dict[str, Any] = {"kind": profile_type}
+        after = ""
+        if cursor is not None:
+            after = "WHERE o.id > :after"
+            params["after"] = decode_cursor(cursor, 1)[0]
+        sql = (
+            f"WITH owners AS (SELECT {column} AS id FROM {self._threads} WHERE {column} IS NOT NULL "
+            f"UNION SELECT {column} FROM {self._records} WHERE {column} IS NOT NULL) "
+            f"SELECT o.id, p.content, {self.dialect.json_text('p.metadata')} AS metadata, p.created_at "
+            f"FROM owners o LEFT JOIN {self._records} p ON p.kind = :kind AND p.id = o.id {after} ORDER BY o.id"
+        )
+        rows = self._fetch(sql + self._fetch_first(limit, params), params)
+        cls = UserProfileRecord if profile_type == USER_PROFILE_TYPE else AgentProfileRecord
+        records = [
+            cls(
+                id=row["id"],
+                content=row["content"] or "",
+                metadata=json.loads(row["metadata"]) if row["metadata"] else None,
+                created_at=self.dialect.text_time(row["created_at"]),
+                timestamp=self.dialect.text_time(row["created_at"]),
+            )
+            for row in rows[:limit]
+        ]
+        more = limit is not None and len(rows) > limit
+        return Page(records, encode_cursor(records[-1].id) if more else None)
+
+    def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
+        """Every user id that owns a profile, thread or record, by id, with its profile text if any."""
+        return self._list_owners("user_id", USER_PROFILE_TYPE, limit, cursor)
+
+    def list_agents(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
+        """Every agent id that owns a profile, thread or record, by id, with its profile text if any."""
+        return self._list_owners("agent_id", AGENT_PROFILE_TYPE, limit, cursor)
+
+    # --- reads ------------------------------------------------------------------------------
+
+    def _record(self, row: Mapping[str, Any]) -> Record:
+        created_at = self.dialect.text_time(row["created_at"])
+        common = {
+            "id": row["id"],
+            "record_type": row["record_type"],
+            "content": row["content"] or "",
+            "timestamp": self.dialect.text_time(row["event_at"]) or created_at,
+            "metadata": json.loads(row["metadata"]) if row["metadata"] is not None else None,
+            "status": _STATUSES[row["status"]],
+            "created_at": created_at,
+            "expires_at": self.dialect.text_time(row["expires_at"]),
+        }
+        kind = row["kind"]
+        if kind == USER_PROFILE_TYPE:
+            return UserProfileRecord(**common)
+        if kind == AGENT_PROFILE_TYPE:
+            return AgentProfileRecord(**common)
+        scope = {"thread_id": row["thread_id"], "user_id": row["user_id"], "agent_id": row["agent_id"]}
+        if kind == MESSAGE_TYPE:
+            parts = json.loads(row["parts"]) if row["parts"] else None
+            role = "" if row["role_empty"] else row["role"]
+            seq_no = None if row["seq_no"] is None else int(row["seq_no"])
+            return MessageRecord(**common, **scope, role=role, seq_no=seq_no, parts=parts)
+        if kind == IMAGE_TYPE:
+            return ImageRecord(
+                **common, **scope, message_id=row["message_id"], mime_type=ImageMimeType(row["mime_type"])
+            )
+        return MemoryRecord(**common, **scope)
+
+    def align_image_expiry(self, message_ids: Sequence[str]) -> None:
+        """Give the images of these messages their message's expiry: they live and go together."""
+        with self._write() as cursor:
+            cursor.execute(
+                f"UPDATE {self._records} SET expires_at = (SELECT m.expires_at FROM {self._records} m "
+                f"WHERE m.kind = 'message' AND m.id = {self._records}.message_id) "
+                f"WHERE kind = 'image' AND {self._in('message_id', 'ids')}",
+                {"ids": _ids_json(message_ids)},
+            )
+
+    def image_bytes(self, image_ids: Sequence[str]) -> dict[str, bytes]:
+        """The stored bytes of these images (live or not), by id."""
+        rows = self._fetch(
+            f"SELECT r.id, b.bytes FROM {self._records} r JOIN {self._image_bytes} b ON b.record_pk = r.pk "
+            f"WHERE r.kind = 'image' AND {self._in('r.id', 'ids')}",
+            {"ids": _ids_json(image_ids)},
+        )
+        return {row["id"]: row["bytes"] for row in rows}
+
+    def _with_bytes(self, records: list[Record], include_bytes: bool) -> list[Record]:
+        images = [record for record in records if isinstance(record, ImageRecord)]
+        if include_bytes and images:
+            data = self.image_bytes([image.id for image in images])
+            for image in images:
+                image.bytes = data.get(image.id)
+        return records
+
+    def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None:
+        """One live record by type and id, or None. `include_bytes` matters for images only."""
+        if record_type == "thread":
+            return self.get_thread(record_id)
+        check_record_type(record_type)
+        if not isinstance(record_id, str):
+            raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        rows = self._fetch(
+            f"SELECT {self._record_columns} FROM {self._records} r WHERE r.kind = :kind AND r.id = :id "
+            "AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now)",
+            {
+                "kind": kind_of(record_type),
+                "id": record_id,
+                "record_type": record_type,
+                "now": self.dialect.db_time(utc_now()),
+            },
+        )
+        return self._with_bytes([self._record(rows[0])], include_bytes)[0] if rows else None
+
+    def list(
+        self,
+        record_type: str | Sequence[str],
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        include_bytes: bool = False,
+        record_id: Any = NOT_SET,
+        *,
+        cursor: str | None = None,
+        include_expired: bool = False,
+    ) -> Page:
+        """Records of one or more types in insertion order, with exact scope filters (see SQLiteMemoryStore.list)."""
+        types = check_record_types(record_type)
+        check_positive_int("limit", limit, allow_none=True)
+        params: dict[str, Any] = {"types": _ids_json(types)}
+        where = [self._in("r.record_type", "types")]
+        for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
+            if value is not NOT_SET:
+                check_scope_value(column, value)
+                where.append(_scope_condition(f"r.{column}", column, value, params))
+        if record_id is not NOT_SET:
+            ids = [record_id] if isinstance(record_id, str) else record_id
+            if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
+                raise ValueError(f"record_id must be a string or a list of strings, not {record_id!r}")
+            where.append(self._in("r.id", "record_ids"))
+            params["record_ids"] = _ids_json(ids)
+        if metadata_filter is None:
+            where.append(f"(r.metadata IS NULL OR {self.dialect.is_empty_object('r.metadata')})")
+        elif metadata_filter is not NOT_SET:
+            compiler = self.dialect.filter_compiler()
+            where.append(compiler.compile(parse_filter(metadata_filter), "r.metadata"))
+            params.update(compiler.params)
+        if not include_expired:
+            where.append("(r.expires_at IS NULL OR r.expires_at > :now)")
+            params["now"] = self.dialect.db_time(utc_now())
+        if cursor is not None:
+            where.append("r.pk > :after")
+            params["after"] = decode_cursor(cursor, 1)[0]
+        sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY r.pk"
+        rows = self._fetch(sql + self._fetch_first(limit, params), params)
+        more = limit is not None and len(rows) > limit
+        rows = rows[:limit]
+        records = self._with_bytes([self._record(row) for row in rows], include_bytes)
+        return Page(records, encode_cursor(int(rows[-1]["pk"])) if more else None)
+
+    def list_thread_messages(
+        self,
+        thread_id: str,
+        last_n: int | None = None,
+        range_start_seq_no: int | None = None,
+        range_end_seq_no: int | None = None,
+        include_bytes: bool = False,
+    ) -> list[MessageRecord]:
+        """A thread's live messages in order; `last_n` keeps the newest n, the range is [start, end)."""
+        check_scope_value("thread_id", thread_id)
+        check_positive_int("last_n", last_n, allow_none=True)
+        where = ["r.thread_id = :thread_id", "r.kind = 'message'", "(r.expires_at IS NULL OR r.expires_at > :now)"]
+        params: dict[str, Any] = {"thread_id": thread_id, "now": self.dialect.db_time(utc_now())}
+        for name, value, op in (
+            ("range_start_seq_no", range_start_seq_no, ">="),
+            ("range_end_seq_no", range_end_seq_no, "<"),
+        ):
+            if value is not None:
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise ValueError(f"{name} must be an integer or None")
+                where.append(f"r.seq_no {op} :{name}")
+                params[name] = value
+        sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY r.seq_no DESC"
+        if last_n is not None:
+            sql += self.dialect.first_rows(":last_n")
+            params["last_n"] = last_n
+        return [self._record(row) for row in reversed(self._fetch(sql, params))]
+
+    def thread_message_window(self, thread_id: str, offset: int, limit: int | None) -> list[MessageRecord]:
+        """A slice of a thread's live messages by position (0 = oldest), for Thread.get_messages."""
+        params: dict[str, Any] = {"thread_id": thread_id, "now": self.dialect.db_time(utc_now()), "offset": offset}
+        sql = (
+            f"SELECT {self._record_columns} FROM {self._records} r "
+            "WHERE r.thread_id = :thread_id AND r.kind = 'message' "
+            "AND (r.expires_at IS NULL OR r.expires_at > :now) ORDER BY r.seq_no"
+        )
+        if limit is not None:
+            params["limit"] = limit
+        sql += self.dialect.offset_rows(":offset", None if limit is None else ":limit")
+        return [self._record(row) for row in self._fetch(sql, params)]
+
+    def count_thread_messages(self, thread_id: str) -> int:
+        rows = self._fetch(
+            f"SELECT count(*) AS n FROM {self._records} r WHERE r.thread_id = :thread_id AND r.kind = 'message' "
+            "AND (r.expires_at IS NULL OR r.expires_at > :now)",
+            {"thread_id": thread_id, "now": self.dialect.db_time(utc_now())},
+        )
+        return int(rows[0]["n"])
+
+    # --- search -----------------------------------------------------------------------------
+
+    def _search_filter(
+        self,
+        alias: str,
+        types: Sequence[str],
+        exact: Mapping[str, str | None],
+        include_invalid: bool,
+        tree: Any,
+        params: dict[str, Any],
+    ) -> str:
+        """The WHERE condition every ranking and every graph hop applies (before any top-k)."""
+        params.setdefault("types", _ids_json(types))
+        params.setdefault("now", self.dialect.db_time(utc_now()))
+        where = [
+            self._in(f"{alias}.record_type", "types"),
+            f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)",
+        ]
+        for column, value in exact.items():
+            where.append(_scope_condition(f"{alias}.{column}", column, value, params))
+        if not include_invalid:
+            where.append(f"{alias}.status = 'valid' AND {alias}.lifecycle_links = 0")
+        if tree is not None:
+            compiler = self.dialect.filter_compiler(f"{alias}_mf")
+            where.append(compiler.compile(tree, f"{alias}.metadata"))
+            params.update(compiler.params)
+        return " AND ".join(where)
+
+    def search(
+        self,
+        query: str | None = None,
+        k: int = 10,
+        query_vector: Any = None,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        exact_user_match: Any = NOT_SET,
+        exact_agent_match: Any = NOT_SET,
+        exact_thread_match: Any = NOT_SET,
+        record_types: Any = None,
+        metadata_filter: Any = None,
+        num_hops: int = 0,
+        max_linked_results: int = 100,
+        include_invalid_results: bool = True,
+    ) -> list[tuple[Record, float]]:
+        """The k records closest to the query, as (record, distance) pairs, closest first.
+
+        Each ranking is one query whose WHERE clause holds every filter, so the database applies
+        them before its top-k: exact by default (FETCH EXACT FIRST), approximate with the
+        configured target accuracy when the store has an HNSW index.
+        """
+        check_positive_int("k", k)
+        if (query is None) == (query_vector is None):
+            raise ValueError("pass exactly one of query and query_vector")
+        if query is not None and not isinstance(query, str):
+            raise ValueError(f"query must be a string, not {type(query).__name__}")
+        check_hops(num_hops, max_linked_results)
+        if not isinstance(include_invalid_results, bool):
+            raise ValueError("include_invalid_results must be True or False")
+        scope = resolve_store_scope(
+            SearchScope(
+                user_id=user_id,
+                agent_id=agent_id,
+                thread_id=thread_id,
+                exact_user_match=exact_user_match,
+                exact_agent_match=exact_agent_match,
+                exact_thread_match=exact_thread_match,
+            )
+        )
+        types = SEARCHABLE_TYPES if record_types is None else check_record_types(record_types)
+        tree = parse_filter(metadata_filter)
+        if tree is not None:  # refuse keys a JSON path cannot name before anything is sent or embedded
+            self.dialect.filter_compiler().compile(tree, "r.metadata")
+        vector = to_vector(query_vector, self.vector_dim, "query_vector") if query_vector is not None else None
+        strategy = self.search_strategy if query is not None else SearchStrategy.VECTOR
+        keywords = (
+            self.dialect.keyword_query(query) if query is not None and strategy is not SearchStrategy.VECTOR else None
+        )
+        if strategy is SearchStrategy.HYBRID and (keywords is None or not self._text_index_ready()):
+            strategy, keywords = SearchStrategy.VECTOR, None
+        if strategy is not SearchStrategy.KEYWORD and vector is None:
+            vector = self._embed([query])[0]
+        unit = None if vector is None else normalize_rows(vector[None, :])[0]
+        depth = max(k, CANDIDATE_DEPTH)
+        with self._session() as connection:
+            cursor = self.dialect.cursor(connection)
+            by_vector: list[tuple[int, float]] = []
+            by_keyword: list[tuple[int, float]] = []
+            if strategy is not SearchStrategy.KEYWORD:
+                by_vector = self._vector_top_k(cursor, unit, depth, types, scope.exact, include_invalid_results, tree)
+            if strategy is not SearchStrategy.VECTOR and (keywords is not None and self._text_index_ready()):
+                by_keyword = self._keyword_top_k(
+                    cursor, keywords, depth, types, scope.exact, include_invalid_results, tree
+                )
+            ranked = fuse_rankings(strategy, by_vector, by_keyword)[:k]
+            records = self._records_by_pk(cursor, [pk for pk, _, _ in ranked])
+            hits = [SearchHit(records[pk], distance, parts) for pk, distance, parts in ranked if pk in records]
+            if num_hops and max_linked_results:
+                self._attach_linked(cursor, hits, unit, types, scope.exact, tree, num_hops, max_linked_results)
+        return hits
+
+    def _vector_top_k(
+        self, cursor: Any, unit: np.ndarray, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
+    ) -> list[tuple[int, float]]:
+        params: dict[str, Any] = {"query_vector": self.dialect.vector(unit), "depth": depth}
+        condition = self._search_filter("r", types, exact, include_invalid, tree, params)
+        rows = self._fetch(
+            f"SELECT r.pk, {self.dialect.vector_distance('r.embedding', 'query_vector')} AS distance "
+            f"FROM {self._records} r WHERE r.embedding IS NOT NULL AND {condition} "
+            + self.dialect.top_k("depth", self.approximate_accuracy),
+            params,
+            cursor,
+        )
+        return [(int(row["pk"]), float(row["distance"])) for row in rows]
+
+    def _keyword_top_k(
+        self, cursor: Any, keywords: str, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
+    ) -> list[tuple[int, float]]:
+        params: dict[str, Any] = {"keywords": keywords, "depth": depth}
+        condition = self._search_filter("r", types, exact, include_invalid, tree, params)
+        rows = self._fetch(
+            f"SELECT r.pk, {self.dialect.keyword_score()} AS score FROM {self._records} r "
+            f"WHERE {self.dialect.keyword_match('r.search_text', 'keywords')} AND {condition} "
+            "ORDER BY score DESC, r.pk" + self.dialect.first_rows(":depth"),
+            params,
+            cursor,
+        )
+        return [(int(row["pk"]), float(row["score"])) for row in rows]
+
+    def _records_by_pk(self, cursor: Any, pks: list[int]) -> dict[int, Record]:
+        if not pks:
+            return {}
+        rows = self._fetch(
+            f"SELECT {self._record_columns} FROM {self._records} r WHERE {self._in('r.pk', 'pks', numeric=True)}",
+            {"pks": json.dumps(pks)},
+            cursor,
+        )
+        return {int(row["pk"]): self._record(row) for row in rows}
+
+    def _attach_linked(
+        self,
+        cursor: Any,
+        hits: list[SearchHit],
+        unit: np.ndarray | None,
+        types: Any,
+        exact: Any,
+        tree: Any,
+        num_hops: int,
+        max_linked_results: int,
+    ) -> None:
+        """Grow each direct memory result's linked-result tree (graph.py), one query per hop.
+
+        A hop's query returns the links of the whole frontier in link order, each with whether
+        its far end passes the search's filters (every filter but status: history stays
+        visible as context); a last query reads the memories the trees keep.
+        """
+        roots = [hit[0].id for hit in hits if hit[0].record_type in MEMORY_TYPES]
+        relations: dict[int, RecordRelation] = {}
+        admitted: set[str] = set()
+
+        def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+            params: dict[str, Any] = {"frontier": _ids_json(memory_ids)}
+            condition = self._search_filter("m", types, exact, True, tree, params)
+            rows = self._fetch(
+                f"SELECT f.v AS node, {self._relation_columns}, "
+                f"CASE WHEN m.pk IS NULL THEN 0 ELSE 1 END AS admitted FROM {self._relations} rel "
+                f"JOIN {self.dialect.id_rows('frontier')} f "
+                "ON f.v IN (rel.source_id, rel.target_id) "
+                f"LEFT JOIN {self._records} m ON m.kind = 'memory' "
+                "AND m.id = CASE WHEN rel.source_id = f.v THEN rel.target_id ELSE rel.source_id END "
+                f"AND {condition} ORDER BY rel.created_at, rel.id",
+                params,
+                cursor,
+            )
+            links: dict[str, list[tuple[int, str]]] = {}
+            for row in rows:
+                position = int(row["pos"])
+                relations[position] = self._relation(row)
+                other = row["target_id"] if row["source_id"] == row["node"] else row["source_id"]
+                links.setdefault(row["node"], []).append((position, other))
+                if row["admitted"]:
+                    admitted.add(other)
+            return links
+
+        trees = grow_trees(roots, num_hops, max_linked_results, neighbours, admitted.__contains__)
+        nodes = [node for tree_nodes in trees.values() for node in walk_nodes(tree_nodes)]
+        if not nodes:
+            return
+        kept = sorted({node.record_id for node in nodes})
+        params: dict[str, Any] = {"ids": _ids_json(kept)}
+        distance = "1"  # a keyword-only search has no query vector
+        if unit is not None:
+            distance = f"COALESCE({self.dialect.vector_distance('r.embedding', 'query_vector')}, 1)"
+            params["query_vector"] = self.dialect.vector(unit)
+        rows = self._fetch(
+            f"SELECT {self._record_columns}, {distance} AS distance "
+            f"FROM {self._records} r WHERE r.kind = 'memory' AND {self._in('r.id', 'ids')}",
+            params,
+            cursor,
+        )
+        records = {row["id"]: (self._record(row), float(row["distance"])) for row in rows}
+        used: set[str] = set()
+
+        def build(branch: list) -> list[tuple[RecordRelation, SearchHit]]:
+            built = []
+            for node in branch:
+                record, distance = records[node.record_id]
+                if node.record_id in used:  # a memory in several trees: a copy per extra node
+                    copy = object.__new__(type(record))
+                    copy.__dict__.update(record.__dict__)
+                    record = copy
+                used.add(node.record_id)
+                record.linked_results = build(node.children)
+                built.append((relations[node.relation], SearchHit(record, distance, {})))
+            return built
+
+        for hit in hits:
+            if hit[0].id in trees and hit[0].record_type in MEMORY_TYPES:
+                hit[0].linked_results = build(trees[hit[0].id])
+
+
+def _scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:
+    """Exact scope match; `=` with a bind for an id, IS NULL for "unscoped"."""
+    if value is None:
+        return f"{column_sql} IS NULL"
+    bind = f"scope_{name}"
+    params[bind] = value
+    return f"{column_sql} = :{bind}"
