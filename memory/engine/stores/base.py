@@ -10,27 +10,41 @@ import asyncio
 import base64
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..embedders import Embedder
+from ..filters import parse_filter
+from ..graph import check_label, relation_labels
 from ..images import CheckedImage
-from ..scope import check_scope_value
-from ..ttl import check_ttl_days, normalize_timestamp
+from ..scope import SearchScope, check_scope_value, resolve_store_scope
+from ..ttl import check_ttl_days, expiry, normalize_timestamp, utc_now
 from ..types import (
+    AGENT_PROFILE_TYPE,
+    BUILTIN_RELATIONS,
     IMAGE_TYPE,
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
     SEARCHABLE_TYPES,
+    USER_PROFILE_TYPE,
+    AgentProfileRecord,
+    ImageMimeType,
+    ImageRecord,
+    MemoryRecord,
+    MemoryRetentionConfig,
+    MessageRecord,
     Page,
     Record,
     RecordStatus,
+    SearchStrategy,
     TimeToLiveAnchor,
+    UserProfileRecord,
     coerce_enum,
+    new_id,
     new_ids,
 )
 
@@ -381,6 +395,17 @@ class SearchHit(tuple):
         return hit
 
 
+@dataclass
+class AddPlan:
+    """A checked `add` batch: its rows, unit vectors, images (with their messages) and expiries."""
+
+    rows: list[NewRecord]
+    vectors: list[np.ndarray | None]
+    images: list[tuple[Any, str | None]]
+    expiries: list[str | None]
+    now: str
+
+
 class MemoryStore(ABC):
     """Persistence and similarity search for records, threads and profiles.
 
@@ -390,9 +415,146 @@ class MemoryStore(ABC):
 
     embedder: Embedder
     vector_dim: int
+    retention: MemoryRetentionConfig
+    search_strategy: SearchStrategy
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.vector_dim), dtype=np.float32)
+        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
+        if vectors.shape != (len(texts), self.vector_dim):
+            raise ValueError(f"the embedder returned shape {vectors.shape}; expected ({len(texts)}, {self.vector_dim})")
+        return vectors
+
+    def _vectors_for(self, rows: list[NewRecord], embeddings: Any) -> list[np.ndarray | None]:
+        """Unit vectors per row: the given ones, else embeddings of the non-empty index payloads."""
+        if embeddings is not NOT_SET and embeddings is not None:
+            return list(normalize_rows(to_matrix(embeddings, len(rows), self.vector_dim))) if rows else []
+        payloads = [row.index_text if row.index_text is not None else row.content for row in rows]
+        wanted = [i for i, text in enumerate(payloads) if text]
+        vectors: list[np.ndarray | None] = [None] * len(rows)
+        if wanted:
+            for i, vector in zip(wanted, normalize_rows(self._embed([payloads[i] for i in wanted])), strict=True):
+                vectors[i] = vector
+        return vectors
+
+    def add(
+        self,
+        contents: Sequence[str | None],
+        record_type: str,
+        index_texts: Any = NOT_SET,
+        embeddings: Any = NOT_SET,
+        record_ids: Any = NOT_SET,
+        thread_ids: Any = NOT_SET,
+        user_ids: Any = NOT_SET,
+        agent_ids: Any = NOT_SET,
+        roles: Any = NOT_SET,
+        timestamps: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        statuses: Any = NOT_SET,
+        content_parts: Any = NOT_SET,
+        images: Any = NOT_SET,
+        message_ids: Any = NOT_SET,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+    ) -> list[str]:
+        """Add records (spec §3.3.1); returns their ids in input order. A failing batch stores nothing.
+
+        `content_parts` (messages only) keeps, per record, the JSON description of a message's
+        ordered content parts; `contents` then holds their text, which is what gets indexed.
+        Images (record_type "image") need `images`, one checked image (images.check_image) per
+        record, whose `contents` are their descriptions; `message_ids` attaches them to messages.
+        `batch_size` bounds each executemany. Everything is checked, and embedded, before the
+        backend writes (`_insert`).
+        """
+        check_positive_int("batch_size", batch_size)
+        checked = image_column(record_type, images, message_ids, len(contents) if isinstance(contents, list) else 0)
+        rows = prepare_add(
+            contents,
+            record_type,
+            index_texts,
+            record_ids,
+            thread_ids,
+            user_ids,
+            agent_ids,
+            roles,
+            timestamps,
+            metadata,
+            statuses,
+            content_parts,
+        )
+        vectors = self._vectors_for(rows, embeddings)
+        count = len(rows)
+        ttl_list = ttl_days if isinstance(ttl_days, (list, tuple)) else [ttl_days] * count
+        anchor_list = ttl_anchor if isinstance(ttl_anchor, (list, tuple)) else [ttl_anchor] * count
+        if len(ttl_list) != count or len(anchor_list) != count:
+            raise ValueError(f"ttl_days and ttl_anchor must be scalars or lists of {count} entries")
+        now = utc_now()
+        expiries = [
+            expiry(ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention)
+            for i in range(count)
+        ]
+        if not rows:
+            return []
+        given_ids = record_ids is not NOT_SET and record_ids is not None
+        return self._insert(AddPlan(rows, vectors, checked, expiries, now), given_ids, batch_size)
 
     @abstractmethod
-    def add(self, contents: Sequence[str | None], record_type: str, *args: Any, **kwargs: Any) -> list[str]: ...
+    def _insert(self, plan: AddPlan, check_ids: bool, batch_size: int) -> list[str]:
+        """Write a checked, non-empty `add` batch in one transaction; `check_ids`: refuse taken ids."""
+
+    def search(
+        self,
+        query: str | None = None,
+        k: int = 10,
+        query_vector: Any = None,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        exact_user_match: Any = NOT_SET,
+        exact_agent_match: Any = NOT_SET,
+        exact_thread_match: Any = NOT_SET,
+        record_types: Any = None,
+        metadata_filter: Any = None,
+        num_hops: int = 0,
+        max_linked_results: int = 100,
+        include_invalid_results: bool = True,
+    ) -> list[tuple[Record, float]]:
+        """The k records closest to the query, as (record, distance) pairs, closest first (§3.3.9).
+
+        Every filter (scope, type, status, expiry, metadata) is applied before ranking, so a
+        search returns k results whenever k matching records exist. Ties keep insertion order.
+        Under the hybrid strategy the distance is 1 minus the normalised fused score.
+        """
+        request = check_search(
+            query,
+            k,
+            query_vector,
+            SearchScope(
+                user_id=user_id,
+                agent_id=agent_id,
+                thread_id=thread_id,
+                exact_user_match=exact_user_match,
+                exact_agent_match=exact_agent_match,
+                exact_thread_match=exact_thread_match,
+            ),
+            record_types,
+            metadata_filter,
+            num_hops,
+            max_linked_results,
+            include_invalid_results,
+            self.vector_dim,
+            self.search_strategy,
+        )
+        return self._search(request, k, num_hops, max_linked_results, include_invalid_results)
+
+    @abstractmethod
+    def _search(
+        self, request: SearchRequest, k: int, num_hops: int, max_linked_results: int, include_invalid_results: bool
+    ) -> list[tuple[Record, float]]:
+        """Run a checked search."""
 
     @abstractmethod
     def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str: ...
@@ -408,9 +570,6 @@ class MemoryStore(ABC):
 
     @abstractmethod
     def list_thread_messages(self, thread_id: str, last_n: int | None = None, **kwargs: Any) -> list: ...
-
-    @abstractmethod
-    def search(self, query: str | None = None, k: int = 10, **kwargs: Any) -> list[tuple[Record, float]]: ...
 
     @abstractmethod
     def update(self, record_type: str, record_id: str, **kwargs: Any) -> int: ...
@@ -450,3 +609,176 @@ def image_column(record_type: str, images: Any, message_ids: Any, count: int) ->
     if len(owners) != count:
         raise ValueError(f"message_ids has {len(owners)} entries for {count} images")
     return list(zip(images, owners, strict=True))
+
+
+@dataclass
+class SearchRequest:
+    """A store search's arguments, checked and resolved: what every backend searches with."""
+
+    query: str | None
+    scope: Any  # scope.ScopeFilter
+    types: tuple[str, ...]
+    tree: Any  # filters.Contains | None
+    vector: np.ndarray | None
+    strategy: SearchStrategy
+
+
+def check_search(
+    query: Any,
+    k: Any,
+    query_vector: Any,
+    scope: SearchScope,
+    record_types: Any,
+    metadata_filter: Any,
+    num_hops: Any,
+    max_linked_results: Any,
+    include_invalid_results: Any,
+    vector_dim: int,
+    strategy: SearchStrategy,
+) -> SearchRequest:
+    """The checks and resolution every store's `search` starts with (spec §3.3.9)."""
+    check_positive_int("k", k)
+    if (query is None) == (query_vector is None):
+        raise ValueError("pass exactly one of query and query_vector")
+    if query is not None and not isinstance(query, str):
+        raise ValueError(f"query must be a string, not {type(query).__name__}")
+    check_hops(num_hops, max_linked_results)
+    if not isinstance(include_invalid_results, bool):
+        raise ValueError("include_invalid_results must be True or False")
+    return SearchRequest(
+        query=query,
+        scope=resolve_store_scope(scope),
+        types=SEARCHABLE_TYPES if record_types is None else check_record_types(record_types),
+        tree=parse_filter(metadata_filter),
+        vector=to_vector(query_vector, vector_dim, "query_vector") if query_vector is not None else None,
+        strategy=strategy if query is not None else SearchStrategy.VECTOR,
+    )
+
+
+RELATION_KEYS = frozenset(
+    {
+        "source_record_id",
+        "source_record_type",
+        "target_record_id",
+        "target_record_type",
+        "relation_type",
+        "opposite_relation_type",
+        "id",
+        "timestamp",
+        "metadata",
+    }
+)
+
+
+def relation_labels_of(index: int, relation: Any) -> tuple[str, str]:
+    """The checked (forward, opposite) labels of relations[index], after its shape."""
+    if not isinstance(relation, Mapping):
+        raise ValueError(f"relations[{index}] must be a mapping")
+    unknown = set(relation) - RELATION_KEYS
+    if unknown:
+        raise ValueError(f"relations[{index}] has unknown keys {sorted(unknown)}")
+    return relation_labels(relation.get("relation_type"), relation.get("opposite_relation_type", NOT_SET))
+
+
+def relation_values(relation: Mapping[str, Any], forward: str, opposite: str) -> dict[str, Any]:
+    """A relation's stored values once its ends are checked: ids, labels, pair, timestamp, metadata.
+
+    `pair` names the two ends in sorted order: one link per pair of memories, either way.
+    """
+    source, target = relation["source_record_id"], relation["target_record_id"]
+    if source == target:
+        raise ValueError(f"a memory cannot be linked to itself ({source!r})")
+    relation_id = relation.get("id")
+    if relation_id is None:
+        relation_id = new_id()
+    elif not isinstance(relation_id, str) or not relation_id:
+        raise ValueError(f"relation ids must be non-empty strings, not {relation_id!r}")
+    return {
+        "id": relation_id,
+        "source_id": source,
+        "source_type": relation["source_record_type"],
+        "target_id": target,
+        "target_type": relation["target_record_type"],
+        "relation_type": forward,
+        "opposite_type": opposite,
+        "timestamp": normalize_timestamp(relation.get("timestamp")),
+        "metadata": dump_metadata(relation.get("metadata")),
+        "pair": "\x1f".join(sorted((source, target))),
+    }
+
+
+def check_relation_selector(relation_id: Any, endpoint: tuple[Any, ...]) -> None:
+    """delete_record_link selects by relation_id alone, or by the complete stored-direction tuple."""
+    if relation_id is not NOT_SET:
+        if any(value is not NOT_SET for value in endpoint):
+            raise ValueError("select the link by relation_id alone, or by its complete tuple, not both")
+    elif any(value is NOT_SET for value in endpoint):
+        raise ValueError(
+            "select the link by relation_id, or by source_record_id, source_record_type, target_record_id, "
+            "target_record_type and relation_type together"
+        )
+
+
+def relation_changes(
+    stored_type: str | None,
+    stored_opposite: str | None,
+    relation_type: Any,
+    opposite_relation_type: Any,
+    timestamp: Any,
+    metadata: Any,
+) -> dict[str, Any]:
+    """The new values of update_record_link: "relation_type"/"opposite_type", "timestamp", "metadata".
+
+    Retyping to a built-in type sets its fixed opposite; an omitted opposite keeps the stored one.
+    With no stored relation (None types), the arguments are only checked.
+    """
+    if all(value is NOT_SET for value in (relation_type, opposite_relation_type, timestamp, metadata)):
+        raise ValueError("update_record_link needs relation_type, opposite_relation_type, timestamp or metadata")
+    for name, label in (("relation_type", relation_type), ("opposite_relation_type", opposite_relation_type)):
+        if label is not NOT_SET:
+            check_label(name, label)
+    changes: dict[str, Any] = {}
+    if timestamp is not NOT_SET:
+        changes["timestamp"] = normalize_timestamp(timestamp)
+    if metadata is not NOT_SET:
+        changes["metadata"] = dump_metadata(metadata)
+    if stored_type is not None and (relation_type is not NOT_SET or opposite_relation_type is not NOT_SET):
+        new_type = stored_type if relation_type is NOT_SET else relation_type
+        opposite = opposite_relation_type
+        if opposite is NOT_SET and new_type not in BUILTIN_RELATIONS:
+            opposite = stored_opposite
+        changes["relation_type"], changes["opposite_type"] = relation_labels(new_type, opposite)
+    return changes
+
+
+def build_record(row: Mapping[str, Any], *, timestamp: str | None, created_at: str, **fields: Any) -> Record:
+    """The record of a stored row (columns kind, id, record_type, content, JSON metadata, status,
+    scope, role, seq_no, JSON parts, message_id, mime_type); `fields` override the row's values.
+
+    `timestamp` is the event time, None when the record has none (it then reads as `created_at`).
+    """
+    values = {**row, **fields}
+    common = {
+        "id": values["id"],
+        "record_type": values["record_type"],
+        "content": values["content"],
+        "timestamp": timestamp or created_at,
+        "metadata": json.loads(values["metadata"]) if values["metadata"] is not None else None,
+        "status": RecordStatus(values["status"]),
+        "created_at": created_at,
+        "expires_at": values["expires_at"],
+    }
+    kind = values["kind"]
+    if kind == USER_PROFILE_TYPE:
+        return UserProfileRecord(**common)
+    if kind == AGENT_PROFILE_TYPE:
+        return AgentProfileRecord(**common)
+    scope = {"thread_id": values["thread_id"], "user_id": values["user_id"], "agent_id": values["agent_id"]}
+    if kind == MESSAGE_TYPE:
+        parts = json.loads(values["parts"]) if values["parts"] else None
+        return MessageRecord(**common, **scope, role=values["role"], seq_no=values["seq_no"], parts=parts)
+    if kind == IMAGE_TYPE:
+        return ImageRecord(
+            **common, **scope, message_id=values["message_id"], mime_type=ImageMimeType(values["mime_type"])
+        )
+    return MemoryRecord(**common, **scope)

@@ -31,57 +31,53 @@ import numpy as np
 
 from ..embedders import Embedder
 from ..filters import parse_filter
-from ..graph import check_label, grow_trees, relation_labels, walk_nodes
+from ..graph import grow_trees, walk_nodes
 from ..images import CheckedImage
-from ..scope import SearchScope, check_scope_value, resolve_store_scope
-from ..ttl import expiry, normalize_timestamp, utc_now
+from ..scope import check_scope_value
+from ..ttl import expiry, utc_now
 from ..types import (
     AGENT_PROFILE_TYPE,
-    BUILTIN_RELATIONS,
     IMAGE_TYPE,
     LIFECYCLE_RELATIONS,
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
-    SEARCHABLE_TYPES,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
-    ImageMimeType,
     ImageRecord,
-    MemoryRecord,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
     Record,
     RecordRelation,
-    RecordStatus,
     SchemaPolicy,
     SearchStrategy,
     ThreadRecord,
     UserProfileRecord,
     coerce_enum,
-    new_id,
 )
 from .base import (
-    DEFAULT_BATCH_SIZE,
     DEFAULT_LIST_LIMIT,
+    AddPlan,
     MemoryStore,
     NewRecord,
     SchemaError,
     SearchHit,
-    check_hops,
+    SearchRequest,
+    build_record,
     check_positive_int,
     check_record_type,
     check_record_types,
+    check_relation_selector,
     decode_cursor,
     dump_metadata,
     encode_cursor,
-    image_column,
     kind_of,
     normalize_rows,
-    prepare_add,
     prepare_update,
-    to_matrix,
+    relation_changes,
+    relation_labels_of,
+    relation_values,
     to_vector,
 )
 from .ranking import CANDIDATE_DEPTH, fuse_rankings
@@ -91,7 +87,6 @@ log = logging.getLogger(__name__)
 SCHEMA_VERSION = 1
 PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
 TABLE_KEYS = ("meta", "threads", "records", "relations", "images")
-_STATUSES = {status.value: status for status in RecordStatus}
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
@@ -466,80 +461,11 @@ class SQLMemoryStore(MemoryStore):
 
     # --- writes -----------------------------------------------------------------------------
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.vector_dim), dtype=np.float32)
-        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
-        if vectors.shape != (len(texts), self.vector_dim):
-            raise ValueError(f"the embedder returned shape {vectors.shape}; expected ({len(texts)}, {self.vector_dim})")
-        return vectors
-
-    def _vectors_for(self, rows: list[NewRecord], embeddings: Any) -> list[np.ndarray | None]:
-        """Unit vectors per row: the given ones, else embeddings of the non-empty index payloads."""
-        if embeddings is not NOT_SET and embeddings is not None:
-            return list(normalize_rows(to_matrix(embeddings, len(rows), self.vector_dim))) if rows else []
-        payloads = [row.index_text if row.index_text is not None else row.content for row in rows]
-        wanted = [i for i, text in enumerate(payloads) if text]
-        vectors: list[np.ndarray | None] = [None] * len(rows)
-        if wanted:
-            for i, vector in zip(wanted, normalize_rows(self._embed([payloads[i] for i in wanted])), strict=True):
-                vectors[i] = vector
-        return vectors
-
-    def add(
-        self,
-        contents: Sequence[str | None],
-        record_type: str,
-        index_texts: Any = NOT_SET,
-        embeddings: Any = NOT_SET,
-        record_ids: Any = NOT_SET,
-        thread_ids: Any = NOT_SET,
-        user_ids: Any = NOT_SET,
-        agent_ids: Any = NOT_SET,
-        roles: Any = NOT_SET,
-        timestamps: Any = NOT_SET,
-        metadata: Any = NOT_SET,
-        *,
-        ttl_days: Any = NOT_SET,
-        ttl_anchor: Any = NOT_SET,
-        statuses: Any = NOT_SET,
-        content_parts: Any = NOT_SET,
-        images: Any = NOT_SET,
-        message_ids: Any = NOT_SET,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-    ) -> list[str]:
-        """Add records with executemany in batches of `batch_size`; returns their ids. All or nothing."""
-        check_positive_int("batch_size", batch_size)
-        checked = image_column(record_type, images, message_ids, len(contents) if isinstance(contents, list) else 0)
-        rows = prepare_add(
-            contents,
-            record_type,
-            index_texts,
-            record_ids,
-            thread_ids,
-            user_ids,
-            agent_ids,
-            roles,
-            timestamps,
-            metadata,
-            statuses,
-            content_parts,
-        )
-        vectors = self._vectors_for(rows, embeddings)
+    def _insert(self, plan: AddPlan, check_ids: bool, batch_size: int) -> list[str]:
+        rows, vectors, checked, expiries, now = plan.rows, plan.vectors, plan.images, plan.expiries, plan.now
         count = len(rows)
-        ttl_list = ttl_days if isinstance(ttl_days, (list, tuple)) else [ttl_days] * count
-        anchor_list = ttl_anchor if isinstance(ttl_anchor, (list, tuple)) else [ttl_anchor] * count
-        if len(ttl_list) != count or len(anchor_list) != count:
-            raise ValueError(f"ttl_days and ttl_anchor must be scalars or lists of {count} entries")
-        now = utc_now()
-        expiries = [
-            expiry(ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention)
-            for i in range(count)
-        ]
-        if not rows:
-            return []
         with self._write() as cursor:
-            if record_ids is not NOT_SET and record_ids is not None:
+            if check_ids:
                 self._check_new_ids(cursor, rows)
             seq_numbers = self._touch_threads(cursor, rows, now)
             params = [
@@ -916,20 +842,6 @@ class SQLMemoryStore(MemoryStore):
 
     # --- relations --------------------------------------------------------------------------
 
-    _RELATION_KEYS = frozenset(
-        {
-            "source_record_id",
-            "source_record_type",
-            "target_record_id",
-            "target_record_type",
-            "relation_type",
-            "opposite_relation_type",
-            "id",
-            "timestamp",
-            "metadata",
-        }
-    )
-
     def _relation(self, row: Mapping[str, Any]) -> RecordRelation:
         return RecordRelation(
             id=row["id"],
@@ -981,44 +893,22 @@ class SQLMemoryStore(MemoryStore):
         pairs: set[str] = set()
         with self._write() as cursor:
             for i, relation in enumerate(relations):
-                if not isinstance(relation, Mapping):
-                    raise ValueError(f"relations[{i}] must be a mapping")
-                unknown = set(relation) - self._RELATION_KEYS
-                if unknown:
-                    raise ValueError(f"relations[{i}] has unknown keys {sorted(unknown)}")
-                forward, opposite = relation_labels(
-                    relation.get("relation_type"), relation.get("opposite_relation_type", NOT_SET)
-                )
-                source, target = relation.get("source_record_id"), relation.get("target_record_id")
-                self._endpoint(cursor, "source", source, relation.get("source_record_type"), thread_id)
-                self._endpoint(cursor, "target", target, relation.get("target_record_type"), thread_id)
-                if source == target:
-                    raise ValueError(f"a memory cannot be linked to itself ({source!r})")
-                pair = "\x1f".join(sorted((source, target)))
+                forward, opposite = relation_labels_of(i, relation)
+                for end in ("source", "target"):
+                    self._endpoint(
+                        cursor, end, relation.get(f"{end}_record_id"), relation.get(f"{end}_record_type"), thread_id
+                    )
+                values = relation_values(relation, forward, opposite)
+                pair = values["pair"]
                 taken = self._fetch(f"SELECT id FROM {self._relations} WHERE pair = :pair", {"pair": pair}, cursor)
                 if taken or pair in pairs:
-                    raise ValueError(f"{source!r} and {target!r} are already linked; one link per pair of memories")
+                    raise ValueError(
+                        f"{values['source_id']!r} and {values['target_id']!r} are already linked; "
+                        "one link per pair of memories"
+                    )
                 pairs.add(pair)
-                relation_id = relation.get("id")
-                if relation_id is None:
-                    relation_id = new_id()
-                elif not isinstance(relation_id, str) or not relation_id:
-                    raise ValueError(f"relation ids must be non-empty strings, not {relation_id!r}")
-                rows.append(
-                    {
-                        "id": relation_id,
-                        "source_id": source,
-                        "source_type": relation["source_record_type"],
-                        "target_id": target,
-                        "target_type": relation["target_record_type"],
-                        "relation_type": forward,
-                        "opposite_type": opposite,
-                        "event_at": self.dialect.db_time(normalize_timestamp(relation.get("timestamp"))),
-                        "metadata": dump_metadata(relation.get("metadata")),
-                        "created_at": now,
-                        "pair": pair,
-                    }
-                )
+                event_at = self.dialect.db_time(values.pop("timestamp"))
+                rows.append({**values, "event_at": event_at, "created_at": now})
             if not rows:
                 return []
             try:
@@ -1069,26 +959,16 @@ class SQLMemoryStore(MemoryStore):
         thread_id: Any = NOT_SET,
     ) -> int:
         """Change a relation's labels, timestamp or metadata; returns 1, or 0 when there is none."""
-        if all(value is NOT_SET for value in (relation_type, opposite_relation_type, timestamp, metadata)):
-            raise ValueError("update_record_link needs relation_type, opposite_relation_type, timestamp or metadata")
-        changes: dict[str, Any] = {}
+        relation_changes(None, None, relation_type, opposite_relation_type, timestamp, metadata)  # checks first
         with self._write() as cursor:
             row = self._owned_relation(cursor, relation_id, thread_id)
-            for name, label in (("relation_type", relation_type), ("opposite_relation_type", opposite_relation_type)):
-                if label is not NOT_SET:
-                    check_label(name, label)
-            if timestamp is not NOT_SET:
-                changes["event_at"] = self.dialect.db_time(normalize_timestamp(timestamp))
-            if metadata is not NOT_SET:
-                changes["metadata"] = dump_metadata(metadata)
             if row is None:
                 return 0
-            if relation_type is not NOT_SET or opposite_relation_type is not NOT_SET:
-                new_type = row["relation_type"] if relation_type is NOT_SET else relation_type
-                opposite = opposite_relation_type
-                if opposite is NOT_SET and new_type not in BUILTIN_RELATIONS:
-                    opposite = row["opposite_type"]
-                changes["relation_type"], changes["opposite_type"] = relation_labels(new_type, opposite)
+            changes = relation_changes(
+                row["relation_type"], row["opposite_type"], relation_type, opposite_relation_type, timestamp, metadata
+            )
+            if "timestamp" in changes:
+                changes["event_at"] = self.dialect.db_time(changes.pop("timestamp"))
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
             cursor.execute(f"UPDATE {self._relations} SET {assignments} WHERE id = :id", {**changes, "id": row["id"]})
             self._recount_lifecycle(cursor, [row["target_id"]])
@@ -1107,14 +987,7 @@ class SQLMemoryStore(MemoryStore):
     ) -> int:
         """Delete one relation, by id alone or by its complete tuple in the stored direction."""
         endpoint = (source_record_id, source_record_type, target_record_id, target_record_type, relation_type)
-        if relation_id is not NOT_SET:
-            if any(value is not NOT_SET for value in endpoint):
-                raise ValueError("select the link by relation_id alone, or by its complete tuple, not both")
-        elif any(value is NOT_SET for value in endpoint):
-            raise ValueError(
-                "select the link by relation_id, or by source_record_id, source_record_type, target_record_id, "
-                "target_record_type and relation_type together"
-            )
+        check_relation_selector(relation_id, endpoint)
         with self._write() as cursor:
             if relation_id is NOT_SET:
                 found = self._fetch(
@@ -1344,33 +1217,17 @@ class SQLMemoryStore(MemoryStore):
     # --- reads ------------------------------------------------------------------------------
 
     def _record(self, row: Mapping[str, Any]) -> Record:
-        created_at = self.dialect.text_time(row["created_at"])
-        common = {
-            "id": row["id"],
-            "record_type": row["record_type"],
-            "content": row["content"] or "",
-            "timestamp": self.dialect.text_time(row["event_at"]) or created_at,
-            "metadata": json.loads(row["metadata"]) if row["metadata"] is not None else None,
-            "status": _STATUSES[row["status"]],
-            "created_at": created_at,
-            "expires_at": self.dialect.text_time(row["expires_at"]),
-        }
-        kind = row["kind"]
-        if kind == USER_PROFILE_TYPE:
-            return UserProfileRecord(**common)
-        if kind == AGENT_PROFILE_TYPE:
-            return AgentProfileRecord(**common)
-        scope = {"thread_id": row["thread_id"], "user_id": row["user_id"], "agent_id": row["agent_id"]}
-        if kind == MESSAGE_TYPE:
-            parts = json.loads(row["parts"]) if row["parts"] else None
-            role = "" if row["role_empty"] else row["role"]
-            seq_no = None if row["seq_no"] is None else int(row["seq_no"])
-            return MessageRecord(**common, **scope, role=role, seq_no=seq_no, parts=parts)
-        if kind == IMAGE_TYPE:
-            return ImageRecord(
-                **common, **scope, message_id=row["message_id"], mime_type=ImageMimeType(row["mime_type"])
-            )
-        return MemoryRecord(**common, **scope)
+        """The record of a row; NULL content is '' (Oracle stores '' as NULL), flags restore an explicit ''."""
+        text_time = self.dialect.text_time
+        return build_record(
+            row,
+            timestamp=text_time(row["event_at"]),
+            created_at=text_time(row["created_at"]),
+            expires_at=text_time(row["expires_at"]),
+            content=row["content"] or "",
+            role="" if row["role_empty"] else row["role"],
+            seq_no=None if row["seq_no"] is None else int(row["seq_no"]),
+        )
 
     def align_image_expiry(self, message_ids: Sequence[str]) -> None:
         """Give the images of these messages their message's expiry: they live and go together."""
@@ -1543,53 +1400,19 @@ class SQLMemoryStore(MemoryStore):
             params.update(compiler.params)
         return " AND ".join(where)
 
-    def search(
-        self,
-        query: str | None = None,
-        k: int = 10,
-        query_vector: Any = None,
-        thread_id: Any = NOT_SET,
-        user_id: Any = NOT_SET,
-        agent_id: Any = NOT_SET,
-        exact_user_match: Any = NOT_SET,
-        exact_agent_match: Any = NOT_SET,
-        exact_thread_match: Any = NOT_SET,
-        record_types: Any = None,
-        metadata_filter: Any = None,
-        num_hops: int = 0,
-        max_linked_results: int = 100,
-        include_invalid_results: bool = True,
+    def _search(
+        self, request: SearchRequest, k: int, num_hops: int, max_linked_results: int, include_invalid_results: bool
     ) -> list[tuple[Record, float]]:
-        """The k records closest to the query, as (record, distance) pairs, closest first.
-
-        Each ranking is one query whose WHERE clause holds every filter, so the database applies
-        them before its top-k: exact by default (FETCH EXACT FIRST), approximate with the
-        configured target accuracy when the store has an HNSW index.
-        """
-        check_positive_int("k", k)
-        if (query is None) == (query_vector is None):
-            raise ValueError("pass exactly one of query and query_vector")
-        if query is not None and not isinstance(query, str):
-            raise ValueError(f"query must be a string, not {type(query).__name__}")
-        check_hops(num_hops, max_linked_results)
-        if not isinstance(include_invalid_results, bool):
-            raise ValueError("include_invalid_results must be True or False")
-        scope = resolve_store_scope(
-            SearchScope(
-                user_id=user_id,
-                agent_id=agent_id,
-                thread_id=thread_id,
-                exact_user_match=exact_user_match,
-                exact_agent_match=exact_agent_match,
-                exact_thread_match=exact_thread_match,
-            )
+        if request.tree is not None:  # refuse keys a JSON path cannot name before anything is sent or embedded
+            self.dialect.filter_compiler().compile(request.tree, "r.metadata")
+        query = request.query
+        scope, types, tree, vector, strategy = (
+            request.scope,
+            request.types,
+            request.tree,
+            request.vector,
+            request.strategy,
         )
-        types = SEARCHABLE_TYPES if record_types is None else check_record_types(record_types)
-        tree = parse_filter(metadata_filter)
-        if tree is not None:  # refuse keys a JSON path cannot name before anything is sent or embedded
-            self.dialect.filter_compiler().compile(tree, "r.metadata")
-        vector = to_vector(query_vector, self.vector_dim, "query_vector") if query_vector is not None else None
-        strategy = self.search_strategy if query is not None else SearchStrategy.VECTOR
         keywords = (
             self.dialect.keyword_query(query) if query is not None and strategy is not SearchStrategy.VECTOR else None
         )

@@ -21,57 +21,53 @@ import numpy as np
 
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import SQLiteFilterCompiler, parse_filter
-from ..graph import check_label, grow_trees, relation_labels, walk_nodes
+from ..graph import grow_trees, walk_nodes
 from ..images import CheckedImage
-from ..scope import SearchScope, check_scope_value, resolve_store_scope
-from ..ttl import expiry, normalize_timestamp, utc_now
+from ..scope import check_scope_value
+from ..ttl import expiry, utc_now
 from ..types import (
     AGENT_PROFILE_TYPE,
-    BUILTIN_RELATIONS,
     IMAGE_TYPE,
     LIFECYCLE_RELATIONS,
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
-    SEARCHABLE_TYPES,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
-    ImageMimeType,
     ImageRecord,
-    MemoryRecord,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
     Record,
     RecordRelation,
-    RecordStatus,
     SchemaPolicy,
     SearchStrategy,
     ThreadRecord,
     UserProfileRecord,
     coerce_enum,
-    new_id,
 )
 from .base import (
-    DEFAULT_BATCH_SIZE,
     DEFAULT_LIST_LIMIT,
+    AddPlan,
     MemoryStore,
     NewRecord,
     SchemaError,
     SearchHit,
-    check_hops,
+    SearchRequest,
+    build_record,
     check_positive_int,
     check_record_type,
     check_record_types,
+    check_relation_selector,
     decode_cursor,
     dump_metadata,
     encode_cursor,
-    image_column,
     kind_of,
     normalize_rows,
-    prepare_add,
     prepare_update,
-    to_matrix,
+    relation_changes,
+    relation_labels_of,
+    relation_values,
     to_vector,
 )
 from .link_index import LinkIndex
@@ -88,7 +84,6 @@ _RECORD_COLUMNS = (
     "pk, id, kind, record_type, content, index_text, parts, thread_id, user_id, agent_id, role, seq_no, "
     f"timestamp, created_at, expires_at, {EFFECTIVE_STATUS_SQL} AS status, metadata, message_id, mime_type"
 )
-_STATUSES = {status.value: status for status in RecordStatus}
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 
 
@@ -394,80 +389,17 @@ class SQLiteMemoryStore(MemoryStore):
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.vector_dim), dtype=np.float32)
-        vectors = np.asarray(self.embedder.embed(texts), dtype=np.float32)
-        if vectors.shape != (len(texts), self.vector_dim):
-            raise ValueError(f"the embedder returned shape {vectors.shape}; expected ({len(texts)}, {self.vector_dim})")
-        return vectors
-
     def close(self) -> None:
         with self._lock:
             self._conn.close()
 
     # --- writes -----------------------------------------------------------------------------
 
-    def add(
-        self,
-        contents: Sequence[str | None],
-        record_type: str,
-        index_texts: Any = NOT_SET,
-        embeddings: Any = NOT_SET,
-        record_ids: Any = NOT_SET,
-        thread_ids: Any = NOT_SET,
-        user_ids: Any = NOT_SET,
-        agent_ids: Any = NOT_SET,
-        roles: Any = NOT_SET,
-        timestamps: Any = NOT_SET,
-        metadata: Any = NOT_SET,
-        *,
-        ttl_days: Any = NOT_SET,
-        ttl_anchor: Any = NOT_SET,
-        statuses: Any = NOT_SET,
-        content_parts: Any = NOT_SET,
-        images: Any = NOT_SET,
-        message_ids: Any = NOT_SET,
-        batch_size: int = DEFAULT_BATCH_SIZE,
-    ) -> list[str]:
-        """Add records; returns their ids in input order. A failing batch stores nothing.
-
-        `content_parts` (messages only) keeps, per record, the JSON description of a message's
-        ordered content parts; `contents` then holds their text, which is what gets indexed.
-        Images (record_type "image") need `images`, one checked image (images.check_image) per
-        record, whose `contents` are their descriptions; `message_ids` attaches them to messages.
-        """
-        check_positive_int("batch_size", batch_size)
-        checked = image_column(record_type, images, message_ids, len(contents) if isinstance(contents, list) else 0)
-        rows = prepare_add(
-            contents,
-            record_type,
-            index_texts,
-            record_ids,
-            thread_ids,
-            user_ids,
-            agent_ids,
-            roles,
-            timestamps,
-            metadata,
-            statuses,
-            content_parts,
-        )
-        vectors = self._vectors_for(rows, embeddings)
+    def _insert(self, plan: AddPlan, check_ids: bool, batch_size: int) -> list[str]:
+        rows, vectors, checked, expiries, now = plan.rows, plan.vectors, plan.images, plan.expiries, plan.now
         count = len(rows)
-        ttl_list = ttl_days if isinstance(ttl_days, (list, tuple)) else [ttl_days] * count
-        anchor_list = ttl_anchor if isinstance(ttl_anchor, (list, tuple)) else [ttl_anchor] * count
-        if len(ttl_list) != count or len(anchor_list) != count:
-            raise ValueError(f"ttl_days and ttl_anchor must be scalars or lists of {count} entries")
-        now = utc_now()
-        expiries = [
-            expiry(ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention)
-            for i in range(count)
-        ]
-        if not rows:
-            return []
         with self._write():
-            if record_ids is not NOT_SET and record_ids is not None:
+            if check_ids:
                 self._check_new_ids(rows)
             seq_numbers = self._touch_threads(rows, now)
             params = [
@@ -514,21 +446,6 @@ class SQLiteMemoryStore(MemoryStore):
                     [(keys[row.id], image.data) for row, (image, _) in zip(rows, checked, strict=True)],
                 )
         return [row.id for row in rows]
-
-    def _vectors_for(self, rows: list[NewRecord], embeddings: Any) -> list[np.ndarray | None]:
-        """Unit vectors per row: the given ones, else embeddings of the non-empty index payloads."""
-        if embeddings is not NOT_SET and embeddings is not None:
-            if not rows:
-                return []
-            return list(normalize_rows(to_matrix(embeddings, len(rows), self.vector_dim)))
-        payloads = [row.index_text if row.index_text is not None else row.content for row in rows]
-        wanted = [i for i, text in enumerate(payloads) if text]
-        vectors: list[np.ndarray | None] = [None] * len(rows)
-        if wanted:
-            matrix = normalize_rows(self._embed([payloads[i] for i in wanted]))
-            for i, vector in zip(wanted, matrix, strict=True):
-                vectors[i] = vector
-        return vectors
 
     def _check_new_ids(self, rows: list[NewRecord]) -> None:
         kind = kind_of(rows[0].record_type)
@@ -753,20 +670,6 @@ class SQLiteMemoryStore(MemoryStore):
 
     # --- relations --------------------------------------------------------------------------
 
-    _RELATION_KEYS = frozenset(
-        {
-            "source_record_id",
-            "source_record_type",
-            "target_record_id",
-            "target_record_type",
-            "relation_type",
-            "opposite_relation_type",
-            "id",
-            "timestamp",
-            "metadata",
-        }
-    )
-
     @staticmethod
     def _relation(row: sqlite3.Row) -> RecordRelation:
         return RecordRelation(
@@ -822,55 +725,35 @@ class SQLiteMemoryStore(MemoryStore):
         rows, pairs = [], set()
         with self._write():
             for i, relation in enumerate(relations):
-                if not isinstance(relation, Mapping):
-                    raise ValueError(f"relations[{i}] must be a mapping")
-                unknown = set(relation) - self._RELATION_KEYS
-                if unknown:
-                    raise ValueError(f"relations[{i}] has unknown keys {sorted(unknown)}")
-                forward, opposite = relation_labels(
-                    relation.get("relation_type"), relation.get("opposite_relation_type", NOT_SET)
+                forward, opposite = relation_labels_of(i, relation)
+                self._endpoint(
+                    "source", relation.get("source_record_id"), relation.get("source_record_type"), thread_id
                 )
-                source, target = relation.get("source_record_id"), relation.get("target_record_id")
-                self._endpoint("source", source, relation.get("source_record_type"), thread_id)
-                self._endpoint("target", target, relation.get("target_record_type"), thread_id)
-                if source == target:
-                    raise ValueError(f"a memory cannot be linked to itself ({source!r})")
-                pair = "\x1f".join(sorted((source, target)))
+                self._endpoint(
+                    "target", relation.get("target_record_id"), relation.get("target_record_type"), thread_id
+                )
+                values = relation_values(relation, forward, opposite)
+                pair = values["pair"]
                 taken = self._conn.execute(f"SELECT id FROM {self._relations} WHERE pair = ?", (pair,)).fetchone()
                 if taken is not None or pair in pairs:
-                    raise ValueError(f"{source!r} and {target!r} are already linked; one link per pair of memories")
-                pairs.add(pair)
-                relation_id = relation.get("id")
-                if relation_id is None:
-                    relation_id = new_id()
-                elif not isinstance(relation_id, str) or not relation_id:
-                    raise ValueError(f"relation ids must be non-empty strings, not {relation_id!r}")
-                rows.append(
-                    (
-                        relation_id,
-                        source,
-                        relation["source_record_type"],
-                        target,
-                        relation["target_record_type"],
-                        forward,
-                        opposite,
-                        normalize_timestamp(relation.get("timestamp")),
-                        dump_metadata(relation.get("metadata")),
-                        now,
-                        pair,
+                    raise ValueError(
+                        f"{values['source_id']!r} and {values['target_id']!r} are already linked; "
+                        "one link per pair of memories"
                     )
-                )
+                pairs.add(pair)
+                rows.append({**values, "created_at": now})
+            if not rows:
+                return []
             try:
                 self._conn.executemany(
-                    f"INSERT INTO {self._relations} (id, source_id, source_type, target_id, target_type, "
-                    "relation_type, opposite_type, timestamp, metadata, created_at, pair) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO {self._relations} ({', '.join(rows[0])}) "
+                    f"VALUES ({', '.join(':' + column for column in rows[0])})",
                     rows,
                 )
             except sqlite3.IntegrityError:
                 raise ValueError("a relation with one of these ids already exists") from None
-            self._recount_lifecycle(row[3] for row in rows)
-        return [row[0] for row in rows]
+            self._recount_lifecycle(row["target_id"] for row in rows)
+        return [row["id"] for row in rows]
 
     def _owned_relation(self, relation_id: Any, thread_id: Any) -> sqlite3.Row | None:
         if not isinstance(relation_id, str):
@@ -905,26 +788,14 @@ class SQLiteMemoryStore(MemoryStore):
         Retyping to a built-in type sets its fixed opposite; an omitted opposite keeps the stored
         one. The target's status follows the new type.
         """
-        if all(value is NOT_SET for value in (relation_type, opposite_relation_type, timestamp, metadata)):
-            raise ValueError("update_record_link needs relation_type, opposite_relation_type, timestamp or metadata")
-        changes: dict[str, Any] = {}
+        relation_changes(None, None, relation_type, opposite_relation_type, timestamp, metadata)  # checks first
         with self._write():
             row = self._owned_relation(relation_id, thread_id)
-            for name, label in (("relation_type", relation_type), ("opposite_relation_type", opposite_relation_type)):
-                if label is not NOT_SET:
-                    check_label(name, label)
-            if timestamp is not NOT_SET:
-                changes["timestamp"] = normalize_timestamp(timestamp)
-            if metadata is not NOT_SET:
-                changes["metadata"] = dump_metadata(metadata)
             if row is None:
                 return 0
-            if relation_type is not NOT_SET or opposite_relation_type is not NOT_SET:
-                new_type = row["relation_type"] if relation_type is NOT_SET else relation_type
-                opposite = opposite_relation_type
-                if opposite is NOT_SET and new_type not in BUILTIN_RELATIONS:
-                    opposite = row["opposite_type"]
-                changes["relation_type"], changes["opposite_type"] = relation_labels(new_type, opposite)
+            changes = relation_changes(
+                row["relation_type"], row["opposite_type"], relation_type, opposite_relation_type, timestamp, metadata
+            )
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
             self._conn.execute(
                 f"UPDATE {self._relations} SET {assignments} WHERE id = :id", {**changes, "id": row["id"]}
@@ -945,14 +816,7 @@ class SQLiteMemoryStore(MemoryStore):
     ) -> int:
         """Delete one relation, by id alone or by its complete tuple in the stored direction."""
         endpoint = (source_record_id, source_record_type, target_record_id, target_record_type, relation_type)
-        if relation_id is not NOT_SET:
-            if any(value is not NOT_SET for value in endpoint):
-                raise ValueError("select the link by relation_id alone, or by its complete tuple, not both")
-        elif any(value is NOT_SET for value in endpoint):
-            raise ValueError(
-                "select the link by relation_id, or by source_record_id, source_record_type, target_record_id, "
-                "target_record_type and relation_type together"
-            )
+        check_relation_selector(relation_id, endpoint)
         with self._write():
             if relation_id is NOT_SET:
                 found = self._conn.execute(
@@ -1231,30 +1095,7 @@ class SQLiteMemoryStore(MemoryStore):
     # --- reads ------------------------------------------------------------------------------
 
     def _record(self, row: sqlite3.Row) -> Record:
-        common = {
-            "id": row["id"],
-            "record_type": row["record_type"],
-            "content": row["content"],
-            "timestamp": row["timestamp"] or row["created_at"],
-            "metadata": json.loads(row["metadata"]) if row["metadata"] is not None else None,
-            "status": _STATUSES[row["status"]],
-            "created_at": row["created_at"],
-            "expires_at": row["expires_at"],
-        }
-        kind = row["kind"]
-        if kind == USER_PROFILE_TYPE:
-            return UserProfileRecord(**common)
-        if kind == AGENT_PROFILE_TYPE:
-            return AgentProfileRecord(**common)
-        scope = {"thread_id": row["thread_id"], "user_id": row["user_id"], "agent_id": row["agent_id"]}
-        if kind == MESSAGE_TYPE:
-            parts = json.loads(row["parts"]) if row["parts"] else None
-            return MessageRecord(**common, **scope, role=row["role"], seq_no=row["seq_no"], parts=parts)
-        if kind == IMAGE_TYPE:
-            return ImageRecord(
-                **common, **scope, message_id=row["message_id"], mime_type=ImageMimeType(row["mime_type"])
-            )
-        return MemoryRecord(**common, **scope)
+        return build_record(dict(row), timestamp=row["timestamp"], created_at=row["created_at"])
 
     def align_image_expiry(self, message_ids: Sequence[str]) -> None:
         """Give the images of these messages their message's expiry: they live and go together."""
@@ -1396,51 +1237,17 @@ class SQLiteMemoryStore(MemoryStore):
 
     # --- search -----------------------------------------------------------------------------
 
-    def search(
-        self,
-        query: str | None = None,
-        k: int = 10,
-        query_vector: Any = None,
-        thread_id: Any = NOT_SET,
-        user_id: Any = NOT_SET,
-        agent_id: Any = NOT_SET,
-        exact_user_match: Any = NOT_SET,
-        exact_agent_match: Any = NOT_SET,
-        exact_thread_match: Any = NOT_SET,
-        record_types: Any = None,
-        metadata_filter: Any = None,
-        num_hops: int = 0,
-        max_linked_results: int = 100,
-        include_invalid_results: bool = True,
+    def _search(
+        self, request: SearchRequest, k: int, num_hops: int, max_linked_results: int, include_invalid_results: bool
     ) -> list[tuple[Record, float]]:
-        """The k records closest to the query, as (record, distance) pairs, closest first.
-
-        Every filter (scope, type, status, expiry, metadata) is applied before ranking, so a
-        search returns k results whenever k matching records exist. Ties keep insertion order.
-        Under the hybrid strategy the distance is 1 minus the normalised fused score.
-        """
-        check_positive_int("k", k)
-        if (query is None) == (query_vector is None):
-            raise ValueError("pass exactly one of query and query_vector")
-        if query is not None and not isinstance(query, str):
-            raise ValueError(f"query must be a string, not {type(query).__name__}")
-        check_hops(num_hops, max_linked_results)
-        if not isinstance(include_invalid_results, bool):
-            raise ValueError("include_invalid_results must be True or False")
-        scope = resolve_store_scope(
-            SearchScope(
-                user_id=user_id,
-                agent_id=agent_id,
-                thread_id=thread_id,
-                exact_user_match=exact_user_match,
-                exact_agent_match=exact_agent_match,
-                exact_thread_match=exact_thread_match,
-            )
+        query = request.query
+        scope, types, tree, vector, strategy = (
+            request.scope,
+            request.types,
+            request.tree,
+            request.vector,
+            request.strategy,
         )
-        types = SEARCHABLE_TYPES if record_types is None else check_record_types(record_types)
-        tree = parse_filter(metadata_filter)
-        vector = to_vector(query_vector, self.vector_dim, "query_vector") if query_vector is not None else None
-        strategy = self.search_strategy if query is not None else SearchStrategy.VECTOR
         if strategy is not SearchStrategy.KEYWORD and vector is None:
             vector = self._embed([query])[0]
         allowed = self._metadata_matches(tree) if tree is not None else None

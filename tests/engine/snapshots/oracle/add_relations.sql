@@ -32,9 +32,9 @@ SELECT id FROM "OAM_RELATIONS" WHERE pair = :pair
 -- options: fetch_lobs=False
 
 -- [7] executemany, 2 rows
-INSERT INTO "OAM_RELATIONS" (id, source_id, source_type, target_id, target_type, relation_type, opposite_type, event_at, metadata, created_at, pair) VALUES (:id, :source_id, :source_type, :target_id, :target_type, :relation_type, :opposite_type, :event_at, :metadata, :created_at, :pair)
--- binds[0]: {"id": "rel-1", "source_id": "m1", "source_type": "fact", "target_id": "m2", "target_type": "fact", "relation_type": "supersedes", "opposite_type": "is_superseded_by", "event_at": "<timestamp>", "metadata": "{\"why\":\"newer\"}", "created_at": "<timestamp>", "pair": "m1\u001fm2"}
--- binds[1]: {"id": "<uuid>", "source_id": "m3", "source_type": "fact", "target_id": "m4", "target_type": "fact", "relation_type": "mentions", "opposite_type": "mentions", "event_at": null, "metadata": null, "created_at": "<timestamp>", "pair": "m3\u001fm4"}
+INSERT INTO "OAM_RELATIONS" (id, source_id, source_type, target_id, target_type, relation_type, opposite_type, metadata, pair, event_at, created_at) VALUES (:id, :source_id, :source_type, :target_id, :target_type, :relation_type, :opposite_type, :metadata, :pair, :event_at, :created_at)
+-- binds[0]: {"id": "rel-1", "source_id": "m1", "source_type": "fact", "target_id": "m2", "target_type": "fact", "relation_type": "supersedes", "opposite_type": "is_superseded_by", "metadata": "{\"why\":\"newer\"}", "pair": "m1\u001fm2", "event_at": "<timestamp>", "created_at": "<timestamp>"}
+-- binds[1]: {"id": "<uuid>", "source_id": "m3", "source_type": "fact", "target_id": "m4", "target_type": "fact", "relation_type": "mentions", "opposite_type": "mentions", "metadata": null, "pair": "m3\u001fm4", "event_at": null, "created_at": "<timestamp>"}
 
 -- [8] execute
 UPDATE "OAM_RECORDS" SET lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = "OAM_RECORDS".id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')) WHERE kind = 'memory' AND id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
