@@ -757,7 +757,7 @@ def build_record(row: Mapping[str, Any], *, timestamp: str | None, created_at: s
 
     `timestamp` is the event time, None when the record has none (it then reads as `created_at`).
     """
-    values = {**row, **fields}
+    values = _Overridden(row, fields)
     common = {
         "id": values["id"],
         "record_type": values["record_type"],
@@ -782,3 +782,16 @@ def build_record(row: Mapping[str, Any], *, timestamp: str | None, created_at: s
             **common, **scope, message_id=values["message_id"], mime_type=ImageMimeType(values["mime_type"])
         )
     return MemoryRecord(**common, **scope)
+
+
+class _Overridden:
+    """A row's columns with some values replaced, without copying the row (records are built by
+    the hundred in a graph search)."""
+
+    __slots__ = ("_fields", "_row")
+
+    def __init__(self, row: Mapping[str, Any], fields: dict[str, Any]) -> None:
+        self._row, self._fields = row, fields
+
+    def __getitem__(self, name: str) -> Any:
+        return self._fields[name] if name in self._fields else self._row[name]

@@ -1405,14 +1405,8 @@ class SQLMemoryStore(MemoryStore):
     ) -> list[tuple[Record, float]]:
         if request.tree is not None:  # refuse keys a JSON path cannot name before anything is sent or embedded
             self.dialect.filter_compiler().compile(request.tree, "r.metadata")
-        query = request.query
-        scope, types, tree, vector, strategy = (
-            request.scope,
-            request.types,
-            request.tree,
-            request.vector,
-            request.strategy,
-        )
+        query, vector, strategy = request.query, request.vector, request.strategy
+        scope, types, tree = request.scope, request.types, request.tree
         keywords = (
             self.dialect.keyword_query(query) if query is not None and strategy is not SearchStrategy.VECTOR else None
         )

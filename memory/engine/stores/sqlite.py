@@ -1095,7 +1095,7 @@ class SQLiteMemoryStore(MemoryStore):
     # --- reads ------------------------------------------------------------------------------
 
     def _record(self, row: sqlite3.Row) -> Record:
-        return build_record(dict(row), timestamp=row["timestamp"], created_at=row["created_at"])
+        return build_record(row, timestamp=row["timestamp"], created_at=row["created_at"])
 
     def align_image_expiry(self, message_ids: Sequence[str]) -> None:
         """Give the images of these messages their message's expiry: they live and go together."""
@@ -1240,14 +1240,8 @@ class SQLiteMemoryStore(MemoryStore):
     def _search(
         self, request: SearchRequest, k: int, num_hops: int, max_linked_results: int, include_invalid_results: bool
     ) -> list[tuple[Record, float]]:
-        query = request.query
-        scope, types, tree, vector, strategy = (
-            request.scope,
-            request.types,
-            request.tree,
-            request.vector,
-            request.strategy,
-        )
+        query, vector, strategy = request.query, request.vector, request.strategy
+        scope, types, tree = request.scope, request.types, request.tree
         if strategy is not SearchStrategy.KEYWORD and vector is None:
             vector = self._embed([query])[0]
         allowed = self._metadata_matches(tree) if tree is not None else None
