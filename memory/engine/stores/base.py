@@ -12,6 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -387,11 +388,12 @@ class SearchHit(tuple):
     the rankings it appeared in (ranks from 1), and the fused `score` under the hybrid strategy.
     """
 
-    parts: dict[str, float | int]
+    parts: Mapping[str, float | int] = MappingProxyType({})
 
-    def __new__(cls, record: Record, distance: float, parts: dict[str, float | int]) -> SearchHit:
+    def __new__(cls, record: Record, distance: float, parts: Mapping[str, float | int] | None = None) -> SearchHit:
         hit = super().__new__(cls, (record, distance))
-        hit.parts = parts
+        if parts:  # a linked result has none: no per-hit attribute dict for the hundreds of them
+            hit.parts = parts
         return hit
 
 
@@ -757,7 +759,7 @@ def build_record(row: Mapping[str, Any], *, timestamp: str | None, created_at: s
 
     `timestamp` is the event time, None when the record has none (it then reads as `created_at`).
     """
-    values = _Overridden(row, fields)
+    values = _Overridden(row, fields) if fields else row
     common = {
         "id": values["id"],
         "record_type": values["record_type"],

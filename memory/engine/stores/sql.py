@@ -1545,7 +1545,7 @@ class SQLMemoryStore(MemoryStore):
                     record = copy
                 used.add(node.record_id)
                 record.linked_results = build(node.children)
-                built.append((relations[node.relation], SearchHit(record, distance, {})))
+                built.append((relations[node.relation], SearchHit(record, distance)))
             return built
 
         for hit in hits:

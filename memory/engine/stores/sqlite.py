@@ -75,6 +75,7 @@ from .ranking import CANDIDATE_DEPTH, fuse_rankings
 from .search_cache import SearchCache
 
 SCHEMA_VERSION = 4
+MMAP_BYTES = 1 << 30
 """1: records with an FTS5 index; 2: keyword search moved to the in-memory search cache;
 3: relations between memories, lifecycle counts, persisted thread summaries; 4: images."""
 _PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
@@ -147,6 +148,9 @@ class SQLiteMemoryStore(MemoryStore):
             # Checkpoint every ~40 MB of WAL rather than every 4 MB: index and FTS pages rewritten by
             # consecutive batches are then copied back to the database once, not once per batch.
             self._conn.execute("PRAGMA wal_autocheckpoint = 10000")
+            # Read pages through a memory map rather than read() calls: a graph search reads a few
+            # hundred records scattered over the file, and each read() costs a system call.
+            self._conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
         self._apply_schema_policy()
 
     # --- schema -----------------------------------------------------------------------------
@@ -936,7 +940,7 @@ class SQLiteMemoryStore(MemoryStore):
                     record.__dict__.update(records[node.record_id].__dict__)
                 used.add(node.record_id)
                 record.linked_results = build(node.children)
-                built.append((relations[node.relation], SearchHit(record, distances[node.record_id], {})))
+                built.append((relations[node.relation], SearchHit(record, distances[node.record_id])))
             return built
 
         for hit in hits:
