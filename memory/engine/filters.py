@@ -244,11 +244,14 @@ def json_path_step(key: str) -> str:
 class OracleFilterCompiler:
     """Compiles a parsed filter to an Oracle SQL/JSON condition over a native JSON column.
 
-    Keys become quoted steps of strict SQL/JSON paths (validated by `json_path_step`); every
-    value is a bind, passed into paths with PASSING or compared with JSON_EQUAL. Strict paths do
-    not unwrap arrays, so `{"tags": "a"}` does not match `["a"]`, and typed item methods keep
-    JSON types apart, as in SQLiteFilterCompiler. Negations use CASE, so that an unknown (NULL)
-    comparison still counts as "does not match".
+    It relies on no path mode: Oracle evaluates SQL/JSON paths in lax mode, which unwraps
+    arrays (`$.tags?(@ == "a")` would match `["a"]`). So every path here has one step, taken on
+    a value known to be an object: the value of a key is
+    `JSON_QUERY(<object>, '$."key"' RETURNING JSON)` (keys validated by `json_path_step`), its
+    JSON type is the first character of its serialisation, and every comparison is JSON_EQUAL
+    with the value bound as JSON text, which keeps JSON types apart (true is not 1, "1" is not
+    1) as SQLiteFilterCompiler does. A missing key gives NULL, and negations use CASE, so that
+    an unknown comparison counts as "does not match" and its negation as a match.
     """
 
     def __init__(self, bind_prefix: str = "mf") -> None:
@@ -256,72 +259,48 @@ class OracleFilterCompiler:
         self._prefix = bind_prefix
 
     def compile(self, tree: Contains, document_sql: str) -> str:
-        return self._contains(tree, document_sql, "$")
+        return self._contains(tree, document_sql)
 
-    def _bind(self, value: Any) -> str:
+    def _json_bind(self, value: Any) -> str:
+        """`JSON(:bind)` of a filter value, bound as JSON text ('""' for "", which Oracle would read as NULL)."""
         name = f"{self._prefix}{len(self.params)}"
-        self.params[name] = value
-        return name
-
-    def _contains(self, node: Contains, doc: str, path: str) -> str:
-        if not node.entries:
-            return "1 = 1"
-        return " AND ".join(self._field(doc, path + json_path_step(key), expr) for key, expr in node.entries)
-
-    def _field(self, doc: str, path: str, expr: Any) -> str:
-        if isinstance(expr, AllOf):
-            return "(" + " AND ".join(self._field(doc, path, e) for e in expr.exprs) + ")"
-        if isinstance(expr, Not):
-            return f"(CASE WHEN {self._field(doc, path, expr.expr)} THEN 0 ELSE 1 END = 1)"
-        if isinstance(expr, Equals):
-            return self._equals(doc, path, expr.value)
-        if isinstance(expr, Contains):
-            return f"({self._is_type(doc, path, 'object')} AND {self._contains(expr, doc, path)})"
-        if isinstance(expr, ArrayContains):
-            array = self._is_type(doc, path, "array")
-            if not expr.values:
-                return array if not expr.any_of else "1 = 0"
-            members = [self._has_member(doc, path, value) for value in expr.values]
-            joined = " OR ".join(members) if expr.any_of else " AND ".join(members)
-            return f"({array} AND ({joined}))"
-        raise TypeError(f"not a filter expression: {expr!r}")
-
-    def _is_type(self, doc: str, path: str, json_type: str) -> str:
-        return f"JSON_EXISTS({doc}, 'strict {path}?(@.type() == \"{json_type}\")')"
-
-    def _scalar_test(self, value: Any) -> tuple[str, str | None]:
-        """A filter test on `@` for a scalar, and the bind it passes (None: no bind needed)."""
-        if value is None:
-            return '@.type() == "null"', None
-        if isinstance(value, bool):
-            return f'@.type() == "boolean" && @.booleanOnly() == {"true" if value else "false"}', None
-        if isinstance(value, int | float):
-            return "@.numberOnly() == $v", self._bind(value)
-        return "@.stringOnly() == $v", self._bind(value)
-
-    def _equals(self, doc: str, path: str, value: Any) -> str:
-        # "" is compared as JSON text '""': Oracle reads a zero-length string bind as NULL, which equals nothing.
-        if isinstance(value, tuple | dict) or value == "":
-            bind = self._bind(json.dumps(_thaw(value)))
-            return f"JSON_EQUAL(JSON_QUERY({doc}, 'strict {path}' RETURNING JSON), JSON(:{bind}))"
-        test, bind = self._scalar_test(value)
-        return self._exists(doc, f"{path}?({test})", bind)
-
-    def _has_member(self, doc: str, path: str, value: Any) -> str:
-        """The array at `path` has an element equal to `value` (objects, arrays and "" compared as JSON)."""
-        if isinstance(value, tuple | dict) or value == "":
-            bind = self._bind(json.dumps(_thaw(value)))
-            return (
-                f"EXISTS (SELECT 1 FROM JSON_TABLE({doc}, 'strict {path}[*]' COLUMNS (item JSON PATH '$')) jt "
-                f"WHERE JSON_EQUAL(jt.item, JSON(:{bind})))"
-            )
-        test, bind = self._scalar_test(value)
-        return self._exists(doc, f"{path}[*]?({test})", bind)
+        self.params[name] = json.dumps(_thaw(value))
+        return f"JSON(:{name})"
 
     @staticmethod
-    def _exists(doc: str, path: str, bind: str | None) -> str:
-        passing = f' PASSING :{bind} AS "v"' if bind is not None else ""
-        return f"JSON_EXISTS({doc}, 'strict {path}'{passing})"
+    def _member(document: str, key: str) -> str:
+        return f"JSON_QUERY({document}, '${json_path_step(key)}' RETURNING JSON)"
+
+    @staticmethod
+    def _is(value: str, opening: str) -> str:
+        """`value` is an object ('{') or an array ('[')."""
+        return f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({value} RETURNING CLOB), 1, 1) = '{opening}'"
+
+    def _contains(self, node: Contains, document: str) -> str:
+        if not node.entries:
+            return "1 = 1"
+        return " AND ".join(self._field(self._member(document, key), expr) for key, expr in node.entries)
+
+    def _field(self, value: str, expr: Any) -> str:
+        if isinstance(expr, AllOf):
+            return "(" + " AND ".join(self._field(value, e) for e in expr.exprs) + ")"
+        if isinstance(expr, Not):
+            return f"(CASE WHEN {self._field(value, expr.expr)} THEN 0 ELSE 1 END = 1)"
+        if isinstance(expr, Equals):
+            return f"JSON_EQUAL({value}, {self._json_bind(expr.value)})"
+        if isinstance(expr, Contains):
+            return f"({self._is(value, '{')} AND {self._contains(expr, value)})"
+        if isinstance(expr, ArrayContains):
+            if not expr.values:
+                return "1 = 0" if expr.any_of else self._is(value, "[")
+            members = [
+                f"EXISTS (SELECT 1 FROM JSON_TABLE({value}, '$[*]' COLUMNS (item JSON PATH '$')) jt "
+                f"WHERE JSON_EQUAL(jt.item, {self._json_bind(member)}))"
+                for member in expr.values
+            ]
+            joined = " OR ".join(members) if expr.any_of else " AND ".join(members)
+            return f"({self._is(value, '[')} AND ({joined}))"
+        raise TypeError(f"not a filter expression: {expr!r}")
 
 
 def _thaw(value: Any) -> Any:
