@@ -245,7 +245,7 @@ class LlmMemoryWork:
         )
         return [record for record, _ in hits]
 
-    # --- planning (runs in the writer, under the thread's lock) --------------------------------
+    # --- planning (runs in the writer, under the thread's planning lock) -----------------------
 
     def state(self) -> dict[str, int]:
         stored = self.store.get_thread(self.thread_id)
@@ -322,11 +322,8 @@ class LlmMemoryWork:
         existing = self._extraction_search(targets)
         numbered: dict[int, MessageRecord] = {}
         prompt = self._extraction_prompt(targets, existing, numbered)
-        schema = (
-            EXTRACTION_WITH_LINKS_SCHEMA
-            if link_mode is MemoryLinkExtractionMode.DURING_EXTRACTION
-            else (EXTRACTION_SCHEMA)
-        )
+        during = link_mode is MemoryLinkExtractionMode.DURING_EXTRACTION
+        schema = EXTRACTION_WITH_LINKS_SCHEMA if during else EXTRACTION_SCHEMA
         answer = self.llm.complete_json(prompt, schema)
         candidates = _answer_list(answer, "memories")
         new_memories: list[Record] = []
@@ -336,7 +333,7 @@ class LlmMemoryWork:
             if memory is not None:
                 new_memories.append(memory)
                 index_of_answer[position] = memory
-        if link_mode is MemoryLinkExtractionMode.DURING_EXTRACTION and isinstance(answer, dict):
+        if during and isinstance(answer, dict):
             links = answer.get("links")
             known = {record.id: record for record in existing}
             for link in links if isinstance(links, list) else ():
