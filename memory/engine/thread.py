@@ -827,7 +827,7 @@ class Thread:
         )
 
     def get_summary(self, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:
-        """The thread's summary, or a transcript of its latest messages until an LLM writes one (§7.2)."""
+        """The thread's summary: the one its LLM keeps (refreshed when due), else a transcript (§7.2)."""
         return build_summary(self, except_last, token_budget)
 
     # --- search -----------------------------------------------------------------------------
