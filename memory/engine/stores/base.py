@@ -40,6 +40,7 @@ from ..types import (
     MessageRecord,
     Page,
     Record,
+    RecordRelation,
     RecordStatus,
     SearchStrategy,
     TimeToLiveAnchor,
@@ -503,6 +504,19 @@ class MemoryStore(ABC):
         given_ids = record_ids is not NOT_SET and record_ids is not None
         return self._insert(AddPlan(rows, vectors, checked, expiries, now), given_ids, batch_size)
 
+    def _with_bytes(self, records: list[Record], include_bytes: bool) -> list[Record]:
+        """The records, with their bytes loaded into the images among them when asked."""
+        images = [record for record in records if isinstance(record, ImageRecord)]
+        if include_bytes and images:
+            data = self.image_bytes([image.id for image in images])
+            for image in images:
+                image.bytes = data.get(image.id)
+        return records
+
+    @abstractmethod
+    def image_bytes(self, image_ids: Sequence[str]) -> dict[str, bytes]:
+        """The stored bytes of these images (live or not), by id."""
+
     @abstractmethod
     def _insert(self, plan: AddPlan, check_ids: bool, batch_size: int) -> list[str]:
         """Write a checked, non-empty `add` batch in one transaction; `check_ids`: refuse taken ids."""
@@ -797,3 +811,129 @@ class _Overridden:
 
     def __getitem__(self, name: str) -> Any:
         return self._fields[name] if name in self._fields else self._row[name]
+
+
+def scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:
+    """Exact scope match: `=` with a bind for an id (so indexes apply), IS NULL for "unscoped"."""
+    if value is None:
+        return f"{column_sql} IS NULL"
+    params[f"scope_{name}"] = value
+    return f"{column_sql} = :scope_{name}"
+
+
+def relation_scope_condition(scope: Mapping[str, Any], params: dict[str, Any]) -> str | None:
+    """list_relations' scope: a relation is in it when either end (aliases s and t) matches every
+    given scope value (NOT_SET: not constrained; None: unscoped on that dimension)."""
+    given = [(column, value) for column, value in scope.items() if value is not NOT_SET]
+    if not given:
+        return None
+    sides = []
+    for alias in ("s", "t"):
+        conditions = []
+        for column, value in given:
+            check_scope_value(column, value)
+            conditions.append(scope_condition(f"{alias}.{column}", column, value, params))
+        sides.append("(" + " AND ".join(conditions) + ")")
+    return "(" + " OR ".join(sides) + ")"
+
+
+def check_profile(record_type: str, owner_id: Any, information: Any) -> str:
+    """Check add_user/add_agent's arguments; returns the owner's scope column."""
+    name = "user_id" if record_type == USER_PROFILE_TYPE else "agent_id"
+    check_scope_value(name, owner_id)
+    if not isinstance(owner_id, str):
+        raise ValueError(f"{name} must be a string")
+    if not isinstance(information, str):
+        raise ValueError(f"information must be a string, not {type(information).__name__}")
+    return name
+
+
+def check_link_end(name: str, record_id: Any, record_type: Any) -> None:
+    """The arguments of one end of a new link, before the store looks the memory up."""
+    check_record_type(record_type, MEMORY_TYPES)
+    if not isinstance(record_id, str) or not record_id:
+        raise ValueError(f"{name}_record_id must be a non-empty string, not {record_id!r}")
+
+
+def check_link_end_found(
+    name: str, record_id: str, record_type: str, found: Mapping[str, Any] | None, thread_id: Any
+) -> None:
+    """One end of a new link as stored (`found`: its record_type and thread_id, or None)."""
+    if found is None:
+        raise ValueError(f"no memory {record_id!r} to link ({name})")
+    if found["record_type"] != record_type:
+        raise ValueError(f"memory {record_id!r} is a {found['record_type']}, not a {record_type}")
+    if thread_id is not NOT_SET and found["thread_id"] != thread_id:
+        raise ValueError(f"memory {record_id!r} does not belong to thread {thread_id!r}")
+
+
+def thread_changes(metadata: Any, settings: Any) -> dict[str, str | None]:
+    """update_thread's new column values, as JSON text."""
+    changes = {}
+    if metadata is not NOT_SET:
+        changes["metadata"] = dump_metadata(metadata)
+    if settings is not NOT_SET:
+        changes["settings"] = json.dumps(settings)
+    if not changes:
+        raise ValueError("update_thread needs metadata or settings")
+    return changes
+
+
+def summary_topics(summary: Any, topics: Any) -> str | None:
+    """Check save_thread_summary's arguments; returns the topics as JSON text (None clears them)."""
+    if summary is not None and not isinstance(summary, str):
+        raise ValueError(f"summary must be a string or None, not {type(summary).__name__}")
+    if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
+        raise ValueError("topics must be a list of strings or None")
+    return None if topics is None else json.dumps(topics)
+
+
+def record_id_list(record_id: Any) -> list[str]:
+    """list()'s `record_id`: one id or a list of them."""
+    ids = [record_id] if isinstance(record_id, str) else record_id
+    if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
+        raise ValueError(f"record_id must be a string or a list of strings, not {record_id!r}")
+    return list(ids)
+
+
+def seq_range_conditions(column: str, start: Any, end: Any, params: dict[str, Any]) -> list[str]:
+    """list_thread_messages' [start, end) seq_no range as conditions with binds."""
+    conditions = []
+    for name, value, op in (("range_start_seq_no", start, ">="), ("range_end_seq_no", end, "<")):
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(f"{name} must be an integer or None")
+            conditions.append(f"{column} {op} :{name}")
+            params[name] = value
+    return conditions
+
+
+def attach_trees(
+    hits: Sequence[SearchHit],
+    trees: Mapping[str, list],
+    found: Mapping[str, tuple[Record, float]],
+    relations: Mapping[Any, RecordRelation],
+) -> None:
+    """Hang each direct memory result's linked-result tree (graph.grow_trees) on its record.
+
+    `found` gives each linked memory's record and distance, `relations` each node's relation.
+    A memory can sit in several trees, each with its own subtree: a copy per extra node.
+    """
+    used: set[str] = set()
+
+    def build(branch: list) -> list[tuple[RecordRelation, SearchHit]]:
+        built = []
+        for node in branch:
+            record, distance = found[node.record_id]
+            if node.record_id in used:
+                copy = object.__new__(type(record))
+                copy.__dict__.update(record.__dict__)
+                record = copy
+            used.add(node.record_id)
+            record.linked_results = build(node.children)
+            built.append((relations[node.relation], SearchHit(record, distance)))
+        return built
+
+    for hit in hits:
+        if hit[0].id in trees and hit[0].record_type in MEMORY_TYPES:
+            hit[0].linked_results = build(trees[hit[0].id])

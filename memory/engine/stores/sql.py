@@ -44,7 +44,6 @@ from ..types import (
     NOT_SET,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
-    ImageRecord,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
@@ -64,8 +63,12 @@ from .base import (
     SchemaError,
     SearchHit,
     SearchRequest,
+    attach_trees,
     build_record,
+    check_link_end,
+    check_link_end_found,
     check_positive_int,
+    check_profile,
     check_record_type,
     check_record_types,
     check_relation_selector,
@@ -75,9 +78,15 @@ from .base import (
     kind_of,
     normalize_rows,
     prepare_update,
+    record_id_list,
     relation_changes,
     relation_labels_of,
+    relation_scope_condition,
     relation_values,
+    scope_condition,
+    seq_range_conditions,
+    summary_topics,
+    thread_changes,
     to_vector,
 )
 from .ranking import CANDIDATE_DEPTH, fuse_rankings
@@ -572,12 +581,7 @@ class SQLMemoryStore(MemoryStore):
         return seq_numbers
 
     def _add_profile(self, record_type: str, owner_id: str, information: str, metadata: Any) -> str:
-        name = "user_id" if record_type == USER_PROFILE_TYPE else "agent_id"
-        check_scope_value(name, owner_id)
-        if not isinstance(owner_id, str):
-            raise ValueError(f"{name} must be a string")
-        if not isinstance(information, str):
-            raise ValueError(f"information must be a string, not {type(information).__name__}")
+        name = check_profile(record_type, owner_id, information)
         vector = normalize_rows(self._embed([information]))[0] if information else None
         params = {
             "id": owner_id,
@@ -868,21 +872,14 @@ class SQLMemoryStore(MemoryStore):
             )
 
     def _endpoint(self, cursor: Any, name: str, record_id: Any, record_type: Any, thread_id: Any) -> None:
-        check_record_type(record_type, MEMORY_TYPES)
-        if not isinstance(record_id, str) or not record_id:
-            raise ValueError(f"{name}_record_id must be a non-empty string, not {record_id!r}")
+        check_link_end(name, record_id, record_type)
         rows = self._fetch(
             f"SELECT r.record_type, r.thread_id FROM {self._records} r WHERE r.kind = 'memory' AND r.id = :id "
             "AND (r.expires_at IS NULL OR r.expires_at > :now)",
             {"id": record_id, "now": self.dialect.db_time(utc_now())},
             cursor,
         )
-        if not rows:
-            raise ValueError(f"no memory {record_id!r} to link ({name})")
-        if rows[0]["record_type"] != record_type:
-            raise ValueError(f"memory {record_id!r} is a {rows[0]['record_type']}, not a {record_type}")
-        if thread_id is not NOT_SET and rows[0]["thread_id"] != thread_id:
-            raise ValueError(f"memory {record_id!r} does not belong to thread {thread_id!r}")
+        check_link_end_found(name, record_id, record_type, rows[0] if rows else None, thread_id)
 
     def add_relations(self, relations: Sequence[Mapping[str, Any]], *, thread_id: Any = NOT_SET) -> list[str]:
         """Link memories; returns the relation ids. The same rules as SQLiteMemoryStore.add_relations."""
@@ -1028,20 +1025,10 @@ class SQLMemoryStore(MemoryStore):
         if record_id is not NOT_SET:
             where.append("(rel.source_id = :record_id OR rel.target_id = :record_id)")
             params["record_id"] = record_id
-        scope = [
-            (column, value)
-            for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id))
-            if value is not NOT_SET
-        ]
-        if scope:
-            sides = []
-            for alias in ("s", "t"):
-                conditions = []
-                for column, value in scope:
-                    check_scope_value(column, value)
-                    conditions.append(_scope_condition(f"{alias}.{column}", column, value, params))
-                sides.append("(" + " AND ".join(conditions) + ")")
-            where.append("(" + " OR ".join(sides) + ")")
+        scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
+        in_scope = relation_scope_condition(scope, params)
+        if in_scope is not None:
+            where.append(in_scope)
         if cursor is not None:
             where.append("rel.pos > :after")
             params["after"] = decode_cursor(cursor, 1)[0]
@@ -1106,13 +1093,7 @@ class SQLMemoryStore(MemoryStore):
         return self._thread_record(rows[0]) if rows else None
 
     def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
-        changes = {}
-        if metadata is not NOT_SET:
-            changes["metadata"] = dump_metadata(metadata)
-        if settings is not NOT_SET:
-            changes["settings"] = json.dumps(settings)
-        if not changes:
-            raise ValueError("update_thread needs metadata or settings")
+        changes = thread_changes(metadata, settings)
         assignments = ", ".join(f"{column} = :{column}" for column in changes)
         with self._write() as cursor:
             cursor.execute(
@@ -1123,15 +1104,12 @@ class SQLMemoryStore(MemoryStore):
 
     def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
         """Persist a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
-        if summary is not None and not isinstance(summary, str):
-            raise ValueError(f"summary must be a string or None, not {type(summary).__name__}")
-        if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
-            raise ValueError("topics must be a list of strings or None")
+        topics_json = summary_topics(summary, topics)
         with self._write() as cursor:
             self.dialect.declare(cursor, ["summary"])
             cursor.execute(
                 f"UPDATE {self._threads} SET summary = :summary, topics = :topics WHERE id = :id",
-                {"summary": summary, "topics": None if topics is None else json.dumps(topics), "id": thread_id},
+                {"summary": summary, "topics": topics_json, "id": thread_id},
             )
             return cursor.rowcount
 
@@ -1162,7 +1140,7 @@ class SQLMemoryStore(MemoryStore):
         for column, value in (("user_id", user_id), ("agent_id", agent_id)):
             if value is not NOT_SET:
                 check_scope_value(column, value)
-                where.append(_scope_condition(f"t.{column}", column, value, params))
+                where.append(scope_condition(f"t.{column}", column, value, params))
         if metadata_filter is not NOT_SET and metadata_filter is not None:
             compiler = self.dialect.filter_compiler()
             where.append(compiler.compile(parse_filter(metadata_filter), "t.metadata"))
@@ -1248,14 +1226,6 @@ class SQLMemoryStore(MemoryStore):
         )
         return {row["id"]: row["bytes"] for row in rows}
 
-    def _with_bytes(self, records: list[Record], include_bytes: bool) -> list[Record]:
-        images = [record for record in records if isinstance(record, ImageRecord)]
-        if include_bytes and images:
-            data = self.image_bytes([image.id for image in images])
-            for image in images:
-                image.bytes = data.get(image.id)
-        return records
-
     def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None:
         """One live record by type and id, or None. `include_bytes` matters for images only."""
         if record_type == "thread":
@@ -1297,11 +1267,9 @@ class SQLMemoryStore(MemoryStore):
         for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
             if value is not NOT_SET:
                 check_scope_value(column, value)
-                where.append(_scope_condition(f"r.{column}", column, value, params))
+                where.append(scope_condition(f"r.{column}", column, value, params))
         if record_id is not NOT_SET:
-            ids = [record_id] if isinstance(record_id, str) else record_id
-            if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
-                raise ValueError(f"record_id must be a string or a list of strings, not {record_id!r}")
+            ids = record_id_list(record_id)
             where.append(self._in("r.id", "record_ids"))
             params["record_ids"] = _ids_json(ids)
         if metadata_filter is None:
@@ -1336,15 +1304,7 @@ class SQLMemoryStore(MemoryStore):
         check_positive_int("last_n", last_n, allow_none=True)
         where = ["r.thread_id = :thread_id", "r.kind = 'message'", "(r.expires_at IS NULL OR r.expires_at > :now)"]
         params: dict[str, Any] = {"thread_id": thread_id, "now": self.dialect.db_time(utc_now())}
-        for name, value, op in (
-            ("range_start_seq_no", range_start_seq_no, ">="),
-            ("range_end_seq_no", range_end_seq_no, "<"),
-        ):
-            if value is not None:
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ValueError(f"{name} must be an integer or None")
-                where.append(f"r.seq_no {op} :{name}")
-                params[name] = value
+        where += seq_range_conditions("r.seq_no", range_start_seq_no, range_end_seq_no, params)
         sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY r.seq_no DESC"
         if last_n is not None:
             sql += self.dialect.first_rows(":last_n")
@@ -1391,7 +1351,7 @@ class SQLMemoryStore(MemoryStore):
             f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)",
         ]
         for column, value in exact.items():
-            where.append(_scope_condition(f"{alias}.{column}", column, value, params))
+            where.append(scope_condition(f"{alias}.{column}", column, value, params))
         if not include_invalid:
             where.append(f"{alias}.status = 'valid' AND {alias}.lifecycle_links = 0")
         if tree is not None:
@@ -1532,31 +1492,5 @@ class SQLMemoryStore(MemoryStore):
             params,
             cursor,
         )
-        records = {row["id"]: (self._record(row), float(row["distance"])) for row in rows}
-        used: set[str] = set()
-
-        def build(branch: list) -> list[tuple[RecordRelation, SearchHit]]:
-            built = []
-            for node in branch:
-                record, distance = records[node.record_id]
-                if node.record_id in used:  # a memory in several trees: a copy per extra node
-                    copy = object.__new__(type(record))
-                    copy.__dict__.update(record.__dict__)
-                    record = copy
-                used.add(node.record_id)
-                record.linked_results = build(node.children)
-                built.append((relations[node.relation], SearchHit(record, distance)))
-            return built
-
-        for hit in hits:
-            if hit[0].id in trees and hit[0].record_type in MEMORY_TYPES:
-                hit[0].linked_results = build(trees[hit[0].id])
-
-
-def _scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:
-    """Exact scope match; `=` with a bind for an id, IS NULL for "unscoped"."""
-    if value is None:
-        return f"{column_sql} IS NULL"
-    bind = f"scope_{name}"
-    params[bind] = value
-    return f"{column_sql} = :{bind}"
+        found = {row["id"]: (self._record(row), float(row["distance"])) for row in rows}
+        attach_trees(hits, trees, found, relations)

@@ -34,7 +34,6 @@ from ..types import (
     NOT_SET,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
-    ImageRecord,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
@@ -54,8 +53,12 @@ from .base import (
     SchemaError,
     SearchHit,
     SearchRequest,
+    attach_trees,
     build_record,
+    check_link_end,
+    check_link_end_found,
     check_positive_int,
+    check_profile,
     check_record_type,
     check_record_types,
     check_relation_selector,
@@ -65,9 +68,15 @@ from .base import (
     kind_of,
     normalize_rows,
     prepare_update,
+    record_id_list,
     relation_changes,
     relation_labels_of,
+    relation_scope_condition,
     relation_values,
+    scope_condition,
+    seq_range_conditions,
+    summary_topics,
+    thread_changes,
     to_vector,
 )
 from .link_index import LinkIndex
@@ -492,12 +501,7 @@ class SQLiteMemoryStore(MemoryStore):
         return seq_numbers
 
     def _add_profile(self, record_type: str, owner_id: str, information: str, metadata: Any) -> str:
-        name = "user_id" if record_type == USER_PROFILE_TYPE else "agent_id"
-        check_scope_value(name, owner_id)
-        if not isinstance(owner_id, str):
-            raise ValueError(f"{name} must be a string")
-        if not isinstance(information, str):
-            raise ValueError(f"information must be a string, not {type(information).__name__}")
+        name = check_profile(record_type, owner_id, information)
         meta = dump_metadata(metadata)
         vector = normalize_rows(self._embed([information]))[0].tobytes() if information else None
         now = utc_now()
@@ -700,20 +704,13 @@ class SQLiteMemoryStore(MemoryStore):
 
     def _endpoint(self, name: str, record_id: Any, record_type: Any, thread_id: Any) -> None:
         """Check one end of a new link: a live memory of that type (of that thread, if given)."""
-        check_record_type(record_type, MEMORY_TYPES)
-        if not isinstance(record_id, str) or not record_id:
-            raise ValueError(f"{name}_record_id must be a non-empty string, not {record_id!r}")
+        check_link_end(name, record_id, record_type)
         row = self._conn.execute(
             f"SELECT record_type, thread_id FROM {self._records} WHERE kind = 'memory' AND id = ? "
             "AND (expires_at IS NULL OR expires_at > ?)",
             (record_id, utc_now()),
         ).fetchone()
-        if row is None:
-            raise ValueError(f"no memory {record_id!r} to link ({name})")
-        if row["record_type"] != record_type:
-            raise ValueError(f"memory {record_id!r} is a {row['record_type']}, not a {record_type}")
-        if thread_id is not NOT_SET and row["thread_id"] != thread_id:
-            raise ValueError(f"memory {record_id!r} does not belong to thread {thread_id!r}")
+        check_link_end_found(name, record_id, record_type, row, thread_id)
 
     def add_relations(self, relations: Sequence[Mapping[str, Any]], *, thread_id: Any = NOT_SET) -> list[str]:
         """Link memories; returns the relation ids. With `thread_id`, both ends must be its memories.
@@ -857,20 +854,10 @@ class SQLiteMemoryStore(MemoryStore):
         if record_id is not NOT_SET:
             where.append("(rel.source_id = :record_id OR rel.target_id = :record_id)")
             params["record_id"] = record_id
-        scope = [
-            (column, value)
-            for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id))
-            if value is not NOT_SET
-        ]
-        if scope:
-            sides = []
-            for alias in ("s", "t"):
-                conditions = []
-                for column, value in scope:
-                    check_scope_value(column, value)
-                    conditions.append(_scope_condition(f"{alias}.{column}", column, value, params))
-                sides.append("(" + " AND ".join(conditions) + ")")
-            where.append("(" + " OR ".join(sides) + ")")
+        scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
+        in_scope = relation_scope_condition(scope, params)
+        if in_scope is not None:
+            where.append(in_scope)
         if cursor is not None:
             where.append("rel.rowid > :after")
             params["after"] = decode_cursor(cursor, 1)[0]
@@ -927,25 +914,9 @@ class SQLiteMemoryStore(MemoryStore):
         records = {record.id: record for record in self._records_by_pk(cache.pks[node_rows].tolist()).values()}
         distances = dict(zip(kept, cache.distances(node_rows, query_unit), strict=True))
         relations = {node.relation: link_index.relation(node.relation) for node in nodes}
-
-        used: set[str] = set()
-
-        def build(branch: list) -> list[tuple[RecordRelation, SearchHit]]:
-            built = []
-            for node in branch:
-                # A memory can sit in several trees, each with its own subtree: a copy per extra node.
-                record = records[node.record_id]
-                if node.record_id in used:
-                    record = object.__new__(type(record))
-                    record.__dict__.update(records[node.record_id].__dict__)
-                used.add(node.record_id)
-                record.linked_results = build(node.children)
-                built.append((relations[node.relation], SearchHit(record, distances[node.record_id])))
-            return built
-
-        for hit in hits:
-            if hit[0].id in trees and hit[0].record_type in MEMORY_TYPES:
-                hit[0].linked_results = build(trees[hit[0].id])
+        attach_trees(
+            hits, trees, {memory_id: (records[memory_id], distances[memory_id]) for memory_id in kept}, relations
+        )
 
     # --- threads ----------------------------------------------------------------------------
 
@@ -969,13 +940,7 @@ class SQLiteMemoryStore(MemoryStore):
         return self._thread_record(rows[0]) if rows else None
 
     def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
-        changes = {}
-        if metadata is not NOT_SET:
-            changes["metadata"] = dump_metadata(metadata)
-        if settings is not NOT_SET:
-            changes["settings"] = json.dumps(settings)
-        if not changes:
-            raise ValueError("update_thread needs metadata or settings")
+        changes = thread_changes(metadata, settings)
         assignments = ", ".join(f"{column} = :{column}" for column in changes)
         with self._write():
             return self._conn.execute(
@@ -985,14 +950,11 @@ class SQLiteMemoryStore(MemoryStore):
 
     def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
         """Persist a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
-        if summary is not None and not isinstance(summary, str):
-            raise ValueError(f"summary must be a string or None, not {type(summary).__name__}")
-        if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
-            raise ValueError("topics must be a list of strings or None")
+        topics_json = summary_topics(summary, topics)
         with self._write():
             return self._conn.execute(
                 f"UPDATE {self._threads} SET summary = ?, topics = ? WHERE id = ?",
-                (summary, None if topics is None else json.dumps(topics), thread_id),
+                (summary, topics_json, thread_id),
             ).rowcount
 
     def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
@@ -1046,7 +1008,7 @@ class SQLiteMemoryStore(MemoryStore):
         for column, value in (("user_id", user_id), ("agent_id", agent_id)):
             if value is not NOT_SET:
                 check_scope_value(column, value)
-                where.append(_scope_condition(f"t.{column}", column, value, params))
+                where.append(scope_condition(f"t.{column}", column, value, params))
         if metadata_filter is not NOT_SET and metadata_filter is not None:
             compiler = SQLiteFilterCompiler()
             where.append(compiler.compile(parse_filter(metadata_filter), "t.metadata"))
@@ -1120,14 +1082,6 @@ class SQLiteMemoryStore(MemoryStore):
         )
         return {row[0]: row[1] for row in rows}
 
-    def _with_bytes(self, records: list[Record], include_bytes: bool) -> list[Record]:
-        images = [record for record in records if isinstance(record, ImageRecord)]
-        if include_bytes and images:
-            data = self.image_bytes([image.id for image in images])
-            for image in images:
-                image.bytes = data.get(image.id)
-        return records
-
     def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None:
         """One live record by type and id, or None. `include_bytes` matters for images only."""
         if record_type == "thread":
@@ -1168,13 +1122,11 @@ class SQLiteMemoryStore(MemoryStore):
         for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
             if value is not NOT_SET:
                 check_scope_value(column, value)
-                where.append(_scope_condition(f"r.{column}", column, value, params))
+                where.append(scope_condition(f"r.{column}", column, value, params))
         if record_id is not NOT_SET:
-            ids = [record_id] if isinstance(record_id, str) else record_id
-            if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
-                raise ValueError(f"record_id must be a string or a list of strings, not {record_id!r}")
+            ids = record_id_list(record_id)
             where.append("r.id IN (SELECT value FROM json_each(:record_ids))")
-            params["record_ids"] = json.dumps(list(ids))
+            params["record_ids"] = json.dumps(ids)
         if metadata_filter is None:
             where.append("(r.metadata IS NULL OR r.metadata = '{}')")
         elif metadata_filter is not NOT_SET:
@@ -1207,15 +1159,7 @@ class SQLiteMemoryStore(MemoryStore):
         check_positive_int("last_n", last_n, allow_none=True)
         where = ["thread_id = :thread_id", "kind = 'message'", "(expires_at IS NULL OR expires_at > :now)"]
         params: dict[str, Any] = {"thread_id": thread_id, "now": utc_now()}
-        for name, value, op in (
-            ("range_start_seq_no", range_start_seq_no, ">="),
-            ("range_end_seq_no", range_end_seq_no, "<"),
-        ):
-            if value is not None:
-                if isinstance(value, bool) or not isinstance(value, int):
-                    raise ValueError(f"{name} must be an integer or None")
-                where.append(f"seq_no {op} :{name}")
-                params[name] = value
+        where += seq_range_conditions("seq_no", range_start_seq_no, range_end_seq_no, params)
         sql = f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE {' AND '.join(where)} ORDER BY seq_no DESC"
         rows = self._query(sql + ("" if last_n is None else f" LIMIT {last_n}"), params)
         return [self._record(row) for row in reversed(rows)]
@@ -1286,11 +1230,3 @@ class SQLiteMemoryStore(MemoryStore):
         marks = ",".join("?" * len(pks))
         rows = self._query(f"SELECT {_RECORD_COLUMNS} FROM {self._records} WHERE pk IN ({marks})", pks)
         return {row["pk"]: self._record(row) for row in rows}
-
-
-def _scope_condition(column_sql: str, name: str, value: str | None, params: dict[str, Any]) -> str:
-    """Exact scope match; `=` for an id (so partial indexes apply), IS NULL for "unscoped"."""
-    if value is None:
-        return f"{column_sql} IS NULL"
-    params[name] = value
-    return f"{column_sql} = :{name}"
