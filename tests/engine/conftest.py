@@ -15,14 +15,13 @@ import pytest
 
 from memory.engine import AgentMemory, HashingEmbedder, OracleDBMemoryStore, SchemaPolicy, SQLiteMemoryStore
 from memory.engine.stores.oracle import OracleSchema
-from memory.engine.stores.sql import SQLMemoryStore
-from memory.engine.stores.sql_sqlite import SQLiteConnection, SQLiteDialect
 
 from .helpers import CountingEmbedder
 
-BACKENDS = ["sqlite", "sql-on-sqlite", "oracle"]
-"""sqlite: the embedded store; sql-on-sqlite: the Oracle store's code (SQLMemoryStore) with the
-SQLite dialect, checked here without a server; oracle: the Oracle store on a live server."""
+BACKENDS = ["sqlite", "sqlite-sql", "oracle"]
+"""sqlite: the embedded store as shipped, searching its in-memory index; sqlite-sql: the same
+store with the index off, so every search is plain SQL (FTS5 for keywords), as on Oracle;
+oracle: the Oracle store on a live server."""
 ORACLE_SKIP_REASON = (
     "the Oracle conformance run needs a server: set OAM_TEST_ORACLE_DSN, OAM_TEST_ORACLE_USER and "
     "OAM_TEST_ORACLE_PASSWORD (README: Run on Oracle Database)"
@@ -53,8 +52,8 @@ def make_store(backend: str, location, **options):
     options.setdefault("schema_policy", SchemaPolicy.CREATE_IF_NECESSARY)
     if backend == "sqlite":
         return SQLiteMemoryStore(str(location), **options)
-    if backend == "sql-on-sqlite":
-        return SQLMemoryStore(SQLiteDialect(), options.pop("embedder"), SQLiteConnection(str(location)), **options)
+    if backend == "sqlite-sql":
+        return SQLiteMemoryStore(str(location), search_index=False, **options)
     if backend == "oracle":
         embedder = options.pop("embedder")
         options["table_name_prefix"] = oracle_prefix(location, options)

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from memory.engine.stores.sql import SCHEMA_VERSION
+
 
 @dataclass
 class Statement:
@@ -194,7 +196,7 @@ def managed_schema(connection: RecordingConnection, store_names: list[str], dim:
     connection.answer(
         r"SELECT meta_key, meta_value FROM",
         [
-            {"meta_key": "schema_version", "meta_value": "1"},
+            {"meta_key": "schema_version", "meta_value": str(SCHEMA_VERSION)},
             {"meta_key": "vector_dim", "meta_value": str(dim)},
             {"meta_key": "embedder", "meta_value": embedder},
         ],

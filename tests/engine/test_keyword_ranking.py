@@ -5,13 +5,9 @@ Keyword-only stores (SearchStrategy.KEYWORD) isolate the ranking rules from the 
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
-from memory.engine import AgentMemory, SchemaError, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
-
-from .helpers import CountingEmbedder
+from memory.engine import AgentMemory, SearchStrategy
 
 
 @pytest.fixture
@@ -113,26 +109,3 @@ def test_results_expose_the_parts_of_their_score(store_factory):
     assert best.scores["keyword_score"] > 0 and best.scores["score"] == pytest.approx(3 / 11)
     assert "keyword_rank" not in other.scores and other.scores["vector_rank"] == 2
     assert other.scores["vector_distance"] > best.scores["vector_distance"]
-
-
-def test_a_version_1_sqlite_store_is_upgraded_by_create_if_necessary_and_refused_otherwise(tmp_path):
-    path = tmp_path / "old.sqlite3"
-    store = SQLiteMemoryStore(str(path), embedder=CountingEmbedder(), schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)
-    store.add(["kept through the upgrade"], "memory", record_ids=["r"])
-    store.close()
-    # Rebuild what version 1 had: its FTS5 table and its triggers, and the version number.
-    conn = sqlite3.connect(path)
-    conn.execute("CREATE VIRTUAL TABLE oam_records_fts USING fts5(text, content='')")
-    conn.execute("CREATE TRIGGER oam_records_fts_delete AFTER DELETE ON oam_records BEGIN SELECT 1; END")
-    conn.execute("UPDATE oam_meta SET value = '1' WHERE key = 'schema_version'")
-    conn.commit()
-    conn.close()
-    with pytest.raises(SchemaError, match=r"version 1.*CREATE_IF_NECESSARY"):
-        SQLiteMemoryStore(str(path), embedder=CountingEmbedder())
-    upgraded = SQLiteMemoryStore(str(path), embedder=CountingEmbedder(), schema_policy="create_if_necessary")
-    assert upgraded.get("memory", "r").content == "kept through the upgrade"
-    assert upgraded.delete("memory", "r") == 1
-    upgraded.close()
-    names = {row[0] for row in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
-    assert "oam_records_fts" not in names and "oam_records_fts_delete" not in names
-    SQLiteMemoryStore(str(path), embedder=CountingEmbedder()).close()  # now current for REQUIRE_EXISTING

@@ -783,7 +783,7 @@ def _() -> list[Statement]:
     )
     conn.answer(r"SELECT f\.v AS node", [{"node": "m1", **relation_row(), "admitted": 1}], once=True)
     conn.answer(
-        r"COALESCE\(VECTOR_DISTANCE",
+        r"AS distance FROM .* WHERE r\.kind = 'memory' AND r\.id IN",
         [record_row(pk=2, id="m2", distance=0.4), record_row(pk=3, id="m3", distance=0.6)],
     )
     hits = store.search("sky", k=1, num_hops=2, user_id="u1", exact_user_match=True, metadata_filter={"source": "chat"})

@@ -24,7 +24,7 @@ def test_print_sql_shows_the_sqlite_ddl_and_runs_nothing(tmp_path, settings):
 
     ddl = run("--print-sql")
 
-    assert "CREATE TABLE IF NOT EXISTS oam_records" in ddl
+    assert 'CREATE TABLE IF NOT EXISTS "OAM_RECORDS"' in ddl
     assert not (tmp_path / "fresh.sqlite3").exists()
 
 

@@ -1,7 +1,15 @@
-"""Storage backends behind one interface (MemoryStore)."""
+"""Storage backends behind one interface (MemoryStore): one SQL store, a dialect per database."""
 
 from .base import MemoryStore, SchemaError
 from .oracle import OracleDBMemoryStore, OracleInDatabaseEmbedder
+from .sql import SQLMemoryStore
 from .sqlite import SQLiteMemoryStore
 
-__all__ = ["MemoryStore", "OracleDBMemoryStore", "OracleInDatabaseEmbedder", "SQLiteMemoryStore", "SchemaError"]
+__all__ = [
+    "MemoryStore",
+    "OracleDBMemoryStore",
+    "OracleInDatabaseEmbedder",
+    "SQLMemoryStore",
+    "SQLiteMemoryStore",
+    "SchemaError",
+]

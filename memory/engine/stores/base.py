@@ -917,13 +917,17 @@ def attach_trees(
     """Hang each direct memory result's linked-result tree (graph.grow_trees) on its record.
 
     `found` gives each linked memory's record and distance, `relations` each node's relation.
-    A memory can sit in several trees, each with its own subtree: a copy per extra node.
+    A memory can sit in several trees, each with its own subtree: a copy per extra node. A
+    memory missing from `found` (deleted by another process since the links were read) is left
+    out with its subtree, so a search never fails on what others do meanwhile.
     """
     used: set[str] = set()
 
     def build(branch: list) -> list[tuple[RecordRelation, SearchHit]]:
         built = []
         for node in branch:
+            if node.record_id not in found:
+                continue
             record, distance = found[node.record_id]
             if node.record_id in used:
                 copy = object.__new__(type(record))

@@ -113,6 +113,10 @@ class OracleSchema:
             # A graph hop reads links in link order (creation time, then id) from these indexes.
             f'CREATE INDEX IF NOT EXISTS "{n["relations"]}_FROM" ON {rel} (source_id, created_at, id, target_id)',
             f'CREATE INDEX IF NOT EXISTS "{n["relations"]}_TO" ON {rel} (target_id, created_at, id, source_id)',
+            # The change log: ORDER keeps sequence numbers in the order writers (serialised) took them.
+            f"""CREATE TABLE IF NOT EXISTS "{n["changes"]}" (
+    seq NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) PRIMARY KEY,
+    entity VARCHAR2(10) NOT NULL, entity_key NUMBER(19) NOT NULL)""",
         ]
         if self.vector_index:
             # CREATE VECTOR INDEX has no IF NOT EXISTS in the SQL reference: an existing one is ORA-00955.
@@ -125,6 +129,13 @@ class OracleSchema:
             statements.append(self.text_index_sql())
         return statements
 
+    def legacy_version(self, cursor: Any) -> None:
+        """Oracle's earlier schema (version 1) has this layout, less the change log that creation adds."""
+        return None
+
+    def upgrade(self, cursor: Any) -> None:
+        """Nothing to rebuild: CREATE_IF_NECESSARY adds the change log table."""
+
     def text_index_sql(self) -> str:
         """The Oracle Text index of the keyword ranking, synchronised at each commit."""
         return (
@@ -134,7 +145,7 @@ class OracleSchema:
 
     def drop_sql(self) -> list[str]:
         """The DDL that removes the managed schema (SchemaPolicy.RECREATE runs it first)."""
-        order = ("images", "relations", "records", "threads", "meta")
+        order = ("images", "relations", "changes", "records", "threads", "meta")
         return [f'DROP TABLE IF EXISTS "{self.names[key]}" CASCADE CONSTRAINTS PURGE' for key in order]
 
 
@@ -146,6 +157,11 @@ class OracleDialect(SQLDialect):
 
     def cursor(self, connection: Any) -> Any:
         return _oracle_cursor(connection)
+
+    def begin(self, cursor: Any, changes_table: str | None) -> None:
+        """Writers take the change log's table lock in turn (readers never wait for it)."""
+        if changes_table is not None:
+            cursor.execute(f"LOCK TABLE {changes_table} IN EXCLUSIVE MODE")
 
     def declare(self, cursor: Any, binds: Iterable[str]) -> None:
         """LONG for the large text binds (an inserted value may exceed 32 KB), VECTOR for embeddings
@@ -207,11 +223,8 @@ class OracleDialect(SQLDialect):
     def keyword_query(self, text: str) -> str | None:
         return keyword_query(text)
 
-    def keyword_match(self, column: str, bind: str) -> str:
-        return f"CONTAINS({column}, :{bind}, 1) > 0"
-
-    def keyword_score(self) -> str:
-        return "SCORE(1)"
+    def keyword_join(self, text_index: str, bind: str) -> tuple[str, str, str]:
+        return "", f"CONTAINS(r.search_text, :{bind}, 1) > 0", "SCORE(1)"
 
     def insert_if_absent(self, table: str, keys: Sequence[str], values: Mapping[str, str]) -> str:
         using = ", ".join(f"{values[key]} AS {key}" for key in keys)
@@ -258,7 +271,10 @@ class OracleDBMemoryStore(SQLMemoryStore):
     `approximate_accuracy` (an integer percentage) switches searches to approximate top-k with
     that target accuracy; without them search is exact. `keyword_index=True` (the default)
     creates an Oracle Text index for the keyword half of hybrid search; where the database has
-    none, hybrid search falls back to vector-only with a logged notice.
+    none, hybrid search falls back to vector-only with a logged notice. `search_index=True` adds
+    the in-memory index (stores/index/) in front of SQL, as on SQLite: worth it for a store small
+    enough to hold in each process's memory and read in full at start-up (`search_index_path`
+    saves it for the next start); above that, leave search to the database (HNSW index).
     """
 
     def __init__(
@@ -274,6 +290,8 @@ class OracleDBMemoryStore(SQLMemoryStore):
         vector_index: bool = False,
         approximate_accuracy: int | None = None,
         keyword_index: bool = True,
+        search_index: bool = False,
+        search_index_path: str | None = None,
     ) -> None:
         super().__init__(
             OracleDialect(),
@@ -287,6 +305,8 @@ class OracleDBMemoryStore(SQLMemoryStore):
             vector_index=vector_index,
             approximate_accuracy=approximate_accuracy,
             keyword_index=keyword_index,
+            search_index=search_index,
+            search_index_path=search_index_path,
         )
 
 

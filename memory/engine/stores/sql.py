@@ -1,27 +1,35 @@
-"""SQLMemoryStore: the engine's store logic in SQL, shared by every SQL backend.
+"""SQLMemoryStore: the engine's store logic in SQL, the one store of every backend.
 
-The same semantics as SQLiteMemoryStore (which answers searches from in-memory indexes), here
-entirely in SQL: every filter (scope, type, status, expiry, metadata) is a WHERE condition
-evaluated before the top-k, vectors are compared in the database, the keyword half of hybrid
-search uses the database's text index, and a graph hop is one query. User values only ever
-travel as bind variables; the only names built into SQL are the table names from
-`table_name_prefix` (validated, then quoted) and, on Oracle, metadata keys (validated, then
-quoted in JSON paths, see filters.json_path_step).
+Every filter (scope, type, status, expiry, metadata) is a WHERE condition evaluated before the
+top-k, vectors are compared in the database, the keyword half of hybrid search uses the
+database's text index (Oracle Text, SQLite FTS5), and a graph hop is one query. User values only
+ever travel as bind variables; the only names built into SQL are the table names from
+`table_name_prefix` (validated, then quoted) and metadata keys (validated, then quoted in JSON
+paths, see filters.json_path_step).
 
-What differs between databases is a `SQLDialect`: Oracle's (stores/oracle.py) is the product;
-SQLite's (stores/sql_sqlite.py) runs this same code in the conformance suite, where no Oracle
-server is available.
+What differs between databases is a `SQLDialect`: SQLite's (stores/sqlite.py) and Oracle's
+(stores/oracle.py). SQLiteMemoryStore and OracleDBMemoryStore are this store with a dialect, a
+connection source and options.
 
-Oracle stores '' as NULL: content reads NULL back as '', and the two text columns where '' and
-None differ (index_text, role) have a flag column marking an explicit ''.
+Optionally an in-memory index (stores/index/) answers searches instead of SQL. It stays in step
+through the change log: every write appends the keys of the records and links it changed to a
+table, in the same transaction, and the index applies what it has not seen before each search,
+whichever process wrote.
+
+Oracle stores '' as NULL, and both databases follow that one layout: content reads NULL back as
+'', and the two text columns where '' and None differ (index_text, role) have a flag column
+marking an explicit ''.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import re
 import threading
+import time
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..embedders import Embedder
+from ..embedders import Embedder, HashingEmbedder
 from ..filters import parse_filter
 from ..graph import grow_trees, walk_nodes
 from ..images import CheckedImage
@@ -89,22 +97,26 @@ from .base import (
     thread_changes,
     to_vector,
 )
+from .index import LogState, MemoryIndex
 from .ranking import CANDIDATE_DEPTH, fuse_rankings
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 5
+"""5: one schema for SQLite and Oracle, with the change log. (1-4 were the embedded store's own.)"""
 PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
-TABLE_KEYS = ("meta", "threads", "records", "relations", "images")
+TABLE_KEYS = ("meta", "threads", "records", "relations", "images", "changes")
+CHANGE_LOG_KEEP = 100_000
+"""The change log keeps this many newest entries; an index further behind reloads instead."""
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
 
 
 def table_names(prefix: str) -> dict[str, str]:
-    """The managed tables of a prefix (upper case; quoted wherever they are used)."""
+    """The managed tables of a prefix, upper case on every database (quoted wherever they are used)."""
     p = prefix.upper()
-    suffixes = ("OAM_META", "OAM_THREADS", "OAM_RECORDS", "OAM_RELATIONS", "OAM_IMAGE_BYTES")
+    suffixes = ("OAM_META", "OAM_THREADS", "OAM_RECORDS", "OAM_RELATIONS", "OAM_IMAGE_BYTES", "OAM_CHANGES")
     return {key: f"{p}{suffix}" for key, suffix in zip(TABLE_KEYS, suffixes, strict=True)}
 
 
@@ -125,6 +137,20 @@ class SQLDialect(ABC):
     @abstractmethod
     def cursor(self, connection: Any) -> Any:
         """A cursor of `connection`, set up for this database's bind types."""
+
+    @abstractmethod
+    def begin(self, cursor: Any, changes_table: str | None) -> None:
+        """Start a write transaction that holds the store's write lock until it ends (None: a
+        schema change, before the change log may exist).
+
+        Writers are serialised so that change-log entries commit in sequence order: a reader
+        that has seen entry n has seen every entry below it.
+        """
+
+    def begin_read(self, cursor: Any) -> bool:
+        """Start a read of one consistent snapshot if the database needs a statement for it;
+        returns whether the read must be ended (rolled back)."""
+        return False
 
     @abstractmethod
     def declare(self, cursor: Any, binds: Iterable[str]) -> None:
@@ -174,15 +200,13 @@ class SQLDialect(ABC):
     def top_k(self, depth_bind: str, approximate_accuracy: int | None) -> str:
         """ORDER BY distance and the row limit of a vector top-k (exact, or approximate)."""
 
+    @abstractmethod
     def keyword_query(self, text: str) -> str | None:
-        """The keyword search query for a text, or None (no keyword search)."""
-        return None
+        """The text index's query for a search text (its words, none of them syntax), or None."""
 
-    def keyword_match(self, column: str, bind: str) -> str:
-        raise NotImplementedError
-
-    def keyword_score(self) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def keyword_join(self, text_index: str, bind: str) -> tuple[str, str, str]:
+        """(join, condition, score) ranking records r by the text index against a query bind."""
 
     @abstractmethod
     def insert_if_absent(self, table: str, keys: Sequence[str], values: Mapping[str, str]) -> str:
@@ -230,7 +254,9 @@ class SQLMemoryStore(MemoryStore):
     SQLite dialect runs the same code in the conformance suite, without a server.
 
     `pool` is a connection pool (with acquire/release), which serves concurrent callers, or a
-    single connection, whose calls are serialised with a lock.
+    single connection, whose calls are serialised with a lock. `embedder=None` uses the local
+    HashingEmbedder. `search_index=True` answers searches from the in-memory index (saved to
+    `search_index_path` when given, for fast cold starts).
     """
 
     def __init__(
@@ -247,15 +273,15 @@ class SQLMemoryStore(MemoryStore):
         vector_index: bool = False,
         approximate_accuracy: int | None = None,
         keyword_index: bool = True,
+        search_index: bool = False,
+        search_index_path: str | None = None,
     ) -> None:
         if pool is None:
             raise ValueError("pool must be a connection pool or a connection")
         if vector_dim is not None:
             check_positive_int("vector_dim", vector_dim)
         if embedder is None:
-            raise ValueError(
-                f"{type(self).__name__} needs an embedder (HashingEmbedder, OracleInDatabaseEmbedder, ...)"
-            )
+            embedder = HashingEmbedder(vector_dim or 384)
         if vector_dim is not None and embedder.dim != vector_dim:
             raise ValueError(f"vector_dim={vector_dim} does not match the embedder's dimension {embedder.dim}")
         prefix = "" if table_name_prefix is NOT_SET or table_name_prefix is None else table_name_prefix
@@ -285,6 +311,7 @@ class SQLMemoryStore(MemoryStore):
         self.vector_index = bool(vector_index)
         self.approximate_accuracy = approximate_accuracy
         self.keyword_index = bool(keyword_index)
+        self.index = MemoryIndex(self.vector_dim, search_index_path) if search_index else None
         self._pool = pool
         # A raw connection has no acquire(): single-session mode, one call at a time.
         self._single_session = not hasattr(pool, "acquire")
@@ -293,7 +320,7 @@ class SQLMemoryStore(MemoryStore):
         self._names = self.schema.names
         q = {key: f'"{name}"' for key, name in self._names.items()}
         self._meta, self._threads, self._records = q["meta"], q["threads"], q["records"]
-        self._relations, self._image_bytes = q["relations"], q["images"]
+        self._relations, self._image_bytes, self._changes = q["relations"], q["images"], q["changes"]
         self._text_index_name = self.schema.text_index
         self._has_text_index: bool | None = None
         json_text = dialect.json_text
@@ -341,16 +368,33 @@ class SQLMemoryStore(MemoryStore):
             self._pool.release(connection)
 
     @contextmanager
-    def _write(self) -> Iterator[Any]:
-        """A cursor in one transaction: committed when the block ends, rolled back on any error."""
+    def _write(self, *, schema: bool = False) -> Iterator[Any]:
+        """A cursor in one transaction: committed when the block ends, rolled back on any error.
+
+        Writers hold the store's write lock from the start (dialect.begin), one at a time; a
+        schema change takes no lock on the change log, which it may be creating.
+        """
         with self._session() as connection:
             cursor = self.dialect.cursor(connection)
             try:
+                self.dialect.begin(cursor, None if schema else self._changes)
                 yield cursor
             except BaseException:
                 connection.rollback()
                 raise
             connection.commit()
+
+    @contextmanager
+    def _read(self) -> Iterator[Any]:
+        """A cursor on one consistent snapshot, for a call that reads with several statements."""
+        with self._session() as connection:
+            cursor = self.dialect.cursor(connection)
+            ended = self.dialect.begin_read(cursor)
+            try:
+                yield cursor
+            finally:
+                if ended:
+                    connection.rollback()
 
     def _fetch(self, sql: str, params: Mapping[str, Any] | None = None, cursor: Any = None) -> list[dict[str, Any]]:
         """Rows as dicts keyed by lower-case column name; LOBs arrive as str/bytes."""
@@ -362,7 +406,9 @@ class SQLMemoryStore(MemoryStore):
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def close(self) -> None:
-        """Close the pool or connection the store was given."""
+        """Save the search index's snapshot, then close the pool or connection the store was given."""
+        if self.index is not None:
+            self.index.save()
         with self._session_lock:
             self._pool.close()
 
@@ -384,7 +430,7 @@ class SQLMemoryStore(MemoryStore):
         policy = self.schema_policy
         if policy is SchemaPolicy.NO_CHECK:
             return
-        with self._write() as cursor:
+        with self._write(schema=True) as cursor:
             existing = self._existing_tables(cursor)
             create = policy in (SchemaPolicy.RECREATE, SchemaPolicy.CREATE_IF_NECESSARY) or (
                 policy is SchemaPolicy.CREATE_IF_EMPTY and not existing
@@ -392,6 +438,8 @@ class SQLMemoryStore(MemoryStore):
             if policy is SchemaPolicy.RECREATE:
                 for statement in self.schema.drop_sql():
                     cursor.execute(statement)
+            elif policy is SchemaPolicy.CREATE_IF_NECESSARY:
+                self.schema.upgrade(cursor)  # an earlier layout, rebuilt in place
             if create:
                 for statement in self.schema_sql():
                     self._run_ddl(cursor, statement)
@@ -399,8 +447,19 @@ class SQLMemoryStore(MemoryStore):
                     ("schema_version", SCHEMA_VERSION),
                     ("vector_dim", self.vector_dim),
                     ("embedder", self.embedder.name),
+                    ("store_id", str(uuid.uuid4())),  # tells an index snapshot which store it belongs to
                 ):
                     self._merge_meta(cursor, key, str(value))
+                stored = self._fetch(
+                    f"SELECT meta_value FROM {self._meta} WHERE meta_key = 'schema_version'", None, cursor
+                )
+                if (
+                    stored and int(stored[0]["meta_value"]) < SCHEMA_VERSION
+                ):  # Oracle's version 1: the same, less the log
+                    cursor.execute(
+                        f"UPDATE {self._meta} SET meta_value = :version WHERE meta_key = 'schema_version'",
+                        {"version": str(SCHEMA_VERSION)},
+                    )
         self._check_schema()
 
     def _run_ddl(self, cursor: Any, statement: str) -> None:
@@ -432,21 +491,30 @@ class SQLMemoryStore(MemoryStore):
                 raise
 
     def _check_schema(self) -> None:
-        with self._session() as connection:
-            cursor = self.dialect.cursor(connection)
+        with self._read() as cursor:
+            legacy = self.schema.legacy_version(cursor)
             missing = set(self._names.values()) - self._existing_tables(cursor)
-            if missing:
-                raise SchemaError(
-                    f"the memory schema is missing or incomplete (no {', '.join(sorted(missing))}); open the "
-                    "store with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY to create it"
+            meta = {}
+            if legacy is None and self._names["meta"] not in missing:
+                meta = {
+                    row["meta_key"]: row["meta_value"]
+                    for row in self._fetch(f"SELECT meta_key, meta_value FROM {self._meta}", None, cursor)
+                }
+        version = legacy if legacy is not None else int(meta.get("schema_version") or 0)
+        if version and version != SCHEMA_VERSION:
+            raise SchemaError(
+                f"the memory schema{self._where()} is version {version}; this engine needs {SCHEMA_VERSION}"
+                + (
+                    " (open it once with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY to upgrade it)"
+                    if version < SCHEMA_VERSION
+                    else ""
                 )
-            meta = {
-                row["meta_key"]: row["meta_value"]
-                for row in self._fetch(f"SELECT meta_key, meta_value FROM {self._meta}", None, cursor)
-            }
-        version = int(meta.get("schema_version") or 0)
-        if version != SCHEMA_VERSION:
-            raise SchemaError(f"the memory schema is version {version}; this engine needs {SCHEMA_VERSION}")
+            )
+        if missing:
+            raise SchemaError(
+                f"the memory schema{self._where()} is missing or incomplete (no {', '.join(sorted(missing))}); "
+                "open the store with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY to create it"
+            )
         if int(meta.get("vector_dim") or 0) != self.vector_dim:
             raise ValueError(
                 f"the store holds {meta.get('vector_dim')}-dimensional vectors but the embedder produces "
@@ -458,6 +526,10 @@ class SQLMemoryStore(MemoryStore):
                 "vectors of different embedders cannot be compared"
             )
 
+    def _where(self) -> str:
+        path = getattr(self, "path", None)
+        return f" in {path}" if path else ""
+
     def _text_index_ready(self) -> bool:
         """Whether a keyword index (Oracle Text) serves keyword ranking; checked once per store."""
         if self._has_text_index is None:
@@ -467,6 +539,34 @@ class SQLMemoryStore(MemoryStore):
             if not self._has_text_index:
                 log.warning("no keyword index %s: hybrid search ranks by vectors only", self._text_index_name)
         return self._has_text_index
+
+    # --- the change log ---------------------------------------------------------------------
+
+    def _log(self, cursor: Any, entity: str, table: str, condition: str, params: Mapping[str, Any]) -> None:
+        """Note in the change log, in the writer's transaction, the records (or links) matching
+        `condition`: rows of `table` r (records, by pk) or rel (relations, by pos)."""
+        key = "r.pk" if entity == "record" else "rel.pos"
+        alias = "r" if entity == "record" else "rel"
+        cursor.execute(
+            f"INSERT INTO {self._changes} (entity, entity_key) "
+            f"SELECT '{entity}', {key} FROM {table} {alias} WHERE {condition}",
+            dict(params),
+        )
+        self._trim_log(cursor)
+
+    def _log_keys(self, cursor: Any, entity: str, keys: Iterable[int]) -> None:
+        """Note records (pks) or links (positions) by key: for rows a write deletes."""
+        rows = [{"entity": entity, "entity_key": int(key)} for key in sorted(set(keys))]
+        if rows:
+            cursor.executemany(f"INSERT INTO {self._changes} (entity, entity_key) VALUES (:entity, :entity_key)", rows)
+            self._trim_log(cursor)
+
+    def _trim_log(self, cursor: Any) -> None:
+        """Keep the newest CHANGE_LOG_KEEP entries: an index that saw less reloads (index/)."""
+        cursor.execute(
+            f"DELETE FROM {self._changes} WHERE seq <= (SELECT MAX(seq) FROM {self._changes}) - :keep",
+            {"keep": CHANGE_LOG_KEEP},
+        )
 
     # --- writes -----------------------------------------------------------------------------
 
@@ -528,6 +628,13 @@ class SQLMemoryStore(MemoryStore):
                         for row, (image, _) in zip(rows, checked, strict=True)
                     ],
                 )
+            self._log(
+                cursor,
+                "record",
+                self._records,
+                f"r.kind = :kind AND {self._in('r.id', 'ids')}",
+                {"kind": kind_of(rows[0].record_type), "ids": _ids_json(row.id for row in rows)},
+            )
         return [row.id for row in rows]
 
     def _check_new_ids(self, cursor: Any, rows: list[NewRecord]) -> None:
@@ -612,6 +719,9 @@ class SQLMemoryStore(MemoryStore):
                     ["content", "search_text", "metadata", "embedding"],
                 ),
                 params,
+            )
+            self._log(
+                cursor, "record", self._records, "r.kind = :kind AND r.id = :id", {"kind": record_type, "id": owner_id}
             )
         return owner_id
 
@@ -712,11 +822,13 @@ class SQLMemoryStore(MemoryStore):
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
             self.dialect.declare(cursor, changes)
             cursor.execute(f"UPDATE {self._records} SET {assignments} WHERE pk = :pk", {**changes, "pk": row["pk"]})
+            self._log_keys(cursor, "record", [row["pk"]])
             if record_type == MESSAGE_TYPE and "expires_at" in changes:
                 cursor.execute(
                     f"UPDATE {self._records} SET expires_at = :expires_at WHERE kind = 'image' AND message_id = :id",
                     {"expires_at": changes["expires_at"], "id": record_id},
                 )
+                self._log(cursor, "record", self._records, "r.kind = 'image' AND r.message_id = :id", {"id": record_id})
             if row["thread_id"] is not None:
                 self._touch_activity(cursor, [row["thread_id"]])
         return 1
@@ -765,6 +877,8 @@ class SQLMemoryStore(MemoryStore):
                 {"ids": _ids_json(memories)},
                 cursor,
             )
+            links = f"{self._in('rel.source_id', 'ids')} OR {self._in('rel.target_id', 'ids')}"
+            self._log(cursor, "link", self._relations, links, {"ids": _ids_json(memories)})
             cursor.execute(
                 f"DELETE FROM {self._relations} WHERE {self._in('source_id', 'ids')} OR {self._in('target_id', 'ids')}",
                 {"ids": _ids_json(memories)},
@@ -781,6 +895,7 @@ class SQLMemoryStore(MemoryStore):
         cursor.execute(
             f"DELETE FROM {self._records} WHERE {self._in('pk', 'pks', numeric=True)}", {"pks": json.dumps(pks)}
         )
+        self._log_keys(cursor, "record", pks)
         return len(victims)
 
     def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int:
@@ -870,6 +985,13 @@ class SQLMemoryStore(MemoryStore):
                 f"WHERE kind = 'memory' AND {self._in('id', 'ids')}",
                 {"ids": _ids_json(ids)},
             )
+            self._log(
+                cursor,
+                "record",
+                self._records,
+                f"r.kind = 'memory' AND {self._in('r.id', 'ids')}",
+                {"ids": _ids_json(ids)},
+            )
 
     def _endpoint(self, cursor: Any, name: str, record_id: Any, record_type: Any, thread_id: Any) -> None:
         check_link_end(name, record_id, record_type)
@@ -918,6 +1040,13 @@ class SQLMemoryStore(MemoryStore):
                 if self.dialect.is_unique_violation(exc):
                     raise ValueError("a relation with one of these ids already exists") from None
                 raise
+            self._log(
+                cursor,
+                "link",
+                self._relations,
+                self._in("rel.id", "ids"),
+                {"ids": _ids_json(row["id"] for row in rows)},
+            )
             self._recount_lifecycle(cursor, (row["target_id"] for row in rows))
         return [row["id"] for row in rows]
 
@@ -968,6 +1097,7 @@ class SQLMemoryStore(MemoryStore):
                 changes["event_at"] = self.dialect.db_time(changes.pop("timestamp"))
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
             cursor.execute(f"UPDATE {self._relations} SET {assignments} WHERE id = :id", {**changes, "id": row["id"]})
+            self._log_keys(cursor, "link", [row["pos"]])
             self._recount_lifecycle(cursor, [row["target_id"]])
         return 1
 
@@ -1006,6 +1136,7 @@ class SQLMemoryStore(MemoryStore):
             if row is None:
                 return 0
             cursor.execute(f"DELETE FROM {self._relations} WHERE id = :id", {"id": row["id"]})
+            self._log_keys(cursor, "link", [row["pos"]])
             self._recount_lifecycle(cursor, [row["target_id"]])
         return 1
 
@@ -1216,6 +1347,13 @@ class SQLMemoryStore(MemoryStore):
                 f"WHERE kind = 'image' AND {self._in('message_id', 'ids')}",
                 {"ids": _ids_json(message_ids)},
             )
+            self._log(
+                cursor,
+                "record",
+                self._records,
+                f"r.kind = 'image' AND {self._in('r.message_id', 'ids')}",
+                {"ids": _ids_json(message_ids)},
+            )
 
     def image_bytes(self, image_ids: Sequence[str]) -> dict[str, bytes]:
         """The stored bytes of these images (live or not), by id."""
@@ -1366,18 +1504,36 @@ class SQLMemoryStore(MemoryStore):
         if request.tree is not None:  # refuse keys a JSON path cannot name before anything is sent or embedded
             self.dialect.filter_compiler().compile(request.tree, "r.metadata")
         query, vector, strategy = request.query, request.vector, request.strategy
-        scope, types, tree = request.scope, request.types, request.tree
         keywords = (
             self.dialect.keyword_query(query) if query is not None and strategy is not SearchStrategy.VECTOR else None
         )
-        if strategy is SearchStrategy.HYBRID and (keywords is None or not self._text_index_ready()):
+        if (
+            self.index is None
+            and strategy is SearchStrategy.HYBRID
+            and (keywords is None or not self._text_index_ready())
+        ):
             strategy, keywords = SearchStrategy.VECTOR, None
         if strategy is not SearchStrategy.KEYWORD and vector is None:
             vector = self._embed([query])[0]
         unit = None if vector is None else normalize_rows(vector[None, :])[0]
         depth = max(k, CANDIDATE_DEPTH)
-        with self._session() as connection:
-            cursor = self.dialect.cursor(connection)
+        linked = bool(num_hops and max_linked_results)
+        with self._read() as cursor:
+            if self.index is not None:
+                with self.index.reading(_IndexSource(self, cursor), links=linked) as index:
+                    return self._search_index(
+                        cursor,
+                        index,
+                        request,
+                        strategy,
+                        unit,
+                        k,
+                        depth,
+                        num_hops,
+                        max_linked_results,
+                        include_invalid_results,
+                    )
+            scope, types, tree = request.scope, request.types, request.tree
             by_vector: list[tuple[int, float]] = []
             by_keyword: list[tuple[int, float]] = []
             if strategy is not SearchStrategy.KEYWORD:
@@ -1386,12 +1542,94 @@ class SQLMemoryStore(MemoryStore):
                 by_keyword = self._keyword_top_k(
                     cursor, keywords, depth, types, scope.exact, include_invalid_results, tree
                 )
-            ranked = fuse_rankings(strategy, by_vector, by_keyword)[:k]
-            records = self._records_by_pk(cursor, [pk for pk, _, _ in ranked])
-            hits = [SearchHit(records[pk], distance, parts) for pk, distance, parts in ranked if pk in records]
-            if num_hops and max_linked_results:
+            hits = self._hits(cursor, fuse_rankings(strategy, by_vector, by_keyword)[:k])
+            if linked:
                 self._attach_linked(cursor, hits, unit, types, scope.exact, tree, num_hops, max_linked_results)
         return hits
+
+    def _hits(self, cursor: Any, ranked: list[tuple[int, float, Any]]) -> list[SearchHit]:
+        """The ranked records read in one query; one deleted since it was ranked is left out."""
+        records = self._records_by_pk(cursor, [pk for pk, _, _ in ranked])
+        return [SearchHit(records[pk], distance, parts) for pk, distance, parts in ranked if pk in records]
+
+    def _search_index(
+        self,
+        cursor: Any,
+        index: MemoryIndex,
+        request: SearchRequest,
+        strategy: SearchStrategy,
+        unit: np.ndarray | None,
+        k: int,
+        depth: int,
+        num_hops: int,
+        max_linked_results: int,
+        include_invalid: bool,
+    ) -> list[SearchHit]:
+        """The search answered by the in-memory index; records are read from SQL (same snapshot)."""
+        cache, scope, types, tree = index.records, request.scope, request.types, request.tree
+        allowed = None
+        if tree is not None:  # metadata filters stay SQL: the keys of the rows that pass, in order
+            compiler = self.dialect.filter_compiler()
+            condition = compiler.compile(tree, "r.metadata")
+            rows = self._fetch(
+                f"SELECT r.pk FROM {self._records} r WHERE {condition} ORDER BY r.pk", compiler.params, cursor
+            )
+            allowed = np.fromiter((int(row["pk"]) for row in rows), dtype=np.int64, count=len(rows))
+        now = time.time()
+        mask = cache.filter_mask(types, scope.exact, include_invalid, now, allowed)
+        by_vector = cache.vector_top_k(unit, mask, depth) if strategy is not SearchStrategy.KEYWORD else []
+        by_keyword = cache.keyword_top_k(request.query, mask, depth) if strategy is not SearchStrategy.VECTOR else []
+        hits = self._hits(cursor, fuse_rankings(strategy, by_vector, by_keyword)[:k])
+        if num_hops and max_linked_results:
+            # Linked memories pass every filter but status: history stays visible as context.
+            linked_mask = mask if include_invalid else cache.filter_mask(types, scope.exact, True, now, allowed)
+            self._attach_linked_from_index(cursor, index, hits, linked_mask, unit, num_hops, max_linked_results)
+        return hits
+
+    def _attach_linked_from_index(
+        self,
+        cursor: Any,
+        index: MemoryIndex,
+        hits: list[SearchHit],
+        linked_mask: Any,
+        unit: np.ndarray | None,
+        num_hops: int,
+        max_linked_results: int,
+    ) -> None:
+        """Grow each direct memory result's linked-result tree (graph.py) from the link index.
+
+        The trees are grown from the link index and the record index's rows; records are read
+        once at the end, for the memories the trees keep.
+        """
+        cache, link_index = index.records, index.links
+        roots = [hit[0].id for hit in hits if hit[0].record_type in MEMORY_TYPES]
+        rows: dict[str, int | None] = {}
+        admitted: set[str] = set()
+
+        def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
+            links = link_index.links_of(memory_ids)
+            fresh = list({other for found in links.values() for _, other in found} - rows.keys())
+            fresh_rows = cache.memory_rows(fresh)
+            rows.update(zip(fresh, fresh_rows, strict=True))
+            # Which of the new ends pass the filters, decided for the whole hop at once.
+            found = [(memory_id, row) for memory_id, row in zip(fresh, fresh_rows, strict=True) if row is not None]
+            if found and linked_mask is not None:
+                passing = linked_mask[np.fromiter((row for _, row in found), dtype=np.int64, count=len(found))]
+                found = [pair for pair, passes in zip(found, passing.tolist(), strict=True) if passes]
+            admitted.update(memory_id for memory_id, _ in found)
+            return links
+
+        trees = grow_trees(roots, num_hops, max_linked_results, neighbours, admitted.__contains__)
+        nodes = [node for tree in trees.values() for node in walk_nodes(tree)]
+        if not nodes:
+            return
+        kept = sorted({node.record_id for node in nodes})
+        node_rows = np.array([rows[memory_id] for memory_id in kept], dtype=np.int64)
+        records = {record.id: record for record in self._records_by_pk(cursor, cache.pks[node_rows].tolist()).values()}
+        distances = dict(zip(kept, cache.distances(node_rows, unit), strict=True))
+        relations = {node.relation: link_index.relation(node.relation) for node in nodes}
+        found = {memory_id: (records[memory_id], distances[memory_id]) for memory_id in kept if memory_id in records}
+        attach_trees(hits, trees, found, relations)
 
     def _vector_top_k(
         self, cursor: Any, unit: np.ndarray, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
@@ -1412,9 +1650,10 @@ class SQLMemoryStore(MemoryStore):
     ) -> list[tuple[int, float]]:
         params: dict[str, Any] = {"keywords": keywords, "depth": depth}
         condition = self._search_filter("r", types, exact, include_invalid, tree, params)
+        join, match, score = self.dialect.keyword_join(self._text_index_name, "keywords")
         rows = self._fetch(
-            f"SELECT r.pk, {self.dialect.keyword_score()} AS score FROM {self._records} r "
-            f"WHERE {self.dialect.keyword_match('r.search_text', 'keywords')} AND {condition} "
+            f"SELECT r.pk, {score} AS score FROM {self._records} r{join} "
+            f"WHERE {match} AND {condition} "
             "ORDER BY score DESC, r.pk" + self.dialect.first_rows(":depth"),
             params,
             cursor,
@@ -1482,9 +1721,9 @@ class SQLMemoryStore(MemoryStore):
             return
         kept = sorted({node.record_id for node in nodes})
         params: dict[str, Any] = {"ids": _ids_json(kept)}
-        distance = "1"  # a keyword-only search has no query vector
+        distance = "NULL"  # a keyword-only search has no query vector
         if unit is not None:
-            distance = f"COALESCE({self.dialect.vector_distance('r.embedding', 'query_vector')}, 1)"
+            distance = self.dialect.vector_distance("r.embedding", "query_vector")
             params["query_vector"] = self.dialect.vector(unit)
         rows = self._fetch(
             f"SELECT {self._record_columns}, {distance} AS distance "
@@ -1492,5 +1731,82 @@ class SQLMemoryStore(MemoryStore):
             params,
             cursor,
         )
-        found = {row["id"]: (self._record(row), float(row["distance"])) for row in rows}
+        # NaN: no distance where the memory or the query has no vector (as the index answers).
+        found = {
+            row["id"]: (self._record(row), math.nan if row["distance"] is None else float(row["distance"]))
+            for row in rows
+        }
         attach_trees(hits, trees, found, relations)
+
+
+class _IndexSource:
+    """What the in-memory index reads of the store (index.ChangeSource), on the search's cursor."""
+
+    def __init__(self, store: SQLMemoryStore, cursor: Any) -> None:
+        self._store, self._cursor = store, cursor
+
+    def _fetch(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
+        return self._store._fetch(sql, params, self._cursor)
+
+    def log_state(self) -> LogState:
+        store = self._store
+        ids = self._fetch(f"SELECT meta_value FROM {store._meta} WHERE meta_key = 'store_id'")
+        [bounds] = self._fetch(f"SELECT MIN(seq) AS first_seq, MAX(seq) AS last_seq FROM {store._changes}")
+        first, last = bounds["first_seq"], bounds["last_seq"]
+        return LogState(
+            store_id=ids[0]["meta_value"] if ids else "",
+            last_seq=0 if last is None else int(last),
+            trimmed_to=0 if first is None else int(first) - 1,
+        )
+
+    def changes_since(self, seq: int) -> list[tuple[int, str, int]]:
+        rows = self._fetch(
+            f"SELECT seq, entity, entity_key FROM {self._store._changes} WHERE seq > :seq ORDER BY seq", {"seq": seq}
+        )
+        return [(int(row["seq"]), row["entity"], int(row["entity_key"])) for row in rows]
+
+    def record_rows(self, pks: Sequence[int] | None) -> list[dict[str, Any]]:
+        store, params = self._store, {}
+        where = ""
+        if pks is not None:
+            where, params = f"WHERE {store._in('r.pk', 'pks', numeric=True)} ", {"pks": json.dumps(list(pks))}
+        rows = self._fetch(
+            f"SELECT r.pk, r.id, r.kind, r.record_type, r.user_id, r.agent_id, r.thread_id, r.seq_no, "
+            f"{EFFECTIVE_STATUS_SQL} AS status, r.expires_at, r.event_at AS timestamp, r.created_at, "
+            f"r.search_text AS text, r.embedding FROM {store._records} r {where}ORDER BY r.pk",
+            params,
+        )
+        text_time = store.dialect.text_time
+        for row in rows:
+            for column in ("expires_at", "timestamp", "created_at"):
+                row[column] = text_time(row[column])
+        return rows
+
+    def link_rows(self, positions: Sequence[int] | None) -> list[tuple]:
+        store, params = self._store, {}
+        where = ""
+        if positions is not None:
+            where, params = (
+                f"WHERE {store._in('rel.pos', 'positions', numeric=True)} ",
+                {"positions": json.dumps(list(positions))},
+            )
+        text_time = store.dialect.text_time
+        return [
+            (
+                int(row["pos"]),
+                row["id"],
+                row["source_id"],
+                row["source_type"],
+                row["target_id"],
+                row["target_type"],
+                row["relation_type"],
+                row["opposite_type"],
+                text_time(row["event_at"]),
+                row["metadata"],
+                text_time(row["created_at"]),
+            )
+            for row in self._fetch(
+                f"SELECT {store._relation_columns} FROM {store._relations} rel {where}ORDER BY rel.created_at, rel.id",
+                params,
+            )
+        ]

@@ -1,19 +1,30 @@
 -- snapshot: add_in_batches
--- statements: 3
+-- statements: 6
 
--- [1] executemany, 2 rows
+-- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] executemany, 2 rows
 INSERT INTO "OAM_RECORDS" (id, kind, record_type, content, index_text, index_text_empty, search_text, parts, thread_id, user_id, agent_id, role, role_empty, seq_no, event_at, created_at, expires_at, status, metadata, embedding, message_id, mime_type) VALUES (:id, :kind, :record_type, :content, :index_text, :index_text_empty, :search_text, :parts, :thread_id, :user_id, :agent_id, :role, :role_empty, :seq_no, :event_at, :created_at, :expires_at, :status, :metadata, :embedding, :message_id, :mime_type)
 -- binds[0]: {"id": "<uuid>", "kind": "memory", "record_type": "memory", "content": "memory 0", "index_text": null, "index_text_empty": 0, "search_text": "memory 0", "parts": null, "thread_id": null, "user_id": "u1", "agent_id": null, "role": null, "role_empty": 0, "seq_no": null, "event_at": null, "created_at": "<timestamp>", "expires_at": null, "status": "valid", "metadata": null, "embedding": "<vector f[8]>", "message_id": null, "mime_type": null}
 -- binds[1]: {"id": "<uuid>", "kind": "memory", "record_type": "memory", "content": "memory 1", "index_text": null, "index_text_empty": 0, "search_text": "memory 1", "parts": null, "thread_id": null, "user_id": "u1", "agent_id": null, "role": null, "role_empty": 0, "seq_no": null, "event_at": null, "created_at": "<timestamp>", "expires_at": null, "status": "valid", "metadata": null, "embedding": "<vector f[8]>", "message_id": null, "mime_type": null}
 -- input sizes: content=DB_TYPE_LONG, index_text=DB_TYPE_LONG, search_text=DB_TYPE_LONG, embedding=DB_TYPE_VECTOR
 
--- [2] executemany, 2 rows
+-- [3] executemany, 2 rows
 INSERT INTO "OAM_RECORDS" (id, kind, record_type, content, index_text, index_text_empty, search_text, parts, thread_id, user_id, agent_id, role, role_empty, seq_no, event_at, created_at, expires_at, status, metadata, embedding, message_id, mime_type) VALUES (:id, :kind, :record_type, :content, :index_text, :index_text_empty, :search_text, :parts, :thread_id, :user_id, :agent_id, :role, :role_empty, :seq_no, :event_at, :created_at, :expires_at, :status, :metadata, :embedding, :message_id, :mime_type)
 -- binds[0]: {"id": "<uuid>", "kind": "memory", "record_type": "memory", "content": "memory 2", "index_text": null, "index_text_empty": 0, "search_text": "memory 2", "parts": null, "thread_id": null, "user_id": "u1", "agent_id": null, "role": null, "role_empty": 0, "seq_no": null, "event_at": null, "created_at": "<timestamp>", "expires_at": null, "status": "valid", "metadata": null, "embedding": "<vector f[8]>", "message_id": null, "mime_type": null}
 -- binds[1]: {"id": "<uuid>", "kind": "memory", "record_type": "memory", "content": "memory 3", "index_text": null, "index_text_empty": 0, "search_text": "memory 3", "parts": null, "thread_id": null, "user_id": "u1", "agent_id": null, "role": null, "role_empty": 0, "seq_no": null, "event_at": null, "created_at": "<timestamp>", "expires_at": null, "status": "valid", "metadata": null, "embedding": "<vector f[8]>", "message_id": null, "mime_type": null}
 -- input sizes: content=DB_TYPE_LONG, index_text=DB_TYPE_LONG, search_text=DB_TYPE_LONG, embedding=DB_TYPE_VECTOR
 
--- [3] executemany, 1 rows
+-- [4] executemany, 1 rows
 INSERT INTO "OAM_RECORDS" (id, kind, record_type, content, index_text, index_text_empty, search_text, parts, thread_id, user_id, agent_id, role, role_empty, seq_no, event_at, created_at, expires_at, status, metadata, embedding, message_id, mime_type) VALUES (:id, :kind, :record_type, :content, :index_text, :index_text_empty, :search_text, :parts, :thread_id, :user_id, :agent_id, :role, :role_empty, :seq_no, :event_at, :created_at, :expires_at, :status, :metadata, :embedding, :message_id, :mime_type)
 -- binds[0]: {"id": "<uuid>", "kind": "memory", "record_type": "memory", "content": "memory 4", "index_text": null, "index_text_empty": 0, "search_text": "memory 4", "parts": null, "thread_id": null, "user_id": "u1", "agent_id": null, "role": null, "role_empty": 0, "seq_no": null, "event_at": null, "created_at": "<timestamp>", "expires_at": null, "status": "valid", "metadata": null, "embedding": "<vector f[8]>", "message_id": null, "mime_type": null}
 -- input sizes: content=DB_TYPE_LONG, index_text=DB_TYPE_LONG, search_text=DB_TYPE_LONG, embedding=DB_TYPE_VECTOR
+
+-- [5] execute
+INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'record', r.pk FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"kind": "memory", "ids": "[\"<uuid>\", \"<uuid>\", \"<uuid>\", \"<uuid>\", \"<uuid>\"]"}
+
+-- [6] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}

@@ -1,13 +1,24 @@
 -- snapshot: add_memories_with_ids_and_ttl
--- statements: 2
+-- statements: 5
 
 -- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] execute
 SELECT id FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) FETCH FIRST 1 ROWS ONLY
 -- binds: {"kind": "memory", "ids": "[\"m1\", \"m2\"]"}
 -- options: fetch_lobs=False
 
--- [2] executemany, 2 rows
+-- [3] executemany, 2 rows
 INSERT INTO "OAM_RECORDS" (id, kind, record_type, content, index_text, index_text_empty, search_text, parts, thread_id, user_id, agent_id, role, role_empty, seq_no, event_at, created_at, expires_at, status, metadata, embedding, message_id, mime_type) VALUES (:id, :kind, :record_type, :content, :index_text, :index_text_empty, :search_text, :parts, :thread_id, :user_id, :agent_id, :role, :role_empty, :seq_no, :event_at, :created_at, :expires_at, :status, :metadata, :embedding, :message_id, :mime_type)
 -- binds[0]: {"id": "m1", "kind": "memory", "record_type": "fact", "content": "likes tea", "index_text": null, "index_text_empty": 0, "search_text": "likes tea", "parts": null, "thread_id": null, "user_id": "u1", "agent_id": null, "role": null, "role_empty": 0, "seq_no": null, "event_at": null, "created_at": "<timestamp>", "expires_at": "<timestamp>", "status": "valid", "metadata": "{\"source\":\"extraction\",\"confidence\":0.9}", "embedding": "<vector f[8]>", "message_id": null, "mime_type": null}
 -- binds[1]: {"id": "m2", "kind": "memory", "record_type": "fact", "content": "works remotely", "index_text": null, "index_text_empty": 0, "search_text": "works remotely", "parts": null, "thread_id": null, "user_id": "u1", "agent_id": null, "role": null, "role_empty": 0, "seq_no": null, "event_at": null, "created_at": "<timestamp>", "expires_at": "<timestamp>", "status": "invalid", "metadata": "{\"source\":\"extraction\",\"confidence\":0.9}", "embedding": "<vector f[8]>", "message_id": null, "mime_type": null}
 -- input sizes: content=DB_TYPE_LONG, index_text=DB_TYPE_LONG, search_text=DB_TYPE_LONG, embedding=DB_TYPE_VECTOR
+
+-- [4] execute
+INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'record', r.pk FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"kind": "memory", "ids": "[\"m1\", \"m2\"]"}
+
+-- [5] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}

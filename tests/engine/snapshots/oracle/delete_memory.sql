@@ -1,33 +1,60 @@
 -- snapshot: delete_memory
--- statements: 7
+-- statements: 14
 
 -- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] execute
 SELECT r.thread_id FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type
 -- binds: {"kind": "memory", "id": "m1", "record_type": "fact"}
 -- options: fetch_lobs=False
 
--- [2] execute
+-- [3] execute
 SELECT r.pk, r.id, r.kind, r.thread_id FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type
 -- binds: {"kind": "memory", "id": "m1", "record_type": "fact"}
 -- options: fetch_lobs=False
 
--- [3] execute
+-- [4] execute
 SELECT DISTINCT rel.target_id FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')
 -- binds: {"ids": "[\"m1\"]"}
 -- options: fetch_lobs=False
 
--- [4] execute
+-- [5] execute
+INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'link', rel.pos FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) OR rel.target_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"ids": "[\"m1\"]"}
+
+-- [6] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}
+
+-- [7] execute
 DELETE FROM "OAM_RELATIONS" WHERE source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) OR target_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"ids": "[\"m1\"]"}
 
--- [5] execute
+-- [8] execute
 UPDATE "OAM_RECORDS" SET lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = "OAM_RECORDS".id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')) WHERE kind = 'memory' AND id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"ids": "[\"m9\"]"}
 
--- [6] execute
+-- [9] execute
+INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'record', r.pk FROM "OAM_RECORDS" r WHERE r.kind = 'memory' AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"ids": "[\"m9\"]"}
+
+-- [10] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}
+
+-- [11] execute
 DELETE FROM "OAM_RECORDS" WHERE pk IN (SELECT jt.v FROM JSON_TABLE(:pks, '$[*]' COLUMNS (v NUMBER(19) PATH '$')) jt)
 -- binds: {"pks": "[3]"}
 
--- [7] execute
+-- [12] executemany, 1 rows
+INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
+-- binds[0]: {"entity": "record", "entity_key": 3}
+
+-- [13] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}
+
+-- [14] execute
 UPDATE "OAM_THREADS" SET updated_at = :now WHERE id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"now": "<timestamp>", "ids": "[\"t1\"]"}

@@ -1,20 +1,39 @@
 -- snapshot: purge_expired
--- statements: 4
+-- statements: 9
 
 -- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] execute
 SELECT r.pk, r.id, r.kind, r.thread_id FROM "OAM_RECORDS" r WHERE r.expires_at IS NOT NULL AND r.expires_at <= :now
 -- binds: {"now": "<timestamp>"}
 -- options: fetch_lobs=False
 
--- [2] execute
+-- [3] execute
 SELECT DISTINCT rel.target_id FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')
 -- binds: {"ids": "[\"old\"]"}
 -- options: fetch_lobs=False
 
--- [3] execute
+-- [4] execute
+INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'link', rel.pos FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) OR rel.target_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"ids": "[\"old\"]"}
+
+-- [5] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}
+
+-- [6] execute
 DELETE FROM "OAM_RELATIONS" WHERE source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) OR target_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"ids": "[\"old\"]"}
 
--- [4] execute
+-- [7] execute
 DELETE FROM "OAM_RECORDS" WHERE pk IN (SELECT jt.v FROM JSON_TABLE(:pks, '$[*]' COLUMNS (v NUMBER(19) PATH '$')) jt)
 -- binds: {"pks": "[8]"}
+
+-- [8] executemany, 1 rows
+INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
+-- binds[0]: {"entity": "record", "entity_key": 8}
+
+-- [9] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}

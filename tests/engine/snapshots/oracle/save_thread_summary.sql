@@ -1,12 +1,18 @@
 -- snapshot: save_thread_summary
--- statements: 2
+-- statements: 4
 
 -- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] execute
 UPDATE "OAM_THREADS" SET summary = :summary, topics = :topics WHERE id = :id
 -- binds: {"summary": "they talked about tea", "topics": "[\"tea\", \"mornings\"]", "id": "t1"}
 -- input sizes: summary=DB_TYPE_LONG
 
--- [2] execute
+-- [3] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [4] execute
 UPDATE "OAM_THREADS" SET summary = :summary, topics = :topics WHERE id = :id
 -- binds: {"summary": null, "topics": null, "id": "t1"}
 -- input sizes: summary=DB_TYPE_LONG

@@ -1,9 +1,9 @@
 -- snapshot: schema_create_if_necessary_no_text_index_prefixed
--- statements: 22
+-- statements: 25
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"APP_OAM_META\", \"APP_OAM_THREADS\", \"APP_OAM_RECORDS\", \"APP_OAM_RELATIONS\", \"APP_OAM_IMAGE_BYTES\"]"}
+-- binds: {"names": "[\"APP_OAM_META\", \"APP_OAM_THREADS\", \"APP_OAM_RECORDS\", \"APP_OAM_RELATIONS\", \"APP_OAM_IMAGE_BYTES\", \"APP_OAM_CHANGES\"]"}
 -- options: fetch_lobs=False
 
 -- [2] execute
@@ -75,22 +75,35 @@ CREATE INDEX IF NOT EXISTS "APP_OAM_RELATIONS_FROM" ON "APP_OAM_RELATIONS" (sour
 CREATE INDEX IF NOT EXISTS "APP_OAM_RELATIONS_TO" ON "APP_OAM_RELATIONS" (target_id, created_at, id, source_id)
 
 -- [18] execute
-MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "1"}
+CREATE TABLE IF NOT EXISTS "APP_OAM_CHANGES" (
+    seq NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) PRIMARY KEY,
+    entity VARCHAR2(10) NOT NULL, entity_key NUMBER(19) NOT NULL)
 
 -- [19] execute
 MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+-- binds: {"meta_key": "schema_version", "meta_value": "5"}
 
 -- [20] execute
 MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+-- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [21] execute
-SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"APP_OAM_META\", \"APP_OAM_THREADS\", \"APP_OAM_RECORDS\", \"APP_OAM_RELATIONS\", \"APP_OAM_IMAGE_BYTES\"]"}
--- options: fetch_lobs=False
+MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
 
 -- [22] execute
+MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+
+-- [23] execute
+SELECT meta_value FROM "APP_OAM_META" WHERE meta_key = 'schema_version'
+-- options: fetch_lobs=False
+
+-- [24] execute
+SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"names": "[\"APP_OAM_META\", \"APP_OAM_THREADS\", \"APP_OAM_RECORDS\", \"APP_OAM_RELATIONS\", \"APP_OAM_IMAGE_BYTES\", \"APP_OAM_CHANGES\"]"}
+-- options: fetch_lobs=False
+
+-- [25] execute
 SELECT meta_key, meta_value FROM "APP_OAM_META"
 -- options: fetch_lobs=False

@@ -1,15 +1,26 @@
 -- snapshot: update_image
--- statements: 3
+-- statements: 6
 
 -- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] execute
 SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now) FOR UPDATE
 -- binds: {"kind": "image", "id": "img-1", "record_type": "image", "now": "<timestamp>"}
 -- options: fetch_lobs=False
 
--- [2] execute
+-- [3] execute
 UPDATE "OAM_IMAGE_BYTES" SET bytes = :bytes WHERE record_pk = :pk
 -- binds: {"bytes": "<bytes[79]>", "pk": 7}
 
--- [3] execute
+-- [4] execute
 UPDATE "OAM_RECORDS" SET mime_type = :mime_type WHERE pk = :pk
 -- binds: {"mime_type": "image/PNG", "pk": 7}
+
+-- [5] executemany, 1 rows
+INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
+-- binds[0]: {"entity": "record", "entity_key": 7}
+
+-- [6] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}

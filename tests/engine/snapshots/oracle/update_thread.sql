@@ -1,6 +1,9 @@
 -- snapshot: update_thread
--- statements: 1
+-- statements: 2
 
 -- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] execute
 UPDATE "OAM_THREADS" SET metadata = :metadata, settings = :settings, updated_at = :now WHERE id = :id
 -- binds: {"metadata": "{\"topic\":\"y\"}", "settings": "{\"lang\": \"de\"}", "now": "<timestamp>", "id": "t1"}

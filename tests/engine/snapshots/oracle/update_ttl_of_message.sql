@@ -1,19 +1,38 @@
 -- snapshot: update_ttl_of_message
--- statements: 4
+-- statements: 9
 
 -- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] execute
 SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now) FOR UPDATE
 -- binds: {"kind": "message", "id": "msg-1", "record_type": "message", "now": "<timestamp>"}
 -- options: fetch_lobs=False
 
--- [2] execute
+-- [3] execute
 UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE pk = :pk
 -- binds: {"expires_at": "<timestamp>", "pk": 7}
 
--- [3] execute
+-- [4] executemany, 1 rows
+INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
+-- binds[0]: {"entity": "record", "entity_key": 7}
+
+-- [5] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}
+
+-- [6] execute
 UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE kind = 'image' AND message_id = :id
 -- binds: {"expires_at": "<timestamp>", "id": "msg-1"}
 
--- [4] execute
+-- [7] execute
+INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'record', r.pk FROM "OAM_RECORDS" r WHERE r.kind = 'image' AND r.message_id = :id
+-- binds: {"id": "msg-1"}
+
+-- [8] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}
+
+-- [9] execute
 UPDATE "OAM_THREADS" SET updated_at = :now WHERE id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"now": "<timestamp>", "ids": "[\"t1\"]"}

@@ -14,12 +14,13 @@ indexed text, and, for a message, its context (up to two turns before and after 
 thread, and its date in words) at half weight. Conversations answer a question across turns,
 and a message rarely repeats the words of the question it answers.
 
-The store tells the cache about its own writes row by row; a write by another connection shows
-up as a new `PRAGMA data_version`, and the store then builds a new cache.
+The index layer (index/__init__.py) keeps it in step with the store's change log, row by row,
+whichever process wrote; `to_arrays`/`from_arrays` let it persist the cache for a fast cold start.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -27,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from .keywords import Postings, Vocabulary, date_words, query_stems, term_counts, words
+from ..keywords import Postings, Vocabulary, date_words, query_stems, term_counts, words
 
 SCOPE_COLUMNS = ("user_id", "agent_id", "thread_id")
 CONTEXT_TURNS = 2
@@ -107,13 +108,6 @@ class _KeywordIndex:
 class SearchCache:
     """Live rows in primary-key order, with what vector and keyword ranking need of each."""
 
-    ROW_SQL = (
-        "pk, id, kind, record_type, user_id, agent_id, thread_id, seq_no, "
-        "CASE WHEN status = 'valid' AND lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END AS status, "
-        "expires_at, timestamp, created_at, "
-        "coalesce(index_text, content) AS text, embedding"
-    )
-
     def __init__(self, dim: int) -> None:
         self.size = 0
         self.pks = np.empty(0, dtype=np.int64)
@@ -133,6 +127,9 @@ class SearchCache:
         self.scope_codes = {column: _Codes() for column in SCOPE_COLUMNS}
         self.vocabulary = Vocabulary()
         self._keywords: _KeywordIndex | None = None
+        # Searches share the cache (index/ lets them read at once); the postings they build lazily
+        # are built by one of them at a time.
+        self._keywords_lock = threading.Lock()
         # Postings are built per batch of appended rows; any other change rebuilds them all.
         self._segments: list[_Segment] = []
         # Memory ids and keys both ways, for graph search: links name memories by id.
@@ -238,9 +235,10 @@ class SearchCache:
             keep[drop] = False
             self._select(np.flatnonzero(keep))
         if current:
-            # Rows not cached yet but below the newest key: rare enough to re-sort.
+            newest = int(self.pks[self.size - 1]) if self.size else -1
             self.append(sorted(current.values(), key=lambda row: row["pk"]))
-            self._select(np.argsort(self.pks[: self.size], kind="stable"))
+            if min(current) < newest:  # rows not cached yet but below the newest key: rare enough to re-sort
+                self._select(np.argsort(self.pks[: self.size], kind="stable"))
 
     def _select(self, indexes: np.ndarray) -> None:
         """Keep the cached rows at `indexes`, in that order, in every column alike."""
@@ -267,6 +265,50 @@ class SearchCache:
             return [float("nan")] * len(rows)
         distances = 1.0 - self.matrix[rows] @ query
         return np.where(self.has_vector[rows], distances, np.nan).tolist()
+
+    # --- persistence ----------------------------------------------------------------------
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        """Everything the cache holds, as flat arrays (for np.savez): per-row terms become CSR."""
+        n = self.size
+        arrays = {name: getattr(self, name)[:n] for name in self._COLUMNS}
+        arrays.update({f"scope_{column}": codes[:n] for column, codes in self.scopes.items()})
+        for name, per_row in (("text", self.text_terms), ("date", self.date_terms)):
+            lengths = np.fromiter((len(terms) for terms, _ in per_row), dtype=np.int64, count=n)
+            arrays[f"{name}_offsets"] = np.concatenate([[0], np.cumsum(lengths)])
+            arrays[f"{name}_terms"] = np.concatenate([terms for terms, _ in per_row] or [_EMPTY_TERMS[0]])
+            arrays[f"{name}_counts"] = np.concatenate([counts for _, counts in per_row] or [_EMPTY_TERMS[1]])
+        arrays["type_values"] = _strings(self.type_codes.codes)
+        for column, codes in self.scope_codes.items():
+            arrays[f"scope_values_{column}"] = _strings(codes.codes)
+        arrays["stems"] = _strings(self.vocabulary.ids)
+        arrays["memory_pks"] = np.fromiter(self.memory_ids, dtype=np.int64, count=len(self.memory_ids))
+        arrays["memory_id_values"] = np.array(list(self.memory_ids.values()), dtype=object).astype(str)
+        return arrays
+
+    @classmethod
+    def from_arrays(cls, dim: int, arrays: Any) -> SearchCache:
+        """The cache `to_arrays` saved (arrays: a mapping such as an open np.load)."""
+        cache = cls(dim)
+        for name in cls._COLUMNS:
+            setattr(cache, name, np.array(arrays[name]))
+        cache.scopes = {column: np.array(arrays[f"scope_{column}"]) for column in SCOPE_COLUMNS}
+        cache.size = len(cache.pks)
+        if cache.matrix.shape[1:] != (dim,):
+            raise ValueError(f"the saved index holds {cache.matrix.shape[1:]} vectors, not {dim}")
+        for name in ("text", "date"):
+            offsets, terms, counts = (arrays[f"{name}_{part}"] for part in ("offsets", "terms", "counts"))
+            bounds = offsets[1:-1]
+            setattr(cache, f"{name}_terms", list(zip(np.split(terms, bounds), np.split(counts, bounds), strict=True)))
+        if cache.size == 0:
+            cache.text_terms, cache.date_terms = [], []
+        cache.type_codes = _Codes(_codes_of(arrays["type_values"]))
+        cache.scope_codes = {column: _Codes(_codes_of(arrays[f"scope_values_{column}"])) for column in SCOPE_COLUMNS}
+        cache.vocabulary.ids = {stem: i for i, stem in enumerate(arrays["stems"].tolist())}
+        memory_pks, memory_ids = arrays["memory_pks"].tolist(), arrays["memory_id_values"].tolist()
+        cache.memory_ids = dict(zip(memory_pks, memory_ids, strict=True))
+        cache.memory_keys = dict(zip(memory_ids, memory_pks, strict=True))
+        return cache
 
     # --- filters ----------------------------------------------------------------------------
 
@@ -343,24 +385,27 @@ class SearchCache:
     def _keyword_index(self) -> _KeywordIndex:
         """Postings and context links: rows appended since the last search get a segment of their
         own (merged into one when segments pile up); context and lengths are recomputed."""
-        if self._keywords is None:
-            n = self.size
-            indexed = self._indexed()
-            if len(self._segments) >= MAX_SEGMENTS or n - indexed > indexed:
-                indexed, self._segments = 0, []
-            if indexed < n or not self._segments:
-                text, dates = Postings(self.text_terms[indexed:n]), Postings(self.date_terms[indexed:n])
-                self._segments.append(_Segment(indexed, n, text, dates))
-            neighbours = self._context_turns()
-            text_lengths = self.text_length[:n]
-            context_lengths = self.date_length[:n].copy()
-            for turn in neighbours:
-                found = turn >= 0
-                context_lengths[found] += text_lengths[turn[found]]
-            lengths = text_lengths + context_lengths
-            average = max(float(lengths.mean()), 1.0)
-            normaliser = BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)
-            self._keywords = _KeywordIndex(list(self._segments), neighbours, normaliser)
+        with self._keywords_lock:
+            return self._keywords or self._build_keyword_index()
+
+    def _build_keyword_index(self) -> _KeywordIndex:
+        n = self.size
+        indexed = self._indexed()
+        if len(self._segments) >= MAX_SEGMENTS or n - indexed > indexed:
+            indexed, self._segments = 0, []
+        if indexed < n or not self._segments:
+            text, dates = Postings(self.text_terms[indexed:n]), Postings(self.date_terms[indexed:n])
+            self._segments.append(_Segment(indexed, n, text, dates))
+        neighbours = self._context_turns()
+        text_lengths = self.text_length[:n]
+        context_lengths = self.date_length[:n].copy()
+        for turn in neighbours:
+            found = turn >= 0
+            context_lengths[found] += text_lengths[turn[found]]
+        lengths = text_lengths + context_lengths
+        average = max(float(lengths.mean()), 1.0)
+        normaliser = BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)
+        self._keywords = _KeywordIndex(list(self._segments), neighbours, normaliser)
         return self._keywords
 
     def _context_turns(self) -> np.ndarray:
@@ -389,3 +434,13 @@ def _top_k(pks: np.ndarray, distances: np.ndarray, k: int) -> list[tuple[int, fl
         nearest = np.arange(len(distances))
     order = np.lexsort((pks[nearest], distances[nearest]))[:k]
     return [(int(pks[nearest][i]), float(distances[nearest][i])) for i in order]
+
+
+def _strings(codes: dict[str, int]) -> np.ndarray:
+    """The keys of a code dictionary in code order (codes count up from 0 or 1 without gaps)."""
+    return np.array(sorted(codes, key=codes.__getitem__), dtype=str)
+
+
+def _codes_of(values: np.ndarray) -> dict[str, int]:
+    """The inverse of `_strings` for a _Codes dictionary (codes start at 1; 0 is NULL)."""
+    return {value: code for code, value in enumerate(values.tolist(), start=1)}

@@ -1,9 +1,8 @@
-"""The SQLite store's in-memory copy of the links between memories, for graph search.
+"""The in-memory copy of the links between memories, for graph search.
 
 A graph search walks a few hundred links per query; reading them hop by hop from SQL costs more
-than the walk itself. The store loads every link once, on the first graph search, and keeps the
-copy in step with its own writes row by row (like the search cache); another connection's write
-makes it load a new one.
+than the walk itself. The index layer loads every link once, on the first graph search, and keeps
+the copy in step with the change log link by link, whichever process wrote.
 """
 
 from __future__ import annotations
@@ -13,51 +12,50 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ..types import RecordRelation
+from ...types import RecordRelation
 
 
 class LinkIndex:
-    """Each memory's links, both ways, in (created_at, id) order, and each link's row by rowid."""
+    """Each memory's links, both ways, in (created_at, id) order, and each link's row by position.
 
-    ROW_SQL = (
-        "rowid, id, source_id, source_type, target_id, target_type, relation_type, opposite_type, timestamp, "
-        "metadata, created_at"
-    )
+    A row is (pos, id, source_id, source_type, target_id, target_type, relation_type,
+    opposite_type, timestamp, metadata JSON text, created_at), times as canonical UTC text.
+    """
 
     def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
         self._rows: dict[int, tuple] = {}
-        # memory id -> sorted [(created_at, relation id, rowid, other end)]
+        # memory id -> sorted [(created_at, relation id, position, other end)]
         self._links: dict[str, list[tuple[str, str, int, str]]] = {}
         for row in rows:
             self.add(row)
 
     def add(self, row: Sequence[Any]) -> None:
-        rowid, relation_id, source, target, created_at = row[0], row[1], row[2], row[4], row[10]
-        self._rows[rowid] = tuple(row)
-        bisect.insort(self._links.setdefault(source, []), (created_at, relation_id, rowid, target))
-        bisect.insort(self._links.setdefault(target, []), (created_at, relation_id, rowid, source))
+        position, relation_id, source, target, created_at = row[0], row[1], row[2], row[4], row[10]
+        self._rows[position] = tuple(row)
+        bisect.insort(self._links.setdefault(source, []), (created_at, relation_id, position, target))
+        bisect.insort(self._links.setdefault(target, []), (created_at, relation_id, position, source))
 
-    def remove(self, rowid: int) -> None:
-        row = self._rows.pop(rowid, None)
+    def remove(self, position: int) -> None:
+        row = self._rows.pop(position, None)
         if row is None:
             return
         for end in (row[2], row[4]):
             links = self._links[end]
-            links[:] = [link for link in links if link[2] != rowid]
+            links[:] = [link for link in links if link[2] != position]
             if not links:
                 del self._links[end]
 
     def links_of(self, memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
-        """Each memory's links as (rowid, other end), in link order."""
+        """Each memory's links as (position, other end), in link order."""
         return {
-            memory_id: [(rowid, other) for _, _, rowid, other in self._links[memory_id]]
+            memory_id: [(position, other) for _, _, position, other in self._links[memory_id]]
             for memory_id in memory_ids
             if memory_id in self._links
         }
 
-    def relation(self, rowid: int) -> RecordRelation:
+    def relation(self, position: int) -> RecordRelation:
         _, relation_id, source, source_type, target, target_type, forward, opposite, timestamp, metadata, created = (
-            self._rows[rowid]
+            self._rows[position]
         )
         return RecordRelation(
             id=relation_id,

@@ -1,0 +1,209 @@
+"""Optional in-memory acceleration of SQLMemoryStore's searches, kept in step by the change log.
+
+SQL answers every search on its own; this layer answers the costly parts faster from memory: a
+float32 matrix of the vectors and per-row filter codes (exact top-k at NumPy speed), BM25
+postings with message context for keywords (search_cache.py), and every link for graph walks
+(link_index.py). Records themselves are always read from SQL.
+
+It is fed by the store's single write path: every write appends (seq, entity, key, op) rows to
+the change log in its own transaction, whichever process made it. Before a search the index
+applies the entries above the last one it saw, re-reading just those rows, so another process's
+one-record write costs the next search one small query, not a reload. A log trimmed past what
+the index saw (a process asleep for a long time) makes it reload everything.
+
+For a fast cold start the record index is saved to `snapshot_path` (NumPy arrays, written to a
+temporary file and renamed), stamped with the store's id and change sequence; a new process
+loads it and catches up from the log, or rebuilds when the stamp no longer matches the store.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from .link_index import LinkIndex
+from .search_cache import SearchCache
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_FORMAT = 1
+SAVE_EVERY = 20_000
+"""Re-save the snapshot once this many changes were applied since the last save."""
+
+
+@dataclass(frozen=True)
+class LogState:
+    """Where the store's change log stands: which store, the newest entry, what was trimmed."""
+
+    store_id: str
+    last_seq: int
+    trimmed_to: int
+
+
+class ChangeSource(Protocol):
+    """What the index reads from its store, all within one read of the database."""
+
+    def log_state(self) -> LogState: ...
+
+    def changes_since(self, seq: int) -> list[tuple[int, str, int]]:
+        """(seq, entity, key) of every change above `seq`, in order; entity is record or link."""
+
+    def record_rows(self, pks: Sequence[int] | None) -> Iterable[Mapping[str, Any]]:
+        """Rows (SearchCache's columns) of these records, or of all of them (None), by pk."""
+
+    def link_rows(self, positions: Sequence[int] | None) -> Iterable[Sequence[Any]]:
+        """LinkIndex rows of these links, or of all of them (None), by position."""
+
+
+class ReadWriteLock:
+    """Many readers at once, or one writer: searches share the index, a catch-up has it alone."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition()
+        self._readers = 0
+        self._writing = False
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._writing)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._readers -= 1
+                if not self._readers:
+                    self._condition.notify_all()
+
+    @contextmanager
+    def writing(self) -> Iterator[None]:
+        with self._condition:
+            self._condition.wait_for(lambda: not self._writing and not self._readers)
+            self._writing = True
+        try:
+            yield
+        finally:
+            with self._condition:
+                self._writing = False
+                self._condition.notify_all()
+
+
+class MemoryIndex:
+    """The in-memory record and link indexes of one store, and the change sequence they reflect."""
+
+    def __init__(self, dim: int, snapshot_path: str | os.PathLike | None = None) -> None:
+        self.dim = dim
+        self.snapshot_path = None if snapshot_path is None else Path(snapshot_path)
+        self.records: SearchCache | None = None
+        self.links: LinkIndex | None = None
+        self.seq = -1
+        self.store_id: str | None = None
+        self._lock = ReadWriteLock()
+        self._applied_since_save = 0
+
+    @contextmanager
+    def reading(self, source: ChangeSource, *, links: bool = False) -> Iterator[MemoryIndex]:
+        """The index caught up with `source`, held for reading (other searches may read too)."""
+        if self._behind(source, links):
+            with self._lock.writing():
+                self._catch_up(source, links)
+        with self._lock.reading():
+            yield self
+
+    def _behind(self, source: ChangeSource, links: bool) -> bool:
+        if self.records is None or (links and self.links is None):
+            return True
+        return bool(source.changes_since(self.seq))
+
+    # --- catching up ------------------------------------------------------------------------
+
+    def _catch_up(self, source: ChangeSource, links: bool) -> None:
+        state = source.log_state()
+        stale = self.records is None or state.store_id != self.store_id or self.seq < state.trimmed_to
+        if stale or state.last_seq < self.seq:  # (a log that went backwards: the file was replaced)
+            self._load(source, state)
+        else:
+            self._apply(source, source.changes_since(self.seq))
+        if links and self.links is None:
+            self.links = LinkIndex(source.link_rows(None))
+
+    def _load(self, source: ChangeSource, state: LogState) -> None:
+        """Everything from scratch, or from the snapshot plus the log after it."""
+        self.links = None
+        records = self._read_snapshot(state)
+        if records is not None:
+            self.records, self.store_id, self.seq = records
+            self._apply(source, source.changes_since(self.seq))
+            return
+        # The sequence is read before the rows: changes between the two are applied again, harmlessly.
+        cache = SearchCache(self.dim)
+        cache.load(source.record_rows(None))
+        self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
+        self._save()
+
+    def _apply(self, source: ChangeSource, changes: list[tuple[int, str, int]]) -> None:
+        """Bring the changed records and links in line with their current rows (absent: deleted)."""
+        if not changes:
+            return
+        record_keys = sorted({key for _, entity, key in changes if entity == "record"})
+        link_keys = sorted({key for _, entity, key in changes if entity == "link"})
+        if record_keys:
+            self.records.refresh(record_keys, source.record_rows(record_keys))
+        if link_keys and self.links is not None:
+            for position in link_keys:
+                self.links.remove(position)
+            for row in source.link_rows(link_keys):
+                self.links.add(row)
+        self.seq = changes[-1][0]
+        self._applied_since_save += len(changes)
+        if self._applied_since_save >= SAVE_EVERY:
+            self._save()
+
+    # --- the snapshot -----------------------------------------------------------------------
+
+    def _read_snapshot(self, state: LogState) -> tuple[SearchCache, str, int] | None:
+        path = self.snapshot_path
+        if path is None or not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as arrays:
+                header = arrays["header"].tolist()
+                store_id, seq, version = header[0], int(header[1]), int(header[2])
+                if version != SNAPSHOT_FORMAT or store_id != state.store_id:
+                    return None
+                if not state.trimmed_to <= seq <= state.last_seq:
+                    return None  # older than the log reaches, or newer than the store: rebuild
+                return SearchCache.from_arrays(self.dim, arrays), store_id, seq
+        except (OSError, ValueError, KeyError, IndexError) as error:
+            log.warning("ignoring the search index snapshot %s: %s", path, error)
+            return None
+
+    def save(self) -> None:
+        """Write the snapshot now (the store calls it on close) if changes were applied since."""
+        if self._applied_since_save:
+            with self._lock.reading():
+                self._save()
+
+    def _save(self) -> None:
+        path = self.snapshot_path
+        if path is None or self.records is None:
+            return
+        temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            with open(temporary, "wb") as file:
+                header = np.array([self.store_id, str(self.seq), str(SNAPSHOT_FORMAT)])
+                np.savez(file, header=header, **self.records.to_arrays())
+            os.replace(temporary, path)
+            self._applied_since_save = 0
+        except OSError as error:  # a read-only directory costs cold starts, nothing else
+            log.warning("could not save the search index snapshot %s: %s", path, error)
+            temporary.unlink(missing_ok=True)
