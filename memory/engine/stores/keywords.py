@@ -107,6 +107,13 @@ class Postings:
         terms, self.rows, self.counts = terms[order], rows[order], counts[order]
         self.starts = np.searchsorted(terms, np.arange(int(terms.max(initial=-1)) + 2))
 
+    @classmethod
+    def from_arrays(cls, rows: np.ndarray, counts: np.ndarray, starts: np.ndarray) -> Postings:
+        """Postings saved as their three arrays (rows, counts, starts)."""
+        postings = cls.__new__(cls)
+        postings.rows, postings.counts, postings.starts = rows, counts, starts
+        return postings
+
     def rows_of(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         if term + 1 >= len(self.starts):
             return self.rows[:0], self.counts[:0]

@@ -11,16 +11,19 @@ applies the entries above the last one it saw, re-reading just those rows, so an
 one-record write costs the next search one small query, not a reload. A log trimmed past what
 the index saw (a process asleep for a long time) makes it reload everything.
 
-For a fast cold start the record index is saved to `snapshot_path` (NumPy arrays, written to a
-temporary file and renamed), stamped with the store's id and change sequence; a new process
-loads it and catches up from the log, or rebuilds when the stamp no longer matches the store.
+For a fast cold start the record index is saved to `snapshot_path` (NumPy arrays, the vectors
+in a file of their own that a new process maps rather than reads), stamped with the store's id
+and change sequence; a new process loads it and catches up from the log, or rebuilds when the
+stamp no longer matches the store.
 """
 
 from __future__ import annotations
 
+import glob
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,7 +37,7 @@ from .search_cache import SearchCache
 
 log = logging.getLogger(__name__)
 
-SNAPSHOT_FORMAT = 1
+SNAPSHOT_FORMAT = 2
 SAVE_EVERY = 20_000
 """Re-save the snapshot once this many changes were applied since the last save."""
 
@@ -175,17 +178,22 @@ class MemoryIndex:
         if path is None or not path.exists():
             return None
         try:
-            with np.load(path, allow_pickle=False) as arrays:
-                header = arrays["header"].tolist()
-                store_id, seq, version = header[0], int(header[1]), int(header[2])
-                if version != SNAPSHOT_FORMAT or store_id != state.store_id:
-                    return None
-                if not state.trimmed_to <= seq <= state.last_seq:
-                    return None  # older than the log reaches, or newer than the store: rebuild
-                return SearchCache.from_arrays(self.dim, arrays), store_id, seq
+            with np.load(path, allow_pickle=False) as saved:
+                arrays = dict(saved)
+            store_id, seq, version, token = arrays.pop("header").tolist()
+            if int(version) != SNAPSHOT_FORMAT or store_id != state.store_id:
+                return None
+            if not state.trimmed_to <= int(seq) <= state.last_seq:
+                return None  # older than the log reaches, or newer than the store: rebuild
+            # The matrix is mapped, not read: pages load as searches touch them; writes stay private.
+            arrays["matrix"] = np.load(self._matrix_path(token), mmap_mode="c", allow_pickle=False)
+            return SearchCache.from_arrays(self.dim, arrays), store_id, int(seq)
         except (OSError, ValueError, KeyError, IndexError) as error:
             log.warning("ignoring the search index snapshot %s: %s", path, error)
             return None
+
+    def _matrix_path(self, token: str) -> Path:
+        return self.snapshot_path.with_name(f"{self.snapshot_path.name}.{token}.npy")
 
     def save(self) -> None:
         """Write the snapshot now (the store calls it on close) if changes were applied since."""
@@ -194,16 +202,27 @@ class MemoryIndex:
                 self._save()
 
     def _save(self) -> None:
+        """Write the vectors (a .npy file that loads as a memory map) and then the rest (.npz)
+        naming them; each file appears whole (written aside, then renamed), the old matrix goes."""
         path = self.snapshot_path
         if path is None or self.records is None:
             return
-        temporary = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        token = uuid.uuid4().hex
+        arrays = self.records.to_arrays()
+        matrix, temporary = self._matrix_path(token), path.with_name(f"{path.name}.{token}.tmp")
         try:
             with open(temporary, "wb") as file:
-                header = np.array([self.store_id, str(self.seq), str(SNAPSHOT_FORMAT)])
-                np.savez(file, header=header, **self.records.to_arrays())
+                np.save(file, arrays.pop("matrix"))
+            os.replace(temporary, matrix)
+            with open(temporary, "wb") as file:
+                np.savez(file, header=np.array([self.store_id, str(self.seq), str(SNAPSHOT_FORMAT), token]), **arrays)
             os.replace(temporary, path)
             self._applied_since_save = 0
         except OSError as error:  # a read-only directory costs cold starts, nothing else
             log.warning("could not save the search index snapshot %s: %s", path, error)
             temporary.unlink(missing_ok=True)
+            matrix.unlink(missing_ok=True)
+            return
+        for old in path.parent.glob(f"{glob.escape(path.name)}.*.npy"):
+            if old != matrix:  # another process still mapping it keeps its pages
+                old.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ whichever process wrote; `to_arrays`/`from_arrays` let it persist the cache for 
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -38,6 +39,14 @@ BM25_K1, BM25_B = 1.2, 0.75
 MAX_SEGMENTS = 16
 """Appends add postings segments; past this many (or when new rows outnumber indexed ones),
 the postings are rebuilt as one."""
+MAX_REWRITTEN_SHARE = 0.1
+"""Rows rewritten in place (updated or deleted) are scored from a small overlay of postings; past
+this share of the rows, the postings are rebuilt instead."""
+GATHER_SHARE = 0.3
+"""Below this share of the rows, a filtered vector search gathers the rows it keeps; above it,
+it scans the whole matrix and keeps their distances."""
+MAX_DEAD_SHARE = 0.2
+"""Deleted rows stay as tombstones (so no array is copied per delete) until they are this share."""
 _EMPTY_TERMS = (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32))
 
 
@@ -79,26 +88,49 @@ class _Segment:
 
 
 @dataclass
+class _Overlay:
+    """Postings of the rows rewritten since the segments were built; their segment postings are stale."""
+
+    rows: np.ndarray  # the overlay's row numbers → cache rows
+    stale: np.ndarray  # per cache row: its segment postings no longer count
+    text: Postings
+    dates: Postings
+
+    def current(self, rows: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keep = ~self.stale[rows]
+        return rows[keep], counts[keep]
+
+    def rows_of(self, postings: Postings, term: int) -> tuple[np.ndarray, np.ndarray]:
+        rows, counts = postings.rows_of(term)
+        return self.rows[rows], counts
+
+
+@dataclass
 class _KeywordIndex:
-    """BM25 postings (in segments) and length normalisation for the cached rows."""
+    """BM25 postings (in segments, plus an overlay) and length normalisation for the cached rows."""
 
     segments: list[_Segment]
+    overlay: _Overlay | None
     neighbours: np.ndarray  # (2 * CONTEXT_TURNS, rows): row index of each context turn, or -1
     normaliser: np.ndarray  # BM25's k1 * (1 - b + b * length / average length), per row
 
+    def _postings(self, field: str, term: int) -> tuple[np.ndarray, np.ndarray]:
+        found = [segment.rows_of(getattr(segment, field), term) for segment in self.segments]
+        if self.overlay is not None:
+            found = [self.overlay.current(rows, counts) for rows, counts in found]
+            found.append(self.overlay.rows_of(getattr(self.overlay, field), term))
+        return np.concatenate([rows for rows, _ in found]), np.concatenate([counts for _, counts in found])
+
     def term_frequencies(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         """The rows that hold `term` in either field, and its weighted frequency there."""
-        text = [segment.rows_of(segment.text, term) for segment in self.segments]
-        rows = np.concatenate([found for found, _ in text])
-        counts = np.concatenate([found for _, found in text])
+        rows, counts = self._postings("text", term)
         spread = [(rows, counts)]
         for turn in self.neighbours:
             targets = turn[rows]
             found = targets >= 0
             spread.append((targets[found], CONTEXT_WEIGHT * counts[found]))
-        for segment in self.segments:
-            date_rows, date_counts = segment.rows_of(segment.dates, term)
-            spread.append((date_rows, CONTEXT_WEIGHT * date_counts))
+        date_rows, date_counts = self._postings("dates", term)
+        spread.append((date_rows, CONTEXT_WEIGHT * date_counts))
         if all(len(extra) == 0 for extra, _ in spread[1:]):
             return rows, counts.astype(np.float64)
         matched, position = np.unique(np.concatenate([r for r, _ in spread]), return_inverse=True)
@@ -120,6 +152,8 @@ class SearchCache:
         self.is_message = np.empty(0, dtype=bool)
         self.seq = np.empty(0, dtype=np.int64)
         self.text_length = np.empty(0, dtype=np.float64)
+        self.live = np.empty(0, dtype=bool)  # False: a tombstone (deleted; kept until compaction)
+        self.dead = 0
         self.date_length = np.empty(0, dtype=np.float64)
         self.text_terms: list[tuple[np.ndarray, np.ndarray]] = []
         self.date_terms: list[tuple[np.ndarray, np.ndarray]] = []
@@ -130,8 +164,9 @@ class SearchCache:
         # Searches share the cache (index/ lets them read at once); the postings they build lazily
         # are built by one of them at a time.
         self._keywords_lock = threading.Lock()
-        # Postings are built per batch of appended rows; any other change rebuilds them all.
+        # Postings are built per batch of appended rows; rows rewritten below them go to an overlay.
         self._segments: list[_Segment] = []
+        self._rewritten: set[int] = set()
         # Memory ids and keys both ways, for graph search: links name memories by id.
         self.memory_keys: dict[str, int] = {}
         self.memory_ids: dict[int, str] = {}
@@ -149,6 +184,7 @@ class SearchCache:
         "seq",
         "text_length",
         "date_length",
+        "live",
     )
 
     def _arrays(self) -> list[np.ndarray]:
@@ -172,6 +208,7 @@ class SearchCache:
 
     def _write_row(self, index: int, row: Any) -> None:
         self.pks[index] = row["pk"]
+        self.live[index] = True
         if row["embedding"] is None:
             self.matrix[index], self.has_vector[index] = 0.0, False
         else:
@@ -196,7 +233,20 @@ class SearchCache:
             self.text_terms.append(terms)
             self.date_terms.append(date_terms)
         if index < self._indexed():
-            self._segments = []
+            self._rewritten.add(index)
+        self._keywords = None
+
+    def _bury(self, index: int) -> None:
+        """Make a row a tombstone: it matches no filter, no vector and no keyword."""
+        self.live[index], self.has_vector[index], self.valid[index], self.is_message[index] = False, False, False, False
+        self.text_terms[index], self.date_terms[index] = _EMPTY_TERMS, _EMPTY_TERMS
+        self.text_length[index] = self.date_length[index] = 0.0
+        memory_id = self.memory_ids.pop(int(self.pks[index]), None)
+        if memory_id is not None:
+            self.memory_keys.pop(memory_id, None)
+        if index < self._indexed():
+            self._rewritten.add(index)
+        self.dead += 1
         self._keywords = None
 
     def load(self, rows: Iterable[Any]) -> None:
@@ -204,7 +254,7 @@ class SearchCache:
         self.size = 0
         self.text_terms, self.date_terms = [], []
         self.memory_keys, self.memory_ids = {}, {}
-        self._keywords, self._segments = None, []
+        self._keywords, self._segments, self._rewritten, self.dead = None, [], set(), 0
         self.append(rows)
 
     def append(self, rows: Iterable[Any]) -> None:
@@ -219,21 +269,15 @@ class SearchCache:
         """Bring the rows with keys `pks` in line with `rows`, their current state (absent = gone)."""
         current = {row["pk"]: row for row in rows}
         keys = self.pks[: self.size]
-        drop = []
         for pk in set(pks):
             index = int(np.searchsorted(keys, pk))
             if index < self.size and keys[index] == pk:
                 if pk in current:
                     self._write_row(index, current.pop(pk))
-                else:
-                    drop.append(index)
-                    memory_id = self.memory_ids.pop(pk, None)
-                    if memory_id is not None:
-                        self.memory_keys.pop(memory_id, None)
-        if drop:
-            keep = np.ones(self.size, dtype=bool)
-            keep[drop] = False
-            self._select(np.flatnonzero(keep))
+                elif self.live[index]:
+                    self._bury(index)
+        if self.dead > max(1000, MAX_DEAD_SHARE * self.size):
+            self._select(np.flatnonzero(self.live[: self.size]))
         if current:
             newest = int(self.pks[self.size - 1]) if self.size else -1
             self.append(sorted(current.values(), key=lambda row: row["pk"]))
@@ -248,7 +292,8 @@ class SearchCache:
         self.text_terms = [self.text_terms[i] for i in indexes]
         self.date_terms = [self.date_terms[i] for i in indexes]
         self.size = count
-        self._keywords, self._segments = None, []
+        self.dead = int(count - self.live[:count].sum())
+        self._keywords, self._segments, self._rewritten = None, [], set()
 
     def memory_rows(self, memory_ids: list[str]) -> list[int | None]:
         """The cache rows of these memories (None for one that is not cached), in one pass."""
@@ -282,26 +327,38 @@ class SearchCache:
         for column, codes in self.scope_codes.items():
             arrays[f"scope_values_{column}"] = _strings(codes.codes)
         arrays["stems"] = _strings(self.vocabulary.ids)
+        with self._keywords_lock:  # the postings too, as one segment, so that no process rebuilds them
+            if len(self._segments) != 1 or self._rewritten or self._indexed() != n:
+                self._keywords, self._segments, self._rewritten = None, [], set()
+            segment = (self._keywords or self._build_keyword_index()).segments[0]
+        for name, postings in (("text", segment.text), ("date", segment.dates)):
+            for part in ("rows", "counts", "starts"):
+                arrays[f"{name}_postings_{part}"] = getattr(postings, part)
         arrays["memory_pks"] = np.fromiter(self.memory_ids, dtype=np.int64, count=len(self.memory_ids))
         arrays["memory_id_values"] = np.array(list(self.memory_ids.values()), dtype=object).astype(str)
         return arrays
 
     @classmethod
     def from_arrays(cls, dim: int, arrays: Any) -> SearchCache:
-        """The cache `to_arrays` saved (arrays: a mapping such as an open np.load)."""
+        """The cache `to_arrays` saved, taking over the arrays of the mapping (no copies)."""
         cache = cls(dim)
         for name in cls._COLUMNS:
-            setattr(cache, name, np.array(arrays[name]))
-        cache.scopes = {column: np.array(arrays[f"scope_{column}"]) for column in SCOPE_COLUMNS}
+            setattr(cache, name, arrays[name])
+        cache.scopes = {column: arrays[f"scope_{column}"] for column in SCOPE_COLUMNS}
         cache.size = len(cache.pks)
+        cache.dead = int(cache.size - cache.live.sum())
         if cache.matrix.shape[1:] != (dim,):
             raise ValueError(f"the saved index holds {cache.matrix.shape[1:]} vectors, not {dim}")
         for name in ("text", "date"):
             offsets, terms, counts = (arrays[f"{name}_{part}"] for part in ("offsets", "terms", "counts"))
-            bounds = offsets[1:-1]
-            setattr(cache, f"{name}_terms", list(zip(np.split(terms, bounds), np.split(counts, bounds), strict=True)))
-        if cache.size == 0:
-            cache.text_terms, cache.date_terms = [], []
+            rows = itertools.pairwise(offsets.tolist())
+            setattr(cache, f"{name}_terms", [(terms[start:end], counts[start:end]) for start, end in rows])
+        postings = {}
+        for name in ("text", "date"):
+            postings[name] = Postings.from_arrays(
+                *(arrays[f"{name}_postings_{part}"] for part in ("rows", "counts", "starts"))
+            )
+        cache._segments = [_Segment(0, cache.size, postings["text"], postings["date"])]
         cache.type_codes = _Codes(_codes_of(arrays["type_values"]))
         cache.scope_codes = {column: _Codes(_codes_of(arrays[f"scope_values_{column}"])) for column in SCOPE_COLUMNS}
         cache.vocabulary.ids = {stem: i for i, stem in enumerate(arrays["stems"].tolist())}
@@ -336,6 +393,8 @@ class SearchCache:
             narrow(np.zeros(n, dtype=bool) if code is None else self.scopes[column][:n] == code)
         if not include_invalid:
             narrow(self.valid[:n])
+        if self.dead:
+            narrow(self.live[:n])
         if np.isfinite(self.expires[:n]).any():
             narrow(self.expires[:n] > now)
         if allowed_pks is not None:
@@ -346,14 +405,17 @@ class SearchCache:
 
     def vector_top_k(self, query: np.ndarray, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
         """The k nearest embedded rows by cosine distance, as (pk, distance); ties go to the older row."""
-        vectors = self.has_vector[: self.size]
+        n = self.size
+        vectors = self.has_vector[:n]
         rows = None if mask is None and vectors.all() else np.flatnonzero(vectors if mask is None else mask & vectors)
-        matrix = self.matrix[: self.size] if rows is None else self.matrix[rows]
-        if len(matrix) == 0:
+        if rows is None:
+            return _top_k(self.pks[:n], 1.0 - self.matrix[:n] @ query, k)
+        if len(rows) == 0:
             return []
-        distances = 1.0 - matrix @ query
-        pks = self.pks[: self.size] if rows is None else self.pks[rows]
-        return _top_k(pks, distances, k)
+        if len(rows) < GATHER_SHARE * n:  # a narrow filter: gather its rows, then scan them
+            return _top_k(self.pks[rows], 1.0 - self.matrix[rows] @ query, k)
+        # A wide one: scanning every row costs less than copying most of the matrix.
+        return _top_k(self.pks[rows], (1.0 - self.matrix[:n] @ query)[rows], k)
 
     # --- keyword ranking --------------------------------------------------------------------
 
@@ -368,7 +430,7 @@ class SearchCache:
         for term in terms:
             rows, tf = index.term_frequencies(term)
             # FTS5's IDF, over every row whatever the filters, with its floor for very common terms.
-            idf = max(np.log((self.size - len(rows) + 0.5) / (len(rows) + 0.5)), 1e-6)
+            idf = max(np.log((self.size - self.dead - len(rows) + 0.5) / (len(rows) + 0.5)), 1e-6)
             if mask is not None:
                 keep = mask[rows]
                 rows, tf = rows[keep], tf[keep]
@@ -391,11 +453,19 @@ class SearchCache:
     def _build_keyword_index(self) -> _KeywordIndex:
         n = self.size
         indexed = self._indexed()
-        if len(self._segments) >= MAX_SEGMENTS or n - indexed > indexed:
-            indexed, self._segments = 0, []
+        rebuild = len(self._rewritten) > MAX_REWRITTEN_SHARE * n
+        if rebuild or len(self._segments) >= MAX_SEGMENTS or n - indexed > indexed:
+            indexed, self._segments, self._rewritten = 0, [], set()
         if indexed < n or not self._segments:
             text, dates = Postings(self.text_terms[indexed:n]), Postings(self.date_terms[indexed:n])
             self._segments.append(_Segment(indexed, n, text, dates))
+        overlay = None
+        if self._rewritten:
+            rows = np.array(sorted(self._rewritten), dtype=np.int64)
+            stale = np.zeros(n, dtype=bool)
+            stale[rows] = True
+            text = Postings([self.text_terms[i] for i in rows.tolist()])
+            overlay = _Overlay(rows, stale, text, Postings([self.date_terms[i] for i in rows.tolist()]))
         neighbours = self._context_turns()
         text_lengths = self.text_length[:n]
         context_lengths = self.date_length[:n].copy()
@@ -403,9 +473,9 @@ class SearchCache:
             found = turn >= 0
             context_lengths[found] += text_lengths[turn[found]]
         lengths = text_lengths + context_lengths
-        average = max(float(lengths.mean()), 1.0)
+        average = max(float(lengths.sum()) / max(n - self.dead, 1), 1.0)
         normaliser = BM25_K1 * (1 - BM25_B + BM25_B * lengths / average)
-        self._keywords = _KeywordIndex(list(self._segments), neighbours, normaliser)
+        self._keywords = _KeywordIndex(list(self._segments), overlay, neighbours, normaliser)
         return self._keywords
 
     def _context_turns(self) -> np.ndarray:

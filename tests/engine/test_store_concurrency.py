@@ -1,0 +1,215 @@
+"""Many threads and processes over one store: parallel reads, serialised atomic writes, an index
+kept in step by the change log, and a snapshot that makes a new process's first search fast."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory.engine import HashingEmbedder, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
+from memory.engine.stores import sql as sql_store
+from memory.engine.stores.index import search_cache
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(params=["sqlite", "sqlite-sql"])
+def backend(request) -> str:
+    """The embedded store with and without its index (Oracle's pool is checked offline)."""
+    return request.param
+
+
+def test_eight_threads_of_mixed_reads_and_writes_lose_nothing_and_invent_nothing(store_factory):
+    store = store_factory(name="shared")
+    added: set[str] = set()
+    deleted: set[str] = set()
+    seen: set[str] = set()
+    errors: list[BaseException] = []
+    guard = threading.Lock()
+    stop = time.monotonic() + 3.0
+
+    def writer(number: int) -> None:
+        rng = random.Random(number)
+        mine: list[str] = []
+        count = 0
+        while time.monotonic() < stop:
+            ids = [f"w{number}-{count + i}" for i in range(rng.randint(1, 5))]
+            count += len(ids)
+            store.add([f"note {record_id} about pizza" for record_id in ids], "memory", record_ids=ids, user_ids="u")
+            mine += ids
+            with guard:
+                added.update(ids)
+            if rng.random() < 0.3:
+                victim = mine.pop(rng.randrange(len(mine)))
+                assert store.delete("memory", victim) == 1
+                with guard:
+                    deleted.add(victim)
+            if rng.random() < 0.3 and mine:
+                assert store.update("memory", rng.choice(mine), text="pizza, updated") == 1
+
+    def reader(number: int) -> None:
+        while time.monotonic() < stop:
+            if number % 2:
+                found = [record.id for record, _ in store.search("pizza", 20, user_id="u", exact_user_match=True)]
+            else:
+                found = [record.id for record in store.list("memory", limit=50, user_id="u")]
+            with guard:
+                seen.update(found)
+
+    def run(target, number) -> None:
+        try:
+            target(number)
+        except BaseException as error:  # reported below, with the thread that raised it
+            errors.append(error)
+
+    threads = [threading.Thread(target=run, args=(writer if i < 4 else reader, i)) for i in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    assert added, "the writers wrote nothing"
+    stored = {record.id for record in store.list("memory", limit=None)}
+    assert stored == added - deleted  # no lost record, no phantom one
+    assert seen <= added  # readers only ever saw records that were written
+    fresh = store_factory(name="shared")  # what another process opening the file now sees
+    assert {record.id for record in fresh.list("memory", limit=None)} == stored
+    assert {r.id for r, _ in store.search("pizza", 1000)} == {r.id for r, _ in fresh.search("pizza", 1000)}
+
+
+def test_concurrent_searches_run_in_the_store_at_the_same_time(store_factory, monkeypatch):
+    store = store_factory(name="parallel", search_strategy=SearchStrategy.VECTOR)
+    store.add(["a", "b"], "memory", record_ids=["a", "b"])
+    store.search("a", 1)  # loads the index first
+    both_inside = threading.Barrier(2, timeout=10)
+    reads = store._records_by_pk
+
+    def read_when_both_are_inside(*args):
+        both_inside.wait()  # raises BrokenBarrierError unless the other search is inside too
+        return reads(*args)
+
+    monkeypatch.setattr(store, "_records_by_pk", read_when_both_are_inside)
+    results, errors = [], []
+
+    def search() -> None:
+        try:
+            results.append(store.search("a", 1)[0][0].id)
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=search) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not errors and results == ["a", "a"]
+
+
+@pytest.fixture
+def indexed(tmp_path):
+    """Open (and close) embedded stores with the index on one file; the first one creates it."""
+    made = []
+
+    def open_store(**options) -> SQLiteMemoryStore:
+        options.setdefault("schema_policy", SchemaPolicy.CREATE_IF_NECESSARY)
+        options.setdefault("search_strategy", SearchStrategy.KEYWORD)  # hits are exactly the matching records
+        store = SQLiteMemoryStore(str(tmp_path / "shared.sqlite3"), embedder=HashingEmbedder(32), **options)
+        made.append(store)
+        return store
+
+    yield open_store
+    for store in made:
+        store.close()
+
+
+def hits(store, query="pizza", k=50) -> list[str]:
+    return sorted(record.id for record, _ in store.search(query, k))
+
+
+def test_another_process_write_is_applied_to_the_index_without_a_reload(indexed, tmp_path):
+    store = indexed()
+    store.add(["pizza one", "pizza two"], "memory", record_ids=["one", "two"])
+    assert hits(store) == ["one", "two"]
+    cache, seq = store.index.records, store.index.seq
+    script = (
+        "import sys; from memory.engine import HashingEmbedder, SQLiteMemoryStore\n"
+        "store = SQLiteMemoryStore(sys.argv[1], embedder=HashingEmbedder(32), search_index=False)\n"
+        "store.add(['pizza three'], 'memory', record_ids=['three'])\n"
+        "store.update('memory', 'one', text='pasta only')\n"
+        "store.delete('memory', 'two')\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(tmp_path / "shared.sqlite3")], check=True, cwd=ROOT)
+    assert hits(store) == ["three"]
+    assert hits(store, "pasta") == ["one"]
+    assert store.index.records is cache and store.index.seq > seq  # caught up in place, not reloaded
+
+
+def test_a_change_log_trimmed_past_what_an_index_saw_makes_it_reload(indexed, monkeypatch):
+    monkeypatch.setattr(sql_store, "CHANGE_LOG_KEEP", 5)
+    reader, writer = indexed(), indexed(search_index=False)
+    reader.add(["pizza zero"], "memory", record_ids=["zero"])
+    assert hits(reader) == ["zero"]
+    cache = reader.index.records
+    for i in range(1, 12):
+        writer.add([f"pizza {i}"], "memory", record_ids=[f"m{i}"])
+    with writer._read() as cursor:
+        [row] = writer._fetch(f"SELECT count(*) AS n FROM {writer._changes}", None, cursor)
+    assert row["n"] <= 5  # the log stays bounded
+    assert hits(reader) == sorted(["zero", *(f"m{i}" for i in range(1, 12))])
+    assert reader.index.records is not cache  # it could not catch up, so it reloaded
+
+
+def test_a_new_process_starts_from_the_saved_snapshot_and_catches_up_after_it(indexed, tmp_path, monkeypatch):
+    first = indexed()
+    first.add(["pizza a", "pizza b"], "memory", record_ids=["a", "b"])
+    assert hits(first) == ["a", "b"]
+    first.close()  # saves the snapshot
+    assert Path(f"{tmp_path / 'shared.sqlite3'}.oam-index.npz").exists()
+    writer = indexed(search_index=False)
+    writer.add(["pizza c"], "memory", record_ids=["c"])
+    writer.delete("memory", "a")
+    full_loads = []
+    monkeypatch.setattr(
+        search_cache.SearchCache, "load", lambda self, rows: full_loads.append(1) or pytest.fail("full reload")
+    )
+    second = indexed()
+    assert hits(second) == ["b", "c"]
+    assert not full_loads
+
+
+@pytest.mark.parametrize("spoil", ["recreated store", "corrupt file"])
+def test_a_snapshot_that_does_not_match_the_store_is_ignored(indexed, tmp_path, spoil, caplog):
+    first = indexed()
+    first.add(["pizza old"], "memory", record_ids=["old"])
+    hits(first)
+    first.close()
+    snapshot = Path(f"{tmp_path / 'shared.sqlite3'}.oam-index.npz")
+    if spoil == "corrupt file":
+        snapshot.write_bytes(b"not a snapshot")
+        second = indexed()
+    else:
+        second = indexed(schema_policy=SchemaPolicy.RECREATE)
+        second.add(["pizza new"], "memory", record_ids=["new"])
+    assert hits(second) == (["old"] if spoil == "corrupt file" else ["new"])
+
+
+def test_the_index_and_sql_agree_on_vector_search(indexed):
+    with_index = indexed(search_strategy=SearchStrategy.VECTOR)
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((200, 32)).astype(np.float32)
+    ids = [f"r{i}" for i in range(200)]
+    with_index.add([f"text {i}" for i in range(200)], "memory", embeddings=vectors, record_ids=ids)
+    for i in range(0, 200, 3):
+        with_index.delete("memory", ids[i])
+    plain_sql = indexed(search_strategy=SearchStrategy.VECTOR, search_index=False)
+    for query in rng.standard_normal((10, 32)):
+        from_index = [(r.id, round(d, 5)) for r, d in with_index.search(query_vector=query, k=10)]
+        from_sql = [(r.id, round(d, 5)) for r, d in plain_sql.search(query_vector=query, k=10)]
+        assert from_index == from_sql
