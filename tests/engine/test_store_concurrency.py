@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.engine import HashingEmbedder, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
+from memory.engine import AgentMemory, HashingEmbedder, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
 from memory.engine.stores import sql as sql_store
 from memory.engine.stores.index import search_cache
 
@@ -213,3 +213,21 @@ def test_the_index_and_sql_agree_on_vector_search(indexed):
         from_index = [(r.id, round(d, 5)) for r, d in with_index.search(query_vector=query, k=10)]
         from_sql = [(r.id, round(d, 5)) for r, d in plain_sql.search(query_vector=query, k=10)]
         assert from_index == from_sql
+
+
+def test_plain_sql_keyword_search_uses_fts5_kept_in_step_from_the_change_log(indexed, monkeypatch):
+    monkeypatch.setattr(sql_store, "CHANGE_LOG_KEEP", 5)
+    searcher, writer = indexed(search_index=False), indexed(search_index=False)
+    writer.add(["pizza in Naples", "running shoes"], "memory", record_ids=["pizza", "shoes"])
+    assert hits(searcher) == ["pizza"]
+    assert hits(searcher, "runs") == ["shoes"]  # Porter stems, as the index's analyser does
+    writer.update("memory", "pizza", text="pasta in Rome")
+    writer.add(["more pizza"], "memory", record_ids=["more"])
+    assert hits(searcher) == ["more"] and hits(searcher, "rome") == ["pizza"]
+    for i in range(8):  # past what the log keeps: the text index is rebuilt whole
+        writer.add([f"pizza {i}"], "memory", record_ids=[f"p{i}"])
+    writer.delete("memory", "more")
+    assert hits(searcher) == sorted(f"p{i}" for i in range(8))
+    hybrid = indexed(search_index=False, search_strategy=SearchStrategy.HYBRID)
+    best = AgentMemory(hybrid).search("pizza", user_id=None, max_results=1)[0]
+    assert "keyword_rank" in best.scores and "vector_rank" in best.scores  # both rankings were fused

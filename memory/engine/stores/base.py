@@ -43,6 +43,7 @@ from ..types import (
     RecordRelation,
     RecordStatus,
     SearchStrategy,
+    ThreadRecord,
     TimeToLiveAnchor,
     UserProfileRecord,
     coerce_enum,
@@ -410,10 +411,13 @@ class AddPlan:
 
 
 class MemoryStore(ABC):
-    """Persistence and similarity search for records, threads and profiles.
+    """Persistence and similarity search for records, threads and profiles: the whole contract
+    the engine relies on, so a new backend knows what to implement.
 
-    Implementations: SQLiteMemoryStore (embedded, the default) and OracleDBMemoryStore.
-    The async entry points run the sync ones in a worker thread, so every backend gets them.
+    Implementation: SQLMemoryStore (stores/sql.py) with a dialect per database, as
+    SQLiteMemoryStore (embedded, the default) and OracleDBMemoryStore. `add` and `search` are
+    written here once (argument checks, broadcasting, embedding); a backend supplies `_insert`
+    and `_search`. The async entry points run the sync ones in a worker thread.
     """
 
     embedder: Embedder
@@ -572,35 +576,208 @@ class MemoryStore(ABC):
     ) -> list[tuple[Record, float]]:
         """Run a checked search."""
 
-    @abstractmethod
-    def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str: ...
+    # --- the rest of the contract: what the engine (client.py, thread.py, cards, extraction) calls
+    #
+    # Every method validates its arguments (ValueError; KeyError never), reads only live records
+    # (unexpired) unless it says otherwise, and writes atomically: a call that raises stored nothing.
 
     @abstractmethod
-    def add_agent(self, agent_id: str, information: str, metadata: dict | None = None) -> str: ...
+    def schema_sql(self) -> list[str]:
+        """The DDL of the managed schema, in creation order (shown by `oam_schema --print-sql`)."""
 
     @abstractmethod
-    def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None: ...
+    def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str:
+        """Store (or replace) a user's profile text, embedded for search; returns the user id."""
 
     @abstractmethod
-    def list(self, record_type: str | Sequence[str], limit: int | None = DEFAULT_LIST_LIMIT, **kwargs: Any) -> Page: ...
+    def add_agent(self, agent_id: str, information: str, metadata: dict | None = None) -> str:
+        """Store (or replace) an agent's profile text, embedded for search; returns the agent id."""
 
     @abstractmethod
-    def list_thread_messages(self, thread_id: str, last_n: int | None = None, **kwargs: Any) -> list: ...
+    def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None:
+        """One live record by type and id ("thread" gives a ThreadRecord), or None. Images carry
+        their bytes with `include_bytes`. Memory types share ids: ("fact", id) finds only a fact."""
 
     @abstractmethod
-    def update(self, record_type: str, record_id: str, **kwargs: Any) -> int: ...
+    def list(
+        self,
+        record_type: str | Sequence[str],
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        include_bytes: bool = False,
+        record_id: Any = NOT_SET,
+        *,
+        cursor: str | None = None,
+        include_expired: bool = False,
+    ) -> Page:
+        """Records of these types in insertion order, filtered exactly by scope (None matches
+        unscoped), id (one or a list) and metadata (`None`: records without metadata); a Page
+        whose `next_cursor` continues it, stable while records are added."""
 
     @abstractmethod
-    def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int: ...
+    def list_thread_messages(
+        self,
+        thread_id: str,
+        last_n: int | None = None,
+        range_start_seq_no: int | None = None,
+        range_end_seq_no: int | None = None,
+        include_bytes: bool = False,
+    ) -> list[MessageRecord]:
+        """A thread's live messages by sequence number; `last_n` keeps the newest n, the range is
+        [start, end)."""
 
     @abstractmethod
-    def delete_thread(self, thread_id: str) -> int: ...
+    def thread_message_window(self, thread_id: str, offset: int, limit: int | None) -> list[MessageRecord]:
+        """A slice of a thread's live messages by position (0 = oldest), for Thread.get_messages."""
 
     @abstractmethod
-    def purge_expired(self) -> int: ...
+    def count_thread_messages(self, thread_id: str) -> int:
+        """How many live messages a thread holds."""
 
     @abstractmethod
-    def close(self) -> None: ...
+    def update(
+        self,
+        record_type: str,
+        record_id: str,
+        text: Any = NOT_SET,
+        index_text: Any = NOT_SET,
+        embedding: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        content: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        ttl_days: Any = NOT_SET,
+        ttl_anchor: Any = NOT_SET,
+        status: Any = NOT_SET,
+        content_parts: Any = NOT_SET,
+        image: Any = NOT_SET,
+    ) -> int:
+        """Change one live record (§3.3.7: a changed payload is embedded again unless `embedding`
+        is given; None clears it); returns 1, or 0 when there is no such live record. A message's
+        new expiry passes to its images; the thread's activity time moves."""
+
+    @abstractmethod
+    def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int:
+        """Delete one record, expired or not, with what depends on it (a memory's links, a
+        message's images and their bytes); returns 0 or 1."""
+
+    @abstractmethod
+    def delete_thread(self, thread_id: str) -> int:
+        """Delete a thread and every record in it; returns the number of threads deleted (0 or 1)."""
+
+    @abstractmethod
+    def delete_user(self, user_id: str, cascade: bool = True) -> int:
+        """Delete a user's profile and, with `cascade`, their threads and records; returns rows deleted."""
+
+    @abstractmethod
+    def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
+        """Delete an agent's profile and, with `cascade`, its threads and records; returns rows deleted."""
+
+    @abstractmethod
+    def purge_expired(self) -> int:
+        """Delete every expired record (with its dependants); returns how many records went."""
+
+    @abstractmethod
+    def align_image_expiry(self, message_ids: Sequence[str]) -> None:
+        """Give the images of these messages their message's expiry: they live and go together."""
+
+    @abstractmethod
+    def save_thread(
+        self, thread_id: str, user_id: str | None, agent_id: str | None, metadata: Any, settings: dict
+    ) -> ThreadRecord:
+        """Create the thread unless it exists (a concurrent creator wins quietly); returns it as stored."""
+
+    @abstractmethod
+    def get_thread(self, thread_id: str) -> ThreadRecord | None:
+        """A thread with its live message count, summary and settings, or None."""
+
+    @abstractmethod
+    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
+        """Replace a thread's metadata and/or settings and mark activity; returns 1, or 0 for no thread."""
+
+    @abstractmethod
+    def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
+        """Store a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
+
+    @abstractmethod
+    def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
+        """Merge `state` into the thread's settings under `key` (extraction progress), leaving its
+        activity time alone; returns 1, or 0 for no thread."""
+
+    @abstractmethod
+    def list_threads(
+        self,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Threads, latest activity first, filtered exactly by owner and metadata; cursor-paged."""
+
+    @abstractmethod
+    def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
+        """Every user id that owns a profile, thread or record, by id, with its profile if any."""
+
+    @abstractmethod
+    def list_agents(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
+        """Every agent id that owns a profile, thread or record, by id, with its profile if any."""
+
+    @abstractmethod
+    def add_relations(self, relations: Sequence[Mapping[str, Any]], *, thread_id: Any = NOT_SET) -> list[str]:
+        """Link live memories (one link per pair, either direction; `thread_id`: both ends must be
+        that thread's); lifecycle links (D2) make their target invalid. Returns the relation ids."""
+
+    @abstractmethod
+    def get_relation(self, relation_id: str, *, thread_id: Any = NOT_SET) -> RecordRelation | None:
+        """One relation by id, or None (also when `thread_id` is given and it is not that thread's)."""
+
+    @abstractmethod
+    def update_relations(
+        self,
+        relation_id: str,
+        relation_type: Any = NOT_SET,
+        opposite_relation_type: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        metadata: Any = NOT_SET,
+        *,
+        thread_id: Any = NOT_SET,
+    ) -> int:
+        """Change a relation's labels, timestamp or metadata, recounting its target's lifecycle;
+        returns 1, or 0 when there is none."""
+
+    @abstractmethod
+    def delete_relations(
+        self,
+        relation_id: Any = NOT_SET,
+        source_record_id: Any = NOT_SET,
+        source_record_type: Any = NOT_SET,
+        target_record_id: Any = NOT_SET,
+        target_record_type: Any = NOT_SET,
+        relation_type: Any = NOT_SET,
+        *,
+        thread_id: Any = NOT_SET,
+    ) -> int:
+        """Delete one relation, by id alone or by its complete tuple in the stored direction; returns 0 or 1."""
+
+    @abstractmethod
+    def list_relations(
+        self,
+        record_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Relations in creation order: of one memory (either end) and/or of a scope; cursor-paged."""
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release connections (and save what an in-memory index keeps for the next start)."""
 
     async def add_async(self, *args: Any, **kwargs: Any) -> list[str]:
         return await asyncio.to_thread(self.add, *args, **kwargs)

@@ -164,6 +164,11 @@ class SQLDialect(ABC):
     def text_index_sql(self) -> str | None:
         """A query counting (column n) the keyword index named by :name; None if keywords are unsupported."""
 
+    def text_index_refresh(self, text_index: str, records: str, keys_bind: str | None) -> list[str]:
+        """Statements re-indexing the records whose pks a JSON array bind holds (None: all of
+        them), for a text index kept from the change log; none where the database keeps it."""
+        return []
+
     @abstractmethod
     def ids(self, bind: str, numeric: bool = False) -> str:
         """A subquery of the values of a JSON array bind."""
@@ -1518,6 +1523,8 @@ class SQLMemoryStore(MemoryStore):
         unit = None if vector is None else normalize_rows(vector[None, :])[0]
         depth = max(k, CANDIDATE_DEPTH)
         linked = bool(num_hops and max_linked_results)
+        if self.index is None and keywords is not None and strategy is not SearchStrategy.VECTOR:
+            self._refresh_text_index()  # before the search's snapshot, so that it sees the result
         with self._read() as cursor:
             if self.index is not None:
                 with self.index.reading(_IndexSource(self, cursor), links=linked) as index:
@@ -1644,6 +1651,44 @@ class SQLMemoryStore(MemoryStore):
             cursor,
         )
         return [(int(row["pk"]), float(row["distance"])) for row in rows]
+
+    def _refresh_text_index(self) -> None:
+        """Bring a text index kept from the change log (SQLite's FTS5) up to the log.
+
+        Its progress is a meta row; the records changed since are re-indexed in one write (a log
+        trimmed past the progress re-indexes everything). A look first keeps searches that find
+        it current from taking the write lock.
+        """
+        if not self.dialect.text_index_refresh(self._text_index_name, self._records, None):
+            return  # the database keeps its text index itself (Oracle Text)
+        with self._read() as cursor:
+            if self._text_index_seq(cursor) >= _IndexSource(self, cursor).log_state().last_seq:
+                return
+        with self._write() as writer:
+            synced = self._text_index_seq(writer)
+            state = _IndexSource(self, writer).log_state()
+            if synced < state.trimmed_to:
+                for statement in self.dialect.text_index_refresh(self._text_index_name, self._records, None):
+                    writer.execute(statement)
+            elif synced < state.last_seq:
+                rows = self._fetch(
+                    f"SELECT DISTINCT entity_key FROM {self._changes} WHERE entity = 'record' AND seq > :seq",
+                    {"seq": synced},
+                    writer,
+                )
+                keys = json.dumps([int(row["entity_key"]) for row in rows])
+                for statement in self.dialect.text_index_refresh(self._text_index_name, self._records, "keys"):
+                    writer.execute(statement, {"keys": keys})
+            writer.execute(
+                self.dialect.upsert(
+                    self._meta, ["meta_key"], {"meta_key": ":meta_key", "meta_value": ":meta_value"}, ["meta_value"]
+                ),
+                {"meta_key": "text_index_seq", "meta_value": str(state.last_seq)},
+            )
+
+    def _text_index_seq(self, cursor: Any) -> int:
+        rows = self._fetch(f"SELECT meta_value FROM {self._meta} WHERE meta_key = 'text_index_seq'", None, cursor)
+        return int(rows[0]["meta_value"]) if rows else -1
 
     def _keyword_top_k(
         self, cursor: Any, keywords: str, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
