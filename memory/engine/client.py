@@ -7,28 +7,30 @@ from typing import Any
 
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
 from .extraction import LlmMemoryWork
+from .records import (
+    MemoryLink,
+    add_image_record,
+    add_memory_record,
+    delete_image_record,
+    find_memory,
+    link_spec,
+    list_image_records,
+    update_image_record,
+    update_memory_record,
+)
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_record_types
 from .thread import (
     DELETE_BARRIER_SECONDS,
-    MemoryLink,
     Thread,
-    add_image_record,
-    add_memory_record,
     async_twin,
     autonomous_linking_from,
-    delete_image_record,
     extraction_config_from,
-    find_memory,
     link_memory,
-    link_spec,
-    list_image_records,
     llm_from,
     schedule_llm_work,
     search_config_from,
-    update_image_record,
-    update_memory_record,
 )
 from .types import (
     IMAGE_TYPE,

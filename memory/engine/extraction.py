@@ -2,7 +2,7 @@
 
 A thread with an LLM turns its messages into typed memories, links them to what it already
 knows, keeps a running summary with topics, and captions images that come without a
-description. Everything here runs after the raw data is stored; `ThreadLlmWork` decides what is
+description. Everything here runs after the raw data is stored; `LlmMemoryWork` decides what is
 due (under the thread's lock, so counting is exact) and hands a unit of work to the thread's
 runner, which runs it inline or in the background.
 
