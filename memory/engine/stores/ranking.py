@@ -15,7 +15,7 @@ KEYWORD_WEIGHT = 2.0
 Measured on the LoCoMo dev conversations with the default hashing embedder: K=60 with equal
 weights (the textbook setting) let the embedder's noise drown the keyword ranking (recall@10
 0.42); K=10 with the keyword ranking counted twice reached 0.75 together with the keyword
-context of search_cache.py. Neighbouring settings score within 0.01.
+context of index/search_cache.py. Neighbouring settings score within 0.01.
 """
 CANDIDATE_DEPTH = 100
 """How deep each ranking is read before fusion; results up to this k do not depend on k."""

@@ -1009,7 +1009,7 @@ class SQLMemoryStore(MemoryStore):
         check_link_end_found(name, record_id, record_type, rows[0] if rows else None, thread_id)
 
     def add_relations(self, relations: Sequence[Mapping[str, Any]], *, thread_id: Any = NOT_SET) -> list[str]:
-        """Link memories; returns the relation ids. The same rules as SQLiteMemoryStore.add_relations."""
+        """Link memories; returns the relation ids (the rules: MemoryStore.add_relations)."""
         if isinstance(relations, Mapping) or not isinstance(relations, Sequence):
             raise ValueError("relations must be a list of mappings")
         now = self.dialect.db_time(utc_now())
@@ -1402,7 +1402,7 @@ class SQLMemoryStore(MemoryStore):
         cursor: str | None = None,
         include_expired: bool = False,
     ) -> Page:
-        """Records of one or more types in insertion order, with exact scope filters (see SQLiteMemoryStore.list)."""
+        """Records of one or more types in insertion order, with exact scope filters (MemoryStore.list)."""
         types = check_record_types(record_type)
         check_positive_int("limit", limit, allow_none=True)
         params: dict[str, Any] = {"types": _ids_json(types)}
