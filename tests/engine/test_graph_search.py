@@ -574,6 +574,17 @@ def test_a_linked_result_has_its_cosine_distance_to_the_query(store_factory):
     assert neighbour.distance == pytest.approx(by_id(results, "neighbour").distance, abs=1e-5)
 
 
+def test_a_linked_memory_without_a_vector_has_no_distance(store_factory):
+    """NaN on every backend (formatting shows no distance): an invented number would rank it."""
+    store = store_factory(search_strategy=SearchStrategy.VECTOR)
+    memory = AgentMemory(store)
+    add_notes(memory, "root")
+    store.add([""], "memory", record_ids=["empty"], user_ids="u1")  # nothing to embed: no vector
+    connect(memory, "root", "empty")
+    [(_, empty)] = by_id(search_notes(memory, num_hops=1), "root").linked_results
+    assert empty.id == "empty" and math.isnan(empty.distance)
+
+
 def test_linked_results_are_full_search_results_of_the_linked_memory(memory):
     memory.add_memory("note about root", memory_id="root", user_id="u1")
     memory.add_memory(
