@@ -116,7 +116,7 @@ class OracleSchema:
             # The change log: ORDER keeps sequence numbers in the order writers (serialised) took them.
             f"""CREATE TABLE IF NOT EXISTS "{n["changes"]}" (
     seq NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) PRIMARY KEY,
-    entity VARCHAR2(10) NOT NULL, entity_key NUMBER(19) NOT NULL)""",
+    entity VARCHAR2(10) NOT NULL, first_key NUMBER(19) NOT NULL, last_key NUMBER(19) NOT NULL)""",
         ]
         if self.vector_index:
             # CREATE VECTOR INDEX has no IF NOT EXISTS in the SQL reference: an existing one is ORA-00955.

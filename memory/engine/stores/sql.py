@@ -97,7 +97,7 @@ from .base import (
     thread_changes,
     to_vector,
 )
-from .index import LogState, MemoryIndex
+from .index import LogState, MemoryIndex, changed_keys
 from .ranking import CANDIDATE_DEPTH, fuse_rankings
 
 log = logging.getLogger(__name__)
@@ -549,21 +549,35 @@ class SQLMemoryStore(MemoryStore):
 
     def _log(self, cursor: Any, entity: str, table: str, condition: str, params: Mapping[str, Any]) -> None:
         """Note in the change log, in the writer's transaction, the records (or links) matching
-        `condition`: rows of `table` r (records, by pk) or rel (relations, by pos)."""
+        `condition`: rows of `table` r (records, by pk) or rel (relations, by pos), one entry each."""
         key = "r.pk" if entity == "record" else "rel.pos"
         alias = "r" if entity == "record" else "rel"
         cursor.execute(
-            f"INSERT INTO {self._changes} (entity, entity_key) "
-            f"SELECT '{entity}', {key} FROM {table} {alias} WHERE {condition}",
+            f"INSERT INTO {self._changes} (entity, first_key, last_key) "
+            f"SELECT '{entity}', {key}, {key} FROM {table} {alias} WHERE {condition}",
+            dict(params),
+        )
+        self._trim_log(cursor)
+
+    def _log_inserted(self, cursor: Any, condition: str, params: Mapping[str, Any]) -> None:
+        """Note the records an insert wrote (matching `condition`) as one range of keys: writers
+        take keys one at a time, so a batch's keys are consecutive, and a reader skips any key of
+        the range that holds no row."""
+        cursor.execute(
+            f"INSERT INTO {self._changes} (entity, first_key, last_key) "
+            f"SELECT 'record', lo, hi FROM (SELECT MIN(r.pk) AS lo, MAX(r.pk) AS hi FROM {self._records} r "
+            f"WHERE {condition}) batch WHERE lo IS NOT NULL",
             dict(params),
         )
         self._trim_log(cursor)
 
     def _log_keys(self, cursor: Any, entity: str, keys: Iterable[int]) -> None:
         """Note records (pks) or links (positions) by key: for rows a write deletes."""
-        rows = [{"entity": entity, "entity_key": int(key)} for key in sorted(set(keys))]
+        rows = [{"entity": entity, "key": int(key)} for key in sorted(set(keys))]
         if rows:
-            cursor.executemany(f"INSERT INTO {self._changes} (entity, entity_key) VALUES (:entity, :entity_key)", rows)
+            cursor.executemany(
+                f"INSERT INTO {self._changes} (entity, first_key, last_key) VALUES (:entity, :key, :key)", rows
+            )
             self._trim_log(cursor)
 
     def _trim_log(self, cursor: Any) -> None:
@@ -633,10 +647,8 @@ class SQLMemoryStore(MemoryStore):
                         for row, (image, _) in zip(rows, checked, strict=True)
                     ],
                 )
-            self._log(
+            self._log_inserted(
                 cursor,
-                "record",
-                self._records,
                 f"r.kind = :kind AND {self._in('r.id', 'ids')}",
                 {"kind": kind_of(rows[0].record_type), "ids": _ids_json(row.id for row in rows)},
             )
@@ -1671,12 +1683,8 @@ class SQLMemoryStore(MemoryStore):
                 for statement in self.dialect.text_index_refresh(self._text_index_name, self._records, None):
                     writer.execute(statement)
             elif synced < state.last_seq:
-                rows = self._fetch(
-                    f"SELECT DISTINCT entity_key FROM {self._changes} WHERE entity = 'record' AND seq > :seq",
-                    {"seq": synced},
-                    writer,
-                )
-                keys = json.dumps([int(row["entity_key"]) for row in rows])
+                changes = _IndexSource(self, writer).changes_since(synced)
+                keys = json.dumps(sorted(changed_keys(changes, "record")))
                 for statement in self.dialect.text_index_refresh(self._text_index_name, self._records, "keys"):
                     writer.execute(statement, {"keys": keys})
             writer.execute(
@@ -1804,11 +1812,12 @@ class _IndexSource:
             trimmed_to=0 if first is None else int(first) - 1,
         )
 
-    def changes_since(self, seq: int) -> list[tuple[int, str, int]]:
+    def changes_since(self, seq: int) -> list[tuple[int, str, int, int]]:
         rows = self._fetch(
-            f"SELECT seq, entity, entity_key FROM {self._store._changes} WHERE seq > :seq ORDER BY seq", {"seq": seq}
+            f"SELECT seq, entity, first_key, last_key FROM {self._store._changes} WHERE seq > :seq ORDER BY seq",
+            {"seq": seq},
         )
-        return [(int(row["seq"]), row["entity"], int(row["entity_key"])) for row in rows]
+        return [(int(row["seq"]), row["entity"], int(row["first_key"]), int(row["last_key"])) for row in rows]
 
     def record_rows(self, pks: Sequence[int] | None) -> list[dict[str, Any]]:
         store, params = self._store, {}

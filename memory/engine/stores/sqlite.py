@@ -86,7 +86,7 @@ class SQLiteSchema:
             f'CREATE INDEX IF NOT EXISTS "{raw["relations"]}_TO" ON {rel} (target_id, created_at, id, source_id)',
             # No AUTOINCREMENT needed: trimming never removes the newest entry, so no seq is reused.
             f"""CREATE TABLE IF NOT EXISTS {n["changes"]} (
-    seq INTEGER PRIMARY KEY, entity TEXT NOT NULL, entity_key INTEGER NOT NULL)""",
+    seq INTEGER PRIMARY KEY, entity TEXT NOT NULL, first_key INTEGER NOT NULL, last_key INTEGER NOT NULL)""",
             # The keyword index: FTS5 over search_text. It is brought up to date from the change log
             # when a plain-SQL keyword search needs it (text_index_refresh), not by a trigger per row:
             # stores searching from their in-memory index (the default) never pay for it.

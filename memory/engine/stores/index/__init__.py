@@ -56,14 +56,24 @@ class ChangeSource(Protocol):
 
     def log_state(self) -> LogState: ...
 
-    def changes_since(self, seq: int) -> list[tuple[int, str, int]]:
-        """(seq, entity, key) of every change above `seq`, in order; entity is record or link."""
+    def changes_since(self, seq: int) -> list[tuple[int, str, int, int]]:
+        """(seq, entity, first key, last key) of every change above `seq`, in order; entity is
+        record or link, and the keys a range of pks or link positions."""
 
     def record_rows(self, pks: Sequence[int] | None) -> Iterable[Mapping[str, Any]]:
         """Rows (SearchCache's columns) of these records, or of all of them (None), by pk."""
 
     def link_rows(self, positions: Sequence[int] | None) -> Iterable[Sequence[Any]]:
         """LinkIndex rows of these links, or of all of them (None), by position."""
+
+
+def changed_keys(changes: Iterable[tuple[int, str, int, int]], entity: str) -> set[int]:
+    """The keys the change-log entries of one entity name (their ranges spelled out)."""
+    keys: set[int] = set()
+    for _, kind, first, last in changes:
+        if kind == entity:
+            keys.update(range(first, last + 1))
+    return keys
 
 
 class ReadWriteLock:
@@ -153,12 +163,12 @@ class MemoryIndex:
         self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
         self._save()
 
-    def _apply(self, source: ChangeSource, changes: list[tuple[int, str, int]]) -> None:
+    def _apply(self, source: ChangeSource, changes: list[tuple[int, str, int, int]]) -> None:
         """Bring the changed records and links in line with their current rows (absent: deleted)."""
         if not changes:
             return
-        record_keys = sorted({key for _, entity, key in changes if entity == "record"})
-        link_keys = sorted({key for _, entity, key in changes if entity == "link"})
+        record_keys = sorted(changed_keys(changes, "record"))
+        link_keys = sorted(changed_keys(changes, "link"))
         if record_keys:
             self.records.refresh(record_keys, source.record_rows(record_keys))
         if link_keys and self.links is not None:

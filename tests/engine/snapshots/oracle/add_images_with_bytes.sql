@@ -34,7 +34,7 @@ INSERT INTO "OAM_IMAGE_BYTES" (record_pk, bytes) VALUES (:record_pk, :bytes)
 -- binds[1]: {"record_pk": 12, "bytes": "<bytes[79]>"}
 
 -- [8] execute
-INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'record', r.pk FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) SELECT 'record', lo, hi FROM (SELECT MIN(r.pk) AS lo, MAX(r.pk) AS hi FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)) batch WHERE lo IS NOT NULL
 -- binds: {"kind": "image", "ids": "[\"img-1\", \"img-2\"]"}
 
 -- [9] execute

@@ -40,7 +40,7 @@ INSERT INTO "OAM_RELATIONS" (id, source_id, source_type, target_id, target_type,
 -- binds[1]: {"id": "<uuid>", "source_id": "m3", "source_type": "fact", "target_id": "m4", "target_type": "fact", "relation_type": "mentions", "opposite_type": "mentions", "metadata": null, "pair": "m3\u001fm4", "event_at": null, "created_at": "<timestamp>"}
 
 -- [9] execute
-INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'link', rel.pos FROM "OAM_RELATIONS" rel WHERE rel.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) SELECT 'link', rel.pos, rel.pos FROM "OAM_RELATIONS" rel WHERE rel.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"ids": "[\"rel-1\", \"<uuid>\"]"}
 
 -- [10] execute
@@ -52,7 +52,7 @@ UPDATE "OAM_RECORDS" SET lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS"
 -- binds: {"ids": "[\"m2\", \"m4\"]"}
 
 -- [12] execute
-INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'record', r.pk FROM "OAM_RECORDS" r WHERE r.kind = 'memory' AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) SELECT 'record', r.pk, r.pk FROM "OAM_RECORDS" r WHERE r.kind = 'memory' AND r.id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"ids": "[\"m2\", \"m4\"]"}
 
 -- [13] execute

@@ -10,7 +10,7 @@ MERGE INTO "OAM_RECORDS" t USING (SELECT :kind AS kind, :id AS id FROM dual) s O
 -- input sizes: embedding=DB_TYPE_VECTOR
 
 -- [3] execute
-INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'record', r.pk FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) SELECT 'record', r.pk, r.pk FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id
 -- binds: {"kind": "user_profile", "id": "u1"}
 
 -- [4] execute

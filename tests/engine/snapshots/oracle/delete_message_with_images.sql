@@ -24,9 +24,9 @@ DELETE FROM "OAM_RECORDS" WHERE pk IN (SELECT jt.v FROM JSON_TABLE(:pks, '$[*]' 
 -- binds: {"pks": "[4, 11]"}
 
 -- [6] executemany, 2 rows
-INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
--- binds[0]: {"entity": "record", "entity_key": 4}
--- binds[1]: {"entity": "record", "entity_key": 11}
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES (:entity, :key, :key)
+-- binds[0]: {"entity": "record", "key": 4}
+-- binds[1]: {"entity": "record", "key": 11}
 
 -- [7] execute
 DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep

@@ -14,8 +14,8 @@ DELETE FROM "OAM_RECORDS" WHERE pk IN (SELECT jt.v FROM JSON_TABLE(:pks, '$[*]' 
 -- binds: {"pks": "[9]"}
 
 -- [4] executemany, 1 rows
-INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
--- binds[0]: {"entity": "record", "entity_key": 9}
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES (:entity, :key, :key)
+-- binds[0]: {"entity": "record", "key": 9}
 
 -- [5] execute
 DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
@@ -31,8 +31,8 @@ DELETE FROM "OAM_RECORDS" WHERE pk IN (SELECT jt.v FROM JSON_TABLE(:pks, '$[*]' 
 -- binds: {"pks": "[9]"}
 
 -- [8] executemany, 1 rows
-INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
--- binds[0]: {"entity": "record", "entity_key": 9}
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES (:entity, :key, :key)
+-- binds[0]: {"entity": "record", "key": 9}
 
 -- [9] execute
 DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep

@@ -15,7 +15,7 @@ SELECT DISTINCT rel.target_id FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (S
 -- options: fetch_lobs=False
 
 -- [4] execute
-INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'link', rel.pos FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) OR rel.target_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) SELECT 'link', rel.pos, rel.pos FROM "OAM_RELATIONS" rel WHERE rel.source_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) OR rel.target_id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"ids": "[\"old\"]"}
 
 -- [5] execute
@@ -31,8 +31,8 @@ DELETE FROM "OAM_RECORDS" WHERE pk IN (SELECT jt.v FROM JSON_TABLE(:pks, '$[*]' 
 -- binds: {"pks": "[8]"}
 
 -- [8] executemany, 1 rows
-INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
--- binds[0]: {"entity": "record", "entity_key": 8}
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES (:entity, :key, :key)
+-- binds[0]: {"entity": "record", "key": 8}
 
 -- [9] execute
 DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep

@@ -77,7 +77,7 @@ CREATE INDEX IF NOT EXISTS "APP_OAM_RELATIONS_TO" ON "APP_OAM_RELATIONS" (target
 -- [18] execute
 CREATE TABLE IF NOT EXISTS "APP_OAM_CHANGES" (
     seq NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) PRIMARY KEY,
-    entity VARCHAR2(10) NOT NULL, entity_key NUMBER(19) NOT NULL)
+    entity VARCHAR2(10) NOT NULL, first_key NUMBER(19) NOT NULL, last_key NUMBER(19) NOT NULL)
 
 -- [19] execute
 MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)

@@ -18,8 +18,8 @@ UPDATE "OAM_RECORDS" SET mime_type = :mime_type WHERE pk = :pk
 -- binds: {"mime_type": "image/PNG", "pk": 7}
 
 -- [5] executemany, 1 rows
-INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
--- binds[0]: {"entity": "record", "entity_key": 7}
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES (:entity, :key, :key)
+-- binds[0]: {"entity": "record", "key": 7}
 
 -- [6] execute
 DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep

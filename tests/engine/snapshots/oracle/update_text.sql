@@ -15,8 +15,8 @@ UPDATE "OAM_RECORDS" SET content = :content, index_text = :index_text, index_tex
 -- input sizes: content=DB_TYPE_LONG, index_text=DB_TYPE_LONG, search_text=DB_TYPE_LONG, embedding=DB_TYPE_VECTOR
 
 -- [4] executemany, 1 rows
-INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
--- binds[0]: {"entity": "record", "entity_key": 7}
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES (:entity, :key, :key)
+-- binds[0]: {"entity": "record", "key": 7}
 
 -- [5] execute
 DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep

@@ -14,8 +14,8 @@ UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE pk = :pk
 -- binds: {"expires_at": "<timestamp>", "pk": 7}
 
 -- [4] executemany, 1 rows
-INSERT INTO "OAM_CHANGES" (entity, entity_key) VALUES (:entity, :entity_key)
--- binds[0]: {"entity": "record", "entity_key": 7}
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES (:entity, :key, :key)
+-- binds[0]: {"entity": "record", "key": 7}
 
 -- [5] execute
 DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
@@ -26,7 +26,7 @@ UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE kind = 'image' AND messa
 -- binds: {"expires_at": "<timestamp>", "id": "msg-1"}
 
 -- [7] execute
-INSERT INTO "OAM_CHANGES" (entity, entity_key) SELECT 'record', r.pk FROM "OAM_RECORDS" r WHERE r.kind = 'image' AND r.message_id = :id
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) SELECT 'record', r.pk, r.pk FROM "OAM_RECORDS" r WHERE r.kind = 'image' AND r.message_id = :id
 -- binds: {"id": "msg-1"}
 
 -- [8] execute
