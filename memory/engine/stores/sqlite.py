@@ -15,6 +15,7 @@ key, so ids and listing cursors stay valid.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -29,6 +30,7 @@ from .keywords import query_words
 from .sql import PREFIX_PATTERN, SQLDialect, SQLMemoryStore, table_names
 
 MMAP_BYTES = 1 << 30
+_BIND = re.compile(r"(?<![:\w]):(\w+)")
 LEGACY_TABLES = ("meta", "threads", "records", "relations", "images")
 _LEGACY_SUFFIXES = dict(
     zip(LEGACY_TABLES, ("oam_meta", "oam_threads", "oam_records", "oam_relations", "oam_image_bytes"), strict=True)
@@ -299,7 +301,14 @@ class _Cursor:
         self._cursor.execute(sql, parameters or {})
 
     def executemany(self, sql: str, parameters: Any, **options: Any) -> None:
-        self._cursor.executemany(sql, parameters)
+        """Named binds go as positional ones: sqlite3 binds a tuple in two thirds of the time of a
+        dict, which is a tenth of a batch insert (the SQL names binds only outside literals)."""
+        rows = list(parameters)
+        if not rows or not isinstance(rows[0], Mapping):
+            self._cursor.executemany(sql, rows)
+            return
+        names = _BIND.findall(sql)
+        self._cursor.executemany(_BIND.sub("?", sql), [tuple(row[name] for name in names) for row in rows])
 
     def setinputsizes(self, *args: Any, **sizes: Any) -> None:
         pass
