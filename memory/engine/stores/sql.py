@@ -596,10 +596,13 @@ class SQLMemoryStore(MemoryStore):
             if check_ids:
                 self._check_new_ids(cursor, rows)
             seq_numbers = self._touch_threads(cursor, rows, now)
+            # One record type per batch, and locals: this loop runs once per record.
+            kind, db_time, vector = kind_of(rows[0].record_type), self.dialect.db_time, self.dialect.vector
+            created_at = db_time(now)
             params = [
                 {
                     "id": row.id,
-                    "kind": kind_of(row.record_type),
+                    "kind": kind,
                     "record_type": row.record_type,
                     "content": row.content or None,
                     "index_text": row.index_text or None,
@@ -612,12 +615,12 @@ class SQLMemoryStore(MemoryStore):
                     "role": row.role or None,
                     "role_empty": int(row.role == ""),
                     "seq_no": seq_numbers[i],
-                    "event_at": self.dialect.db_time(row.timestamp),
-                    "created_at": self.dialect.db_time(now),
-                    "expires_at": self.dialect.db_time(expiries[i]),
+                    "event_at": db_time(row.timestamp),
+                    "created_at": created_at,
+                    "expires_at": db_time(expiries[i]),
                     "status": row.status,
                     "metadata": row.metadata,
-                    "embedding": self.dialect.vector(vectors[i]),
+                    "embedding": vector(vectors[i]),
                     "message_id": checked[i][1] if checked else None,
                     "mime_type": checked[i][0].mime_type.value if checked else None,
                 }

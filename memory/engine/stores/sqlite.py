@@ -19,6 +19,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -308,7 +309,8 @@ class _Cursor:
             self._cursor.executemany(sql, rows)
             return
         names = _BIND.findall(sql)
-        self._cursor.executemany(_BIND.sub("?", sql), [tuple(row[name] for name in names) for row in rows])
+        values = itemgetter(*names) if len(names) > 1 else lambda row: (row[names[0]],)
+        self._cursor.executemany(_BIND.sub("?", sql), [values(row) for row in rows])
 
     def setinputsizes(self, *args: Any, **sizes: Any) -> None:
         pass
