@@ -231,3 +231,53 @@ def test_plain_sql_keyword_search_uses_fts5_kept_in_step_from_the_change_log(ind
     hybrid = indexed(search_index=False, search_strategy=SearchStrategy.HYBRID)
     best = AgentMemory(hybrid).search("pizza", user_id=None, max_results=1)[0]
     assert "keyword_rank" in best.scores and "vector_rank" in best.scores  # both rankings were fused
+
+
+def test_a_store_recreated_by_another_process_is_noticed_by_the_next_search(indexed):
+    first = indexed()
+    first.add(["old apple one", "old apple two", "old apple three"], "memory", record_ids=["o1", "o2", "o3"])
+    assert hits(first, "apple") == ["o1", "o2", "o3"]
+    second = indexed(schema_policy=SchemaPolicy.RECREATE)  # a new store: its log starts again at 1
+    second.add(["new banana"], "memory", record_ids=["n1"])
+    assert hits(first, "apple") == [] and hits(first, "banana") == ["n1"]
+
+
+class _FrozenSource:
+    """A search's view of the store from before another search caught the index up."""
+
+    def __init__(self, source, state):
+        self._source, self._state = source, state
+
+    def log_state(self):
+        return self._state
+
+    def __getattr__(self, name):
+        return getattr(self._source, name)
+
+
+def test_a_search_on_an_older_snapshot_never_takes_the_index_back(indexed):
+    from memory.engine.stores.index import LogState
+    from memory.engine.stores.sql import _IndexSource
+
+    store = indexed(search_strategy=SearchStrategy.VECTOR)
+    store.add(["a", "b"], "memory", record_ids=["a", "b"])
+    store.add_relations(
+        [
+            {
+                "source_record_id": "a",
+                "source_record_type": "memory",
+                "target_record_id": "b",
+                "target_record_type": "memory",
+                "relation_type": "supports",
+            }
+        ]
+    )
+    store.search("a", 1, num_hops=1)  # records and links loaded, up to date
+    index = store.index
+    records, links, seq = index.records, index.links, index.seq
+    with store._read() as cursor:
+        source = _IndexSource(store, cursor)
+        now = source.log_state()
+        older = _FrozenSource(source, LogState(now.store_id, now.last_seq - 1, now.trimmed_to))
+        with index.reading(older) as caught_up:
+            assert caught_up.records is records and caught_up.links is links and caught_up.seq == seq

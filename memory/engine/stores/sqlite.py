@@ -407,7 +407,7 @@ class SQLiteMemoryStore(SQLMemoryStore):
     is served by a pool of connections (concurrent reads, serialised writes; several processes
     may open it); ":memory:" by one connection, one call at a time. `search_index` (default on)
     answers searches from the in-memory index; its snapshot goes to `search_index_path`
-    (default: beside the file, "<path>.oam-index.npz"; none for ":memory:").
+    (default: beside the file, "<path>.<prefix>oam-index.npz"; none for ":memory:").
     """
 
     def __init__(
@@ -428,8 +428,9 @@ class SQLiteMemoryStore(SQLMemoryStore):
         self.path = path
         in_memory = _in_memory(path)
         pool = SQLiteConnection(path) if in_memory else SQLitePool(path)
-        if search_index_path is None and not in_memory:
-            search_index_path = f"{path}.oam-index.npz"
+        if search_index_path is None and not in_memory:  # one per prefix: each holds other tables
+            prefix = table_name_prefix.lower() if isinstance(table_name_prefix, str) else ""
+            search_index_path = f"{path}.{prefix}oam-index.npz"
         try:
             super().__init__(
                 SQLiteDialect(),

@@ -23,6 +23,7 @@ import glob
 import logging
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -133,35 +134,41 @@ class MemoryIndex:
             yield self
 
     def _behind(self, source: ChangeSource, links: bool) -> bool:
+        """Whether the source's snapshot holds what the index has not seen: new entries, or a
+        different store (recreated or replaced: its new log may not even reach our sequence)."""
         if self.records is None or (links and self.links is None):
             return True
-        return bool(source.changes_since(self.seq))
+        state = source.log_state()
+        return state.store_id != self.store_id or state.last_seq > self.seq or self.seq < state.trimmed_to
 
     # --- catching up ------------------------------------------------------------------------
 
     def _catch_up(self, source: ChangeSource, links: bool) -> None:
         state = source.log_state()
-        stale = self.records is None or state.store_id != self.store_id or self.seq < state.trimmed_to
-        if stale or state.last_seq < self.seq:  # (a log that went backwards: the file was replaced)
+        if self.records is None or state.store_id != self.store_id or self.seq < state.trimmed_to:
             self._load(source, state)
-        else:
+        elif state.last_seq > self.seq:
             self._apply(source, source.changes_since(self.seq))
+        # else another search, on a later snapshot, caught the index up first: it never goes back.
         if links and self.links is None:
             self.links = LinkIndex(source.link_rows(None))
 
     def _load(self, source: ChangeSource, state: LogState) -> None:
-        """Everything from scratch, or from the snapshot plus the log after it."""
-        self.links = None
+        """Everything from scratch, or from the snapshot plus the log after it. Links loaded before
+        are loaded again: searches waiting to read may rely on them."""
+        had_links, self.links = self.links is not None, None
         records = self._read_snapshot(state)
         if records is not None:
             self.records, self.store_id, self.seq = records
             self._apply(source, source.changes_since(self.seq))
-            return
-        # The sequence is read before the rows: changes between the two are applied again, harmlessly.
-        cache = SearchCache(self.dim)
-        cache.load(source.record_rows(None))
-        self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
-        self._save()
+        else:
+            # The sequence is read before the rows: changes between the two are applied again, harmlessly.
+            cache = SearchCache(self.dim)
+            cache.load(source.record_rows(None))
+            self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
+            self._save()
+        if had_links:
+            self.links = LinkIndex(source.link_rows(None))
 
     def _apply(self, source: ChangeSource, changes: list[tuple[int, str, int, int]]) -> None:
         """Bring the changed records and links in line with their current rows (absent: deleted)."""
@@ -234,5 +241,10 @@ class MemoryIndex:
             matrix.unlink(missing_ok=True)
             return
         for old in path.parent.glob(f"{glob.escape(path.name)}.*.npy"):
-            if old != matrix:  # another process still mapping it keeps its pages
-                old.unlink(missing_ok=True)
+            # Older matrices go (a process still mapping one keeps its pages); one written in the
+            # last minute may be another process's save in progress, so it stays.
+            try:
+                if old != matrix and time.time() - old.stat().st_mtime > 60:
+                    old.unlink()
+            except OSError:
+                pass
