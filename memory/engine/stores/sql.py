@@ -455,16 +455,9 @@ class SQLMemoryStore(MemoryStore):
                     ("store_id", str(uuid.uuid4())),  # tells an index snapshot which store it belongs to
                 ):
                     self._merge_meta(cursor, key, str(value))
-                stored = self._fetch(
-                    f"SELECT meta_value FROM {self._meta} WHERE meta_key = 'schema_version'", None, cursor
-                )
-                if (
-                    stored and int(stored[0]["meta_value"]) < SCHEMA_VERSION
-                ):  # Oracle's version 1: the same, less the log
-                    cursor.execute(
-                        f"UPDATE {self._meta} SET meta_value = :version WHERE meta_key = 'schema_version'",
-                        {"version": str(SCHEMA_VERSION)},
-                    )
+                # Oracle's version 1 is this layout, less the change log that creation just added.
+                if int(self._meta_value(cursor, "schema_version") or SCHEMA_VERSION) < SCHEMA_VERSION:
+                    self._set_meta(cursor, "schema_version", str(SCHEMA_VERSION))
         self._check_schema()
 
     def _run_ddl(self, cursor: Any, statement: str) -> None:
@@ -494,6 +487,18 @@ class SQLMemoryStore(MemoryStore):
         except Exception as exc:
             if not self.dialect.is_unique_violation(exc):  # another process wrote it first: keep theirs
                 raise
+
+    def _meta_value(self, cursor: Any, key: str) -> str | None:
+        rows = self._fetch(f"SELECT meta_value FROM {self._meta} WHERE meta_key = :meta_key", {"meta_key": key}, cursor)
+        return rows[0]["meta_value"] if rows else None
+
+    def _set_meta(self, cursor: Any, key: str, value: str) -> None:
+        cursor.execute(
+            self.dialect.upsert(
+                self._meta, ["meta_key"], {"meta_key": ":meta_key", "meta_value": ":meta_value"}, ["meta_value"]
+            ),
+            {"meta_key": key, "meta_value": value},
+        )
 
     def _check_schema(self) -> None:
         with self._read() as cursor:
@@ -653,7 +658,7 @@ class SQLMemoryStore(MemoryStore):
             self._log_inserted(
                 cursor,
                 f"r.kind = :kind AND {self._in('r.id', 'ids')}",
-                {"kind": kind_of(rows[0].record_type), "ids": _ids_json(row.id for row in rows)},
+                {"kind": kind, "ids": _ids_json(row.id for row in rows)},
             )
         return [row.id for row in rows]
 
@@ -1680,26 +1685,19 @@ class SQLMemoryStore(MemoryStore):
             if self._text_index_seq(cursor) >= _IndexSource(self, cursor).log_state().last_seq:
                 return
         with self._write() as writer:
-            synced = self._text_index_seq(writer)
-            state = _IndexSource(self, writer).log_state()
+            synced, source = self._text_index_seq(writer), _IndexSource(self, writer)
+            state = source.log_state()
             if synced < state.trimmed_to:
                 for statement in self.dialect.text_index_refresh(self._text_index_name, self._records, None):
                     writer.execute(statement)
             elif synced < state.last_seq:
-                changes = _IndexSource(self, writer).changes_since(synced)
-                keys = json.dumps(sorted(changed_keys(changes, "record")))
+                keys = json.dumps(sorted(changed_keys(source.changes_since(synced), "record")))
                 for statement in self.dialect.text_index_refresh(self._text_index_name, self._records, "keys"):
                     writer.execute(statement, {"keys": keys})
-            writer.execute(
-                self.dialect.upsert(
-                    self._meta, ["meta_key"], {"meta_key": ":meta_key", "meta_value": ":meta_value"}, ["meta_value"]
-                ),
-                {"meta_key": "text_index_seq", "meta_value": str(state.last_seq)},
-            )
+            self._set_meta(writer, "text_index_seq", str(state.last_seq))
 
     def _text_index_seq(self, cursor: Any) -> int:
-        rows = self._fetch(f"SELECT meta_value FROM {self._meta} WHERE meta_key = 'text_index_seq'", None, cursor)
-        return int(rows[0]["meta_value"]) if rows else -1
+        return int(self._meta_value(cursor, "text_index_seq") or -1)
 
     def _keyword_top_k(
         self, cursor: Any, keywords: str, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
@@ -1806,11 +1804,10 @@ class _IndexSource:
 
     def log_state(self) -> LogState:
         store = self._store
-        ids = self._fetch(f"SELECT meta_value FROM {store._meta} WHERE meta_key = 'store_id'")
         [bounds] = self._fetch(f"SELECT MIN(seq) AS first_seq, MAX(seq) AS last_seq FROM {store._changes}")
         first, last = bounds["first_seq"], bounds["last_seq"]
         return LogState(
-            store_id=ids[0]["meta_value"] if ids else "",
+            store_id=store._meta_value(self._cursor, "store_id") or "",
             last_seq=0 if last is None else int(last),
             trimmed_to=0 if first is None else int(first) - 1,
         )

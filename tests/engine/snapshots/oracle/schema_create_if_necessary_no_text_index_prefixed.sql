@@ -96,7 +96,8 @@ MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON 
 -- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
 
 -- [23] execute
-SELECT meta_value FROM "APP_OAM_META" WHERE meta_key = 'schema_version'
+SELECT meta_value FROM "APP_OAM_META" WHERE meta_key = :meta_key
+-- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
 -- [24] execute

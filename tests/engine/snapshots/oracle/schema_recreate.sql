@@ -120,7 +120,8 @@ MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.m
 -- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
 
 -- [31] execute
-SELECT meta_value FROM "OAM_META" WHERE meta_key = 'schema_version'
+SELECT meta_value FROM "OAM_META" WHERE meta_key = :meta_key
+-- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
 -- [32] execute
