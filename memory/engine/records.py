@@ -88,8 +88,8 @@ def add_memory_record(
     """The write shared by Thread.add_memory and AgentMemory.add_memory.
 
     Omitted scope values come from `default_scope`, or from the linked memory when there is a
-    link. The link's target and type are checked before anything is written; if the link still
-    fails, the new memory is removed again, so the call stores both or neither.
+    link. The link's target and type are checked before anything is written; the memory and its
+    link are one transaction, so a link that still fails stores neither.
     """
     if not isinstance(content, str):
         raise ValueError(f"content must be a string, not {type(content).__name__}")
@@ -102,36 +102,33 @@ def add_memory_record(
         relation_labels(link.link_type)
         default_scope = {"user_id": target.user_id, "agent_id": target.agent_id, "thread_id": target.thread_id}
     resolved = {key: default_scope[key] if value is NOT_SET else value for key, value in scope.items()}
-    [new_memory] = store.add(
-        [content],
-        memory_type,
-        record_ids=NOT_SET if memory_id is NOT_SET else [memory_id],
-        thread_ids=resolved["thread_id"],
-        user_ids=resolved["user_id"],
-        agent_ids=resolved["agent_id"],
-        timestamps=None if timestamp is NOT_SET else timestamp,
-        metadata=None if metadata is NOT_SET else metadata,
-        statuses=NOT_SET if status is NOT_SET else [status],
-        ttl_days=ttl_days,
-        ttl_anchor=ttl_anchor,
-        **store_kwargs,
-    )
-    if link.wanted:
-        spec = link_spec(
-            new_memory,
+    with store.transaction():  # the memory and its link, or neither
+        [new_memory] = store.add(
+            [content],
             memory_type,
-            target.id,
-            target.record_type,
-            link.link_type,
-            relation_id=link.link_id,
-            timestamp=link.timestamp,
-            metadata=link.metadata,
+            record_ids=NOT_SET if memory_id is NOT_SET else [memory_id],
+            thread_ids=resolved["thread_id"],
+            user_ids=resolved["user_id"],
+            agent_ids=resolved["agent_id"],
+            timestamps=None if timestamp is NOT_SET else timestamp,
+            metadata=None if metadata is NOT_SET else metadata,
+            statuses=NOT_SET if status is NOT_SET else [status],
+            ttl_days=ttl_days,
+            ttl_anchor=ttl_anchor,
+            **store_kwargs,
         )
-        try:
+        if link.wanted:
+            spec = link_spec(
+                new_memory,
+                memory_type,
+                target.id,
+                target.record_type,
+                link.link_type,
+                relation_id=link.link_id,
+                timestamp=link.timestamp,
+                metadata=link.metadata,
+            )
             store.add_relations([spec], thread_id=link_thread_id)
-        except ValueError:
-            store.delete(memory_type, new_memory)
-            raise
     return new_memory
 
 

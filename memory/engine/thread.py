@@ -284,27 +284,23 @@ class Thread:
         # Every image is checked before anything is written.
         stored = [stored_content(m.content, self.image_input_limit_config) for m in parsed]
         self._check_free_image_ids(stored)
-        ids = self.store.add(
-            [content.text for content in stored],
-            MESSAGE_TYPE,
-            record_ids=[m.id if m.id is not None else new_id() for m in parsed],
-            thread_ids=self.thread_id,
-            user_ids=self.user_id,
-            agent_ids=self.agent_id,
-            roles=[m.role for m in parsed],
-            timestamps=[m.timestamp for m in parsed],
-            metadata=metadatas,
-            ttl_days=ttl_days,
-            ttl_anchor=ttl_anchor,
-            content_parts=[content.parts for content in stored],
-            **store_kwargs,
-        )
-        try:
+        with self.store.transaction():  # the messages and their images, or nothing
+            ids = self.store.add(
+                [content.text for content in stored],
+                MESSAGE_TYPE,
+                record_ids=[m.id if m.id is not None else new_id() for m in parsed],
+                thread_ids=self.thread_id,
+                user_ids=self.user_id,
+                agent_ids=self.agent_id,
+                roles=[m.role for m in parsed],
+                timestamps=[m.timestamp for m in parsed],
+                metadata=metadatas,
+                ttl_days=ttl_days,
+                ttl_anchor=ttl_anchor,
+                content_parts=[content.parts for content in stored],
+                **store_kwargs,
+            )
             uncaptioned = self._add_message_images(list(zip(ids, stored, strict=True)))
-        except ValueError:
-            for message_id in ids:  # the images failed late (e.g. a taken id): the call stores nothing
-                self.store.delete(MESSAGE_TYPE, message_id)
-            raise
         self._after_new_messages(uncaptioned)
         return ids
 
@@ -516,12 +512,14 @@ class Thread:
             new = stored_content(content_from(content, "content"), self.image_input_limit_config, frozenset(before))
             self._check_free_image_ids([new])
             changes.update(text=new.text, content_parts=new.parts)
-        if self.store.update(MESSAGE_TYPE, message_id, **changes) == 0:
-            raise KeyError(f"no message {message_id!r} in thread {self.thread_id!r}")
+        with self.store.transaction():  # the content and its images, or nothing
+            if self.store.update(MESSAGE_TYPE, message_id, **changes) == 0:
+                raise KeyError(f"no message {message_id!r} in thread {self.thread_id!r}")
+            if new is not None:
+                uncaptioned = self._add_message_images([(message_id, new)])
+                for image_id in before - set(new.image_ids):
+                    self.store.delete(IMAGE_TYPE, image_id)
         if new is not None:
-            uncaptioned = self._add_message_images([(message_id, new)])
-            for image_id in before - set(new.image_ids):
-                self.store.delete(IMAGE_TYPE, image_id)
             self._after_edit(message_id, uncaptioned)
         return message_id
 

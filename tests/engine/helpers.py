@@ -188,3 +188,13 @@ def fake_memory_llm() -> Iterator[FakeMemoryLlm]:
             yield fake
         finally:
             fake.release()
+
+
+def store_state(store) -> dict[str, list[tuple]]:
+    """Every row of every table the store manages, in key order: two equal states are the same
+    store, byte for byte (records, links, threads with their activity, meta and change log)."""
+    state = {}
+    for key, name in sorted(store.schema.names.items()):
+        rows = store._fetch(f'SELECT * FROM "{name}"')
+        state[key] = sorted((tuple(sorted(row.items())) for row in rows), key=repr)
+    return state

@@ -11,6 +11,7 @@ import base64
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -580,6 +581,18 @@ class MemoryStore(ABC):
     #
     # Every method validates its arguments (ValueError; KeyError never), reads only live records
     # (unexpired) unless it says otherwise, and writes atomically: a call that raises stored nothing.
+
+    @abstractmethod
+    def transaction(self) -> AbstractContextManager[None]:
+        """A block whose writes, from this thread, are one: all committed when it ends, none if
+        it raises. The engine's calls that write several times (a message with its images, a
+        memory with its link) run in one, so that a call which fails stores nothing, not even a
+        thread's activity time or sequence number.
+
+        Blocks nest (an inner one is part of the outer). A write inside that raises undoes only
+        itself. Other threads and processes see the block's writes when it commits; its own
+        reads and searches see them at once.
+        """
 
     @abstractmethod
     def schema_sql(self) -> list[str]:

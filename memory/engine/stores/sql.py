@@ -321,6 +321,7 @@ class SQLMemoryStore(MemoryStore):
         # A raw connection has no acquire(): single-session mode, one call at a time.
         self._single_session = not hasattr(pool, "acquire")
         self._session_lock = threading.RLock()
+        self._local = threading.local()  # .transaction: this thread's open transaction() block
         self.schema = dialect.schema(prefix, self.vector_dim, self.vector_index, self.keyword_index)
         self._names = self.schema.names
         q = {key: f'"{name}"' for key, name in self._names.items()}
@@ -361,7 +362,12 @@ class SQLMemoryStore(MemoryStore):
 
     @contextmanager
     def _session(self) -> Iterator[Any]:
-        """A connection for one store call: from the pool, or the single connection under its lock."""
+        """A connection for one store call: the open transaction's, one from the pool, or the
+        single connection under its lock."""
+        current = self._local.__dict__.get("transaction")
+        if current is not None:
+            yield current.connection
+            return
         if self._single_session:
             with self._session_lock:
                 yield self._pool
@@ -373,25 +379,68 @@ class SQLMemoryStore(MemoryStore):
             self._pool.release(connection)
 
     @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """See MemoryStore.transaction. The write lock is taken by the first write of the block,
+        so that embedding and checks before it keep other writers waiting no longer than needed."""
+        if self._local.__dict__.get("transaction") is not None:
+            yield  # a nested block is part of the enclosing one
+            return
+        with self._session() as connection:
+            current = _Transaction(connection, self.dialect.cursor(connection))
+            self._local.transaction = current
+            try:
+                yield
+                if current.begun:
+                    connection.commit()
+            except BaseException:
+                if current.begun:
+                    connection.rollback()
+                raise
+            finally:
+                self._local.transaction = None
+
+    @contextmanager
     def _write(self, *, schema: bool = False) -> Iterator[Any]:
         """A cursor in one transaction: committed when the block ends, rolled back on any error.
 
         Writers hold the store's write lock from the start (dialect.begin), one at a time; a
-        schema change takes no lock on the change log, which it may be creating.
+        schema change takes no lock on the change log, which it may be creating. Within
+        transaction() the write is part of the open transaction: a savepoint undoes just this
+        write when it fails, so a caller that catches the error keeps a consistent store.
         """
-        with self._session() as connection:
-            cursor = self.dialect.cursor(connection)
-            try:
-                self.dialect.begin(cursor, None if schema else self._changes)
-                yield cursor
-            except BaseException:
-                connection.rollback()
-                raise
-            connection.commit()
+        if self._local.__dict__.get("transaction") is None:
+            with self.transaction():
+                yield self._begin(schema)  # a failure rolls the whole transaction back
+            return
+        cursor = self._begin(schema)
+        current = self._local.transaction
+        savepoint = f"oam_write_{current.depth}"
+        cursor.execute(f"SAVEPOINT {savepoint}")
+        current.depth += 1
+        try:
+            yield cursor
+        except BaseException:
+            cursor.execute(f"ROLLBACK TO SAVEPOINT {savepoint}")
+            raise
+        finally:
+            current.depth -= 1
+
+    def _begin(self, schema: bool) -> Any:
+        """The open transaction's cursor, its write lock taken by the first write."""
+        current = self._local.transaction
+        if not current.begun:
+            self.dialect.begin(current.cursor, None if schema else self._changes)
+            current.begun = True
+        return current.cursor
 
     @contextmanager
     def _read(self) -> Iterator[Any]:
-        """A cursor on one consistent snapshot, for a call that reads with several statements."""
+        """A cursor on one consistent snapshot, for a call that reads with several statements;
+        within a transaction that has written, its own uncommitted view."""
+        current = self._local.__dict__.get("transaction")
+        if current is not None and current.begun:
+            yield current.cursor
+            return
         with self._session() as connection:
             cursor = self.dialect.cursor(connection)
             ended = self.dialect.begin_read(cursor)
@@ -400,6 +449,12 @@ class SQLMemoryStore(MemoryStore):
             finally:
                 if ended:
                     connection.rollback()
+
+    def _in_transaction(self) -> bool:
+        """Whether this thread's calls are inside a transaction() block that has written: its
+        changes are not committed yet, so the shared index must not learn them."""
+        current = self._local.__dict__.get("transaction")
+        return current is not None and current.begun
 
     def _fetch(self, sql: str, params: Mapping[str, Any] | None = None, cursor: Any = None) -> list[dict[str, Any]]:
         """Rows as dicts keyed by lower-case column name; LOBs arrive as str/bytes."""
@@ -1529,11 +1584,13 @@ class SQLMemoryStore(MemoryStore):
         if request.tree is not None:  # refuse keys a JSON path cannot name before anything is sent or embedded
             self.dialect.filter_compiler().compile(request.tree, "r.metadata")
         query, vector, strategy = request.query, request.vector, request.strategy
+        # Inside a transaction that has written, the index must not learn uncommitted changes.
+        memory_index = None if self._in_transaction() else self.index
         keywords = (
             self.dialect.keyword_query(query) if query is not None and strategy is not SearchStrategy.VECTOR else None
         )
         if (
-            self.index is None
+            memory_index is None
             and strategy is SearchStrategy.HYBRID
             and (keywords is None or not self._text_index_ready())
         ):
@@ -1543,11 +1600,11 @@ class SQLMemoryStore(MemoryStore):
         unit = None if vector is None else normalize_rows(vector[None, :])[0]
         depth = max(k, CANDIDATE_DEPTH)
         linked = bool(num_hops and max_linked_results)
-        if self.index is None and keywords is not None and strategy is not SearchStrategy.VECTOR:
+        if memory_index is None and keywords is not None and strategy is not SearchStrategy.VECTOR:
             self._refresh_text_index()  # before the search's snapshot, so that it sees the result
         with self._read() as cursor:
-            if self.index is not None:
-                with self.index.reading(_IndexSource(self, cursor), links=linked) as index:
+            if memory_index is not None:
+                with memory_index.reading(_IndexSource(self, cursor), links=linked) as index:
                     return self._search_index(
                         cursor,
                         index,
@@ -1791,6 +1848,16 @@ class SQLMemoryStore(MemoryStore):
             for row in rows
         }
         attach_trees(hits, trees, found, relations)
+
+
+class _Transaction:
+    """A thread's open transaction() block: its connection and cursor, whether it has begun to
+    write (taken the write lock) and how many writes are open inside it (savepoint names)."""
+
+    def __init__(self, connection: Any, cursor: Any) -> None:
+        self.connection, self.cursor = connection, cursor
+        self.begun = False
+        self.depth = 0
 
 
 class _IndexSource:
