@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
+from .limits import check_int_range
 from .search import CHARS_PER_TOKEN, SearchResult, apply_token_budgets, check_budget
 from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, Message
 
@@ -248,6 +249,7 @@ class _RelevantSearch:
 def _non_negative_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{name} must be a non-negative integer, not {value!r}")
+    check_int_range(name, value)
     return value
 
 

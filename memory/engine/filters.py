@@ -25,7 +25,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from .limits import MAX_FILTER_DEPTH, MAX_FILTER_TERMS, check_json_tree
+
 OPERATORS = ("$array_contains", "$array_contains_any", "$not")
+_GROUP = 64
+"""Conditions joined flat in one group; more are grouped in parentheses, so that a long filter
+compiles to a shallow expression (SQLite refuses expressions nested 1,000 deep)."""
 
 
 @dataclass(frozen=True)
@@ -130,7 +135,19 @@ def parse_filter(metadata_filter: Any) -> Contains | None:
         return None
     if not isinstance(metadata_filter, dict):
         raise ValueError(f"metadata_filter must be a dict or None, not {type(metadata_filter).__name__}")
+    check_json_tree(metadata_filter, "metadata_filter", MAX_FILTER_DEPTH, MAX_FILTER_TERMS)
     return _parse_object(metadata_filter, "$")
+
+
+def _joined(clauses: list[str], operator: str) -> str:
+    """`clauses` joined by AND or OR, in parenthesised groups of at most _GROUP when there are
+    more, so that the expression stays shallow however many there are."""
+    while len(clauses) > _GROUP:
+        clauses = [
+            "(" + f" {operator} ".join(clauses[start : start + _GROUP]) + ")"
+            for start in range(0, len(clauses), _GROUP)
+        ]
+    return f" {operator} ".join(clauses)
 
 
 class SQLiteFilterCompiler:
@@ -160,11 +177,11 @@ class SQLiteFilterCompiler:
     def _contains(self, node: Contains, document_sql: str) -> str:
         if not node.entries:
             return "1"
-        return " AND ".join(self._field(document_sql, key, expr) for key, expr in node.entries)
+        return _joined([self._field(document_sql, key, expr) for key, expr in node.entries], "AND")
 
     def _field(self, document_sql: str, key: str, expr: Any) -> str:
         if isinstance(expr, AllOf):
-            return "(" + " AND ".join(self._field(document_sql, key, e) for e in expr.exprs) + ")"
+            return "(" + _joined([self._field(document_sql, key, e) for e in expr.exprs], "AND") + ")"
         if isinstance(expr, Not):
             return f"NOT ({self._field(document_sql, key, expr.expr)})"
         j = self._alias()
@@ -183,13 +200,13 @@ class SQLiteFilterCompiler:
                 return f"{j}.type = 'array' AND {'0' if expr.any_of else '1'}"
             if expr.any_of:
                 e = self._alias()
-                matches = " OR ".join(f"({self._equals(e, v)})" for v in expr.values)
+                matches = _joined([f"({self._equals(e, v)})" for v in expr.values], "OR")
                 return f"{j}.type = 'array' AND EXISTS (SELECT 1 FROM json_each({j}.value) AS {e} WHERE {matches})"
             clauses = []
             for v in expr.values:
                 e = self._alias()
                 clauses.append(f"EXISTS (SELECT 1 FROM json_each({j}.value) AS {e} WHERE {self._equals(e, v)})")
-            return f"{j}.type = 'array' AND " + " AND ".join(clauses)
+            return f"{j}.type = 'array' AND " + _joined(clauses, "AND")
         raise TypeError(f"not a filter expression: {expr!r}")
 
     def _equals(self, j: str, value: Any) -> str:
@@ -220,7 +237,7 @@ class SQLiteFilterCompiler:
                 f"EXISTS (SELECT 1 FROM json_each({j}.value) AS {e} "
                 f"WHERE {e}.key = {self._bind(key)} AND {self._equals(e, child)})"
             )
-        return " AND ".join(clauses)
+        return _joined(clauses, "AND")
 
 
 _PATH_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)*$")
@@ -279,11 +296,11 @@ class OracleFilterCompiler:
     def _contains(self, node: Contains, document: str) -> str:
         if not node.entries:
             return "1 = 1"
-        return " AND ".join(self._field(self._member(document, key), expr) for key, expr in node.entries)
+        return _joined([self._field(self._member(document, key), expr) for key, expr in node.entries], "AND")
 
     def _field(self, value: str, expr: Any) -> str:
         if isinstance(expr, AllOf):
-            return "(" + " AND ".join(self._field(value, e) for e in expr.exprs) + ")"
+            return "(" + _joined([self._field(value, e) for e in expr.exprs], "AND") + ")"
         if isinstance(expr, Not):
             return f"(CASE WHEN {self._field(value, expr.expr)} THEN 0 ELSE 1 END = 1)"
         if isinstance(expr, Equals):
@@ -298,7 +315,7 @@ class OracleFilterCompiler:
                 f"WHERE JSON_EQUAL(jt.item, {self._json_bind(member)}))"
                 for member in expr.values
             ]
-            joined = " OR ".join(members) if expr.any_of else " AND ".join(members)
+            joined = _joined(members, "OR" if expr.any_of else "AND")
             return f"({self._is(value, '[')} AND ({joined}))"
         raise TypeError(f"not a filter expression: {expr!r}")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .limits import check_id_size
 from .types import NOT_SET
 
 DIMENSIONS = ("user_id", "agent_id", "thread_id")
@@ -48,8 +49,10 @@ class ScopeFilter:
 def check_scope_value(name: str, value: Any) -> None:
     if value is not NOT_SET and value is not None and not isinstance(value, str):
         raise ValueError(f"{name} must be a string or None, not {type(value).__name__}")
-    if isinstance(value, str) and not value:
-        raise ValueError(f"{name} must not be an empty string; pass None for 'unscoped'")
+    if isinstance(value, str):
+        if not value:
+            raise ValueError(f"{name} must not be an empty string; pass None for 'unscoped'")
+        check_id_size(name, value)
 
 
 def _check_flag(name: str, value: Any) -> None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .formatting import SearchResultFormatConfig, format_result
+from .limits import check_int_range
 from .scope import ScopeFilter
 from .types import NOT_SET, MemorySearchConfig, Record
 
@@ -88,6 +89,8 @@ def apply_token_budgets(results: list[SearchResult], token_budget: Any, soft_tok
 def check_budget(name: str, value: Any) -> None:
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise ValueError(f"{name} must be an integer or None, not {value!r}")
+    if value is not None:
+        check_int_range(name, value)
 
 
 def search_records(
@@ -110,6 +113,7 @@ def search_records(
         raise ValueError(f"query must be a string, not {type(query).__name__}")
     if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
         raise ValueError(f"max_results must be an integer >= 1, not {max_results!r}")
+    check_int_range("max_results", max_results)
     if metadata_filter is not None and not isinstance(metadata_filter, dict):
         raise ValueError(f"metadata_filter must be a dict or None, not {type(metadata_filter).__name__}")
     token_budget = search_config.token_budget if token_budget is NOT_SET else token_budget

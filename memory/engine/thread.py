@@ -25,6 +25,7 @@ from .extraction import (
     STATE_KEY,
     LlmMemoryWork,
 )
+from .limits import check_int_range
 from .llm import Llm
 from .messages import StoredContent, content_from, message_from_record, stored_content, to_message
 from .records import (
@@ -107,6 +108,7 @@ def _int_option(name: str, value: Any, *, positive: bool = False) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or (positive and value < 1):
         kind = "a positive integer" if positive else "an integer (<= 0 turns the limit off)"
         raise ValueError(f"{name} must be {kind}, not {value!r}")
+    check_int_range(name, value)
     return value
 
 
@@ -475,6 +477,8 @@ class Thread:
         for name, value in (("start", start), ("end", end)):
             if value is not NOT_SET and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValueError(f"{name} must be an integer or None, not {value!r}")
+            if isinstance(value, int):
+                check_int_range(name, value)
         if end is not NOT_SET and end is not None and end < -1:
             raise ValueError(f"end must be >= 0, or None/-1 for all messages, not {end}")
         total = self.store.count_thread_messages(self.thread_id)

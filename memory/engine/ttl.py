@@ -10,6 +10,7 @@ import warnings
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from .limits import check_int_range
 from .types import NOT_SET, MemoryRetentionConfig, TimeToLiveAnchor, coerce_enum
 
 FAR_FUTURE = "9999-12-31T23:59:59.999999+00:00"
@@ -35,7 +36,12 @@ def parse_timestamp(value: Any, name: str = "timestamp") -> datetime:
             raise ValueError(f"{name} must be an ISO-8601 timestamp, not {value!r}") from None
     else:
         raise ValueError(f"{name} must be an ISO-8601 string, not {type(value).__name__}")
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+    if not moment.tzinfo:
+        return moment.replace(tzinfo=UTC)
+    try:  # stored as UTC, which must still be a year from 1 to 9999
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{name} {value!s} is outside the years 1 to 9999 once converted to UTC") from None
 
 
 def normalize_timestamp(value: Any, name: str = "timestamp") -> str | None:
@@ -48,6 +54,7 @@ def check_ttl_days(ttl_days: Any) -> None:
         return
     if isinstance(ttl_days, bool) or not isinstance(ttl_days, int) or ttl_days < 1:
         raise ValueError(f"ttl_days must be a positive integer or None, not {ttl_days!r}")
+    check_int_range("ttl_days", ttl_days)
 
 
 def resolve_lifetime(ttl_days: Any, retention: MemoryRetentionConfig) -> int | None:

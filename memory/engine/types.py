@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
+from .limits import check_int_range
+
 MEMORY_TYPES = ("memory", "fact", "guideline", "preference")
 """The memory-like record types: the only ones that links connect and extraction writes."""
 
@@ -297,6 +299,7 @@ def _check_extraction_field(name: str, value: Any) -> Any:
     elif name.endswith(("_frequency", "_window", "_token_limit")):
         if isinstance(value, bool) or not isinstance(value, int):
             raise ValueError(f"{name} must be an integer, not {value!r}")
+        check_int_range(name, value)
         if name in ("memory_extraction_frequency", "memory_extraction_window") and value == 0:
             raise ValueError(f"{name} must be a positive number of messages or -1, not 0")
     elif name.endswith("_instructions"):

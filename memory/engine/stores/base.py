@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from datetime import datetime
 from types import MappingProxyType
 from typing import Any
 
@@ -22,6 +23,15 @@ from ..embedders import Embedder
 from ..filters import parse_filter
 from ..graph import check_label, relation_labels
 from ..images import CheckedImage
+from ..limits import (
+    MAX_INT,
+    MAX_JSON_CHARS,
+    MAX_JSON_DEPTH,
+    check_id_size,
+    check_int_range,
+    check_json_tree,
+    check_length,
+)
 from ..scope import SearchScope, check_scope_value, resolve_store_scope
 from ..ttl import check_ttl_days, expiry, normalize_timestamp, utc_now
 from ..types import (
@@ -87,6 +97,7 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> No
         return
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer{' or None' if allow_none else ''}, not {value!r}")
+    check_int_range(name, value)
 
 
 def check_hops(num_hops: Any, max_linked_results: Any) -> None:
@@ -94,6 +105,7 @@ def check_hops(num_hops: Any, max_linked_results: Any) -> None:
         raise ValueError(f"num_hops must be an integer from 0 to {MAX_HOPS}, not {num_hops!r}")
     if isinstance(max_linked_results, bool) or not isinstance(max_linked_results, int) or max_linked_results < 0:
         raise ValueError(f"max_linked_results must be a non-negative integer, not {max_linked_results!r}")
+    check_int_range("max_linked_results", max_linked_results)
 
 
 def dump_metadata(metadata: Any, name: str = "metadata") -> str | None:
@@ -101,10 +113,13 @@ def dump_metadata(metadata: Any, name: str = "metadata") -> str | None:
         return None
     if not isinstance(metadata, dict):
         raise ValueError(f"{name} must be a dict or None, not {type(metadata).__name__}")
+    check_json_tree(metadata, name, MAX_JSON_DEPTH)
     try:
-        return json.dumps(metadata, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as error:
         raise ValueError(f"{name} must be JSON-serialisable: {error}") from None
+    check_length(f"{name} as JSON", text, MAX_JSON_CHARS)
+    return text
 
 
 def _per_record(name: str, value: Any, count: int, *, scalar_types: tuple[type, ...]) -> list:
@@ -186,6 +201,13 @@ def _optional_str(value: Any, name: str) -> str | None:
     return value
 
 
+def _role_value(value: Any, name: str) -> str | None:
+    if value is not None:
+        _optional_str(value, name)
+        check_id_size(name, value)
+    return value
+
+
 def _scope_value(value: Any, name: str) -> str | None:
     check_scope_value(name, value)
     return value
@@ -225,6 +247,8 @@ def prepare_add(
     for record_id in ids:
         if record_id is not None and (not isinstance(record_id, str) or not record_id):
             raise ValueError(f"record ids must be non-empty strings, not {record_id!r}")
+        if record_id is not None:
+            check_id_size("record_ids", record_id)
     if all(given) and len(set(ids)) != count:
         raise ValueError("record_ids contains the same id twice")
     if not all(given):
@@ -233,15 +257,18 @@ def prepare_add(
         if not isinstance(index_texts, (list, tuple)) or len(index_texts) != count:
             raise ValueError(f"index_texts must be a list with one entry per content ({count})")
         index_texts = [_optional_str(t, f"index_texts[{i}]") for i, t in enumerate(index_texts)]
+        for i, text in enumerate(index_texts):
+            if text is not None:
+                check_length(f"index_texts[{i}]", text)
     else:
         index_texts = [None] * count
     thread_col = _column("thread_ids", thread_ids, count, _scope_value)
     user_col = _column("user_ids", user_ids, count, _scope_value)
     agent_col = _column("agent_ids", agent_ids, count, _scope_value)
-    role_col = _column("roles", roles, count, _optional_str)
+    role_col = _column("roles", roles, count, _role_value)
     if record_type != MESSAGE_TYPE:
         role_col = [None] * count
-    timestamp_col = _column("timestamps", timestamps, count, normalize_timestamp)
+    timestamp_col = _column("timestamps", timestamps, count, normalize_timestamp, scalar_types=(str, datetime))
     status_col = _column("statuses", statuses, count, _status_value)
     if content_parts is not NOT_SET and record_type != MESSAGE_TYPE:
         raise ValueError("content_parts are for message records only")
@@ -257,6 +284,7 @@ def prepare_add(
             content = fallback if isinstance(fallback, str) else ""
         elif not isinstance(content, str):
             raise ValueError(f"contents[{i}] must be a string or None, not {type(content).__name__}")
+        check_length(f"contents[{i}]", content)
         texts.append(content)
     return [
         NewRecord(*row)
@@ -338,6 +366,7 @@ def prepare_update(
     elif text is not NOT_SET:
         if not isinstance(text, str):
             raise ValueError(f"text must be a string or None, not {type(text).__name__}")
+        check_length("text", text)
         plan.content = text
     if text is not NOT_SET:
         plan.parts = dump_parts(None if content_parts is NOT_SET else content_parts)
@@ -347,6 +376,8 @@ def prepare_update(
     if index_text is not NOT_SET and text is not None:
         if index_text is not None and not isinstance(index_text, str):
             raise ValueError(f"index_text must be a string or None, not {type(index_text).__name__}")
+        if index_text is not None:
+            check_length("index_text", index_text)
         plan.index_text = index_text
     if embedding is not NOT_SET and text is not None:
         plan.embedding = embedding
@@ -377,9 +408,19 @@ def decode_cursor(cursor: Any, arity: int) -> list:
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         values = json.loads(base64.urlsafe_b64decode(padded.encode()))
-    except (TypeError, ValueError, AttributeError):
+    except (TypeError, ValueError, AttributeError, RecursionError):
         raise ValueError(f"invalid cursor: {cursor!r}") from None
-    if not isinstance(values, list) or len(values) != arity:
+    # A cursor holds the sort key of a row: text and 64-bit integers, which are bound as they are.
+    if (
+        not isinstance(values, list)
+        or len(values) != arity
+        or not all(
+            value is None
+            or isinstance(value, str)
+            or (isinstance(value, int) and not isinstance(value, bool) and -MAX_INT - 1 <= value <= MAX_INT)
+            for value in values
+        )
+    ):
         raise ValueError(f"invalid cursor: {cursor!r}")
     return values
 
@@ -899,6 +940,8 @@ def relation_values(relation: Mapping[str, Any], forward: str, opposite: str) ->
         relation_id = new_id()
     elif not isinstance(relation_id, str) or not relation_id:
         raise ValueError(f"relation ids must be non-empty strings, not {relation_id!r}")
+    else:
+        check_id_size("relation id", relation_id)
     return {
         "id": relation_id,
         "source_id": source,
@@ -1035,6 +1078,7 @@ def check_profile(record_type: str, owner_id: Any, information: Any) -> str:
         raise ValueError(f"{name} must be a string")
     if not isinstance(information, str):
         raise ValueError(f"information must be a string, not {type(information).__name__}")
+    check_length("information", information)
     return name
 
 
@@ -1093,6 +1137,7 @@ def seq_range_conditions(column: str, start: Any, end: Any, params: dict[str, An
         if value is not None:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ValueError(f"{name} must be an integer or None")
+            check_int_range(name, value)
             conditions.append(f"{column} {op} :{name}")
             params[name] = value
     return conditions

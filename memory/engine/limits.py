@@ -1,0 +1,76 @@
+"""The largest inputs the engine accepts (README: Limits), each refused with a ValueError naming it.
+
+Every limit sits below what the databases refuse or Python cannot handle (a deeper filter
+overflows SQLite's parser, an id over 512 bytes does not fit Oracle's column, deep JSON exhausts
+Python's stack), so that the caller learns the documented limit instead of a database error.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+MAX_ID_BYTES = 512
+"""Ids (record, link, thread, user, agent), roles and link labels, in UTF-8 bytes: Oracle's VARCHAR2(512)."""
+MAX_CONTENT_CHARS = 1_000_000
+"""Characters of one record's content, index text or description."""
+MAX_JSON_DEPTH = 32
+"""Levels of nesting of metadata and settings (the dict itself is level 1)."""
+MAX_JSON_CHARS = 1_000_000
+"""Characters of metadata or settings once written as JSON."""
+MAX_JSON_INT_DIGITS = 38
+"""Digits of an integer inside metadata or a filter: Oracle's NUMBER precision (2**64 fits; beyond
+38 digits neither Oracle's JSON nor SQLite's, which reads big integers as floats, keeps it)."""
+MAX_FILTER_DEPTH = 8
+"""Levels of nesting a metadata filter may have: the filter is level 1, and every object or list
+inside it (an operator's included) one more. SQLite's parser overflows on a filter a little deeper."""
+MAX_FILTER_TERMS = 1000
+"""Entries a metadata filter may hold in all: every key and every list item counts one."""
+MAX_INT = 2**63 - 1
+"""Integer arguments (limits, budgets, sequence numbers, days) are 64-bit, as the databases store them."""
+
+
+def check_json_tree(value: Any, name: str, max_depth: int, max_terms: int | None = None) -> None:
+    """Refuse a JSON-like value nested deeper than `max_depth`, with more than `max_terms` keys and
+    list items, or with an integer of more than MAX_JSON_INT_DIGITS digits. Iterative, so that no
+    nesting can exhaust Python's stack before the limit is reported."""
+    terms, pending = 0, [(value, 1)]
+    while pending:
+        item, depth = pending.pop()
+        if isinstance(item, int) and not isinstance(item, bool):
+            if abs(item) >= 10**MAX_JSON_INT_DIGITS:
+                raise ValueError(f"{name} holds an integer of more than {MAX_JSON_INT_DIGITS} digits")
+            continue
+        if not isinstance(item, (dict, list, tuple)):
+            continue
+        if depth > max_depth:
+            raise ValueError(f"{name} is nested more than {max_depth} levels deep")
+        children = item.values() if isinstance(item, dict) else item
+        terms += len(children)
+        if max_terms is not None and terms > max_terms:
+            raise ValueError(f"{name} holds more than {max_terms} keys and list items")
+        pending.extend((child, depth + 1) for child in children)
+
+
+def check_length(name: str, value: str, limit: int = MAX_CONTENT_CHARS) -> None:
+    """Refuse a text of more than `limit` characters."""
+    if len(value) > limit:
+        raise ValueError(f"{name} has {len(value):,} characters; the limit is {limit:,}")
+
+
+def check_id_size(name: str, value: str) -> None:
+    """Refuse an id (or label) of more than MAX_ID_BYTES bytes in UTF-8, or one Python cannot
+    encode (a lone surrogate)."""
+    if len(value) * 4 <= MAX_ID_BYTES:
+        return  # short enough in any encoding: the common case costs no encoding
+    try:
+        size = len(value.encode())
+    except UnicodeEncodeError:
+        raise ValueError(f"{name} is not valid Unicode text") from None
+    if size > MAX_ID_BYTES:
+        raise ValueError(f"{name} is {size} bytes in UTF-8; the limit is {MAX_ID_BYTES}")
+
+
+def check_int_range(name: str, value: int) -> None:
+    """Refuse an integer argument beyond 64 bits (the databases bind no wider integers)."""
+    if not -MAX_INT - 1 <= value <= MAX_INT:
+        raise ValueError(f"{name} must fit in 64 bits (at most {MAX_INT}), not {value}")

@@ -1,0 +1,167 @@
+"""The engine's documented input limits (memory/engine/limits.py, README "Limits").
+
+Each limit is accepted exactly at its value, on every backend and every path that compiles or
+stores the input, and refused one step beyond with a ValueError that names it, before anything
+is written. Inputs that Python or the databases cannot take (timestamps that leave the calendar
+once converted to UTC, integers beyond 64 bits, damaged cursors) are ValueErrors too.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memory.engine import limits
+
+from .helpers import store_state
+
+
+def nested(depth: int, leaf=1, key: str = "k") -> dict:
+    """A dict `depth` levels deep (the dict itself is level 1)."""
+    value = leaf
+    for _ in range(depth):
+        value = {key: value}
+    return value
+
+
+def searches(memory, metadata_filter):
+    """Every call that compiles a metadata filter: listing, search, graph search."""
+    memory.list_memories(user_id="u", metadata_filter=metadata_filter)
+    memory.search("pizza", user_id="u", metadata_filter=metadata_filter)
+    return memory.search("pizza", user_id="u", metadata_filter=metadata_filter, num_hops=2, max_linked_results=5)
+
+
+# --- metadata filters -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        pytest.param(lambda d: nested(d), id="objects"),
+        pytest.param(lambda d: {"a": json.loads("[" * (d - 1) + "1" + "]" * (d - 1))}, id="lists"),
+        pytest.param(lambda d: {"a": nested(d - 1, {"k": 1}, "$not")["$not"]}, id="negations"),
+    ],
+)
+def test_a_filter_as_deep_as_the_limit_compiles_everywhere_and_one_deeper_is_refused(memory, build):
+    deepest = build(limits.MAX_FILTER_DEPTH)
+    memory.add_memory("pizza", user_id="u", metadata={"a": 1})
+    searches(memory, deepest)
+    with pytest.raises(ValueError, match=f"more than {limits.MAX_FILTER_DEPTH} levels"):
+        searches(memory, {"wrap": deepest})
+
+
+def test_a_filter_with_the_most_terms_compiles_and_matches_exactly(memory):
+    """A thousand keys, or a list of almost a thousand items, is one shallow condition."""
+    keys = {f"k{i}": i for i in range(limits.MAX_FILTER_TERMS)}
+    wanted = memory.add_memory("pizza with every key", user_id="u", metadata=keys)
+    memory.add_memory("pizza missing the last key", user_id="u", metadata={**keys, "k999": -1})
+    assert [hit.record.id for hit in searches(memory, keys)] == [wanted]
+    items = list(range(limits.MAX_FILTER_TERMS - 2))  # the key and the operator count too
+    tagged = memory.add_memory("pizza tagged", user_id="u", metadata={"tags": [items[-1]]})
+    assert [hit.record.id for hit in searches(memory, {"tags": {"$array_contains_any": items}})] == [tagged]
+    with pytest.raises(ValueError, match=f"more than {limits.MAX_FILTER_TERMS} keys"):
+        searches(memory, {**keys, "one_more": 1})
+
+
+def test_filter_integers_beyond_38_digits_are_refused(memory):
+    with pytest.raises(ValueError, match="38 digits"):
+        searches(memory, {"n": 10**38})
+    searches(memory, {"n": 10**38 - 1})
+
+
+# --- stored values -----------------------------------------------------------------------------
+
+
+def test_metadata_beyond_its_limits_is_refused_and_nothing_is_stored(memory, thread, store):
+    memory.add_memory("deepest allowed", user_id="u", metadata=nested(limits.MAX_JSON_DEPTH))
+    before = store_state(store)
+    refused = [
+        (nested(limits.MAX_JSON_DEPTH + 1), "nested more than"),
+        (nested(10_000), "nested more than"),  # far beyond Python's recursion limit
+        ({"big": "x" * limits.MAX_JSON_CHARS}, "characters"),
+        ({"n": -(10**38)}, "38 digits"),
+    ]
+    for metadata, message in refused:
+        with pytest.raises(ValueError, match=message):
+            memory.add_memory("refused", user_id="u", metadata=metadata)
+        with pytest.raises(ValueError, match=message):
+            thread.add_messages([{"role": "user", "content": "refused", "metadata": metadata}])
+    assert store_state(store) == before
+
+
+def test_content_and_ids_at_their_limits_are_stored_and_beyond_refused(memory, thread, store):
+    longest = "é" * limits.MAX_CONTENT_CHARS
+    widest = "id-" + "x" * (limits.MAX_ID_BYTES - 3)
+    memory_id = memory.add_memory(longest, user_id=widest, memory_id=widest)
+    assert memory.get_memory(memory_id).content == longest
+    before = store_state(store)
+    too_wide = "é" * (limits.MAX_ID_BYTES // 2 + 1)  # two bytes each in UTF-8
+    for call, message in [
+        (lambda: memory.add_memory(longest + "x", user_id="u"), "contents"),
+        (lambda: memory.add_memory("x", user_id="u", memory_id=too_wide), "record_ids"),
+        (lambda: memory.add_memory("x", user_id=too_wide), "user_id"),
+        (lambda: memory.create_thread(thread_id=too_wide), "thread_id"),
+        (lambda: thread.add_messages([{"role": too_wide, "content": "x"}]), "roles"),
+        (lambda: memory.link_records(memory_id, "memory", memory_id, "memory", too_wide), "relation_type"),
+        (lambda: memory.update_memory(memory_id, content=longest + "x"), "text"),
+    ]:
+        with pytest.raises(ValueError, match=f"{message}.*(limit|bytes)"):
+            call()
+    assert store_state(store) == before
+
+
+# --- values Python or the database cannot take ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "moment",
+    [
+        datetime(9999, 12, 31, 23, tzinfo=timezone(timedelta(hours=-5))),
+        datetime(1, 1, 1, 1, tzinfo=timezone(timedelta(hours=5))),
+        "9999-12-31T23:00:00-05:00",
+    ],
+    ids=["after-9999", "before-year-1", "text"],
+)
+def test_a_timestamp_outside_the_calendar_in_utc_is_a_value_error(memory, thread, moment):
+    with pytest.raises(ValueError, match=r"timestamp.*years 1 to 9999"):
+        memory.add_memory("x", user_id="u", timestamp=moment)
+    with pytest.raises(ValueError, match="timestamp"):
+        thread.add_messages([{"role": "user", "content": "x", "timestamp": moment}])
+
+
+def test_integers_beyond_64_bits_are_value_errors_naming_the_argument(memory, thread):
+    huge = 2**64
+    calls = {
+        "limit": lambda: memory.list_memories(user_id="u", limit=huge),
+        "max_results": lambda: memory.search("x", user_id="u", max_results=huge),
+        "token_budget": lambda: memory.search("x", user_id="u", token_budget=huge),
+        "max_linked_results": lambda: memory.search("x", user_id="u", num_hops=1, max_linked_results=huge),
+        "ttl_days": lambda: memory.add_memory("x", user_id="u", ttl_days=huge),
+        "start": lambda: thread.get_messages(start=huge),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=name):
+            call()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[{"a": 1}, 1], ["2026-01-01", 2**64], [True, 1], []],
+    ids=["a-dict", "a-huge-integer", "a-flag", "empty"],
+)
+def test_a_forged_cursor_is_a_value_error(memory, values):
+    memory.add_memory("one", user_id="u")
+    cursor = base64.urlsafe_b64encode(json.dumps(values).encode()).decode()
+    with pytest.raises(ValueError, match="invalid cursor"):
+        memory.list_memories(user_id="u", cursor=cursor)
+    with pytest.raises(ValueError, match="invalid cursor"):
+        memory.list_threads(cursor=cursor)
+
+
+def test_a_deeply_nested_cursor_is_a_value_error(memory):
+    cursor = base64.urlsafe_b64encode(b"[" * 100_000).decode()
+    with pytest.raises(ValueError, match="invalid cursor"):
+        memory.list_memories(user_id="u", cursor=cursor)
