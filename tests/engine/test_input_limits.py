@@ -165,3 +165,20 @@ def test_a_deeply_nested_cursor_is_a_value_error(memory):
     cursor = base64.urlsafe_b64encode(b"[" * 100_000).decode()
     with pytest.raises(ValueError, match="invalid cursor"):
         memory.list_memories(user_id="u", cursor=cursor)
+
+
+def test_the_largest_64_bit_limit_lists_everything(memory):
+    memory.add_memory("one", user_id="u")
+    assert len(memory.list_memories(user_id="u", limit=limits.MAX_INT)) == 1
+    assert len(memory.list_users(limit=limits.MAX_INT)) == 1
+
+
+@pytest.mark.parametrize("thread_id", [{"id": "t1"}, ["t1"], 5, ""])
+def test_a_thread_id_of_the_wrong_type_is_refused_not_sent_to_the_database(memory, store, thread_id):
+    memory.create_thread(thread_id="t1", user_id="u")
+    with pytest.raises(ValueError, match="thread_id"):
+        memory.update_thread(thread_id, metadata={"a": 1})
+    with pytest.raises(ValueError, match="thread_id"):
+        store.get_thread(thread_id)
+    with pytest.raises(KeyError):  # the client reads it as a thread that does not exist
+        memory.get_thread(thread_id)

@@ -1082,6 +1082,12 @@ def check_profile(record_type: str, owner_id: Any, information: Any) -> str:
     return name
 
 
+def check_thread_id(thread_id: Any) -> None:
+    """A thread id given to a store method that reads or writes one thread."""
+    if not isinstance(thread_id, str) or not thread_id:
+        raise ValueError(f"thread_id must be a non-empty string, not {thread_id!r}")
+
+
 def check_link_end(name: str, record_id: Any, record_type: Any) -> None:
     """The arguments of one end of a new link, before the store looks the memory up."""
     check_record_type(record_type, MEMORY_TYPES)

@@ -41,6 +41,7 @@ from ..embedders import Embedder, HashingEmbedder
 from ..filters import parse_filter
 from ..graph import grow_trees, walk_nodes
 from ..images import CheckedImage
+from ..limits import MAX_INT
 from ..scope import check_scope_value
 from ..ttl import expiry, utc_now
 from ..types import (
@@ -80,6 +81,7 @@ from .base import (
     check_record_type,
     check_record_types,
     check_relation_selector,
+    check_thread_id,
     decode_cursor,
     dump_metadata,
     encode_cursor,
@@ -355,7 +357,7 @@ class SQLMemoryStore(MemoryStore):
         """A row limit of limit + 1 (the extra row tells whether a next page exists)."""
         if limit is None:
             return ""
-        params["fetch_limit"] = limit + 1
+        params["fetch_limit"] = min(limit + 1, MAX_INT)  # no table holds 2**63 rows
         return self.dialect.first_rows(":fetch_limit")
 
     # --- connections ------------------------------------------------------------------------
@@ -1298,12 +1300,14 @@ class SQLMemoryStore(MemoryStore):
         return self.get_thread(thread_id)
 
     def get_thread(self, thread_id: str) -> ThreadRecord | None:
+        check_thread_id(thread_id)
         rows = self._fetch(
             f"{self._thread_select()} WHERE t.id = :id", {"id": thread_id, "now": self.dialect.db_time(utc_now())}
         )
         return self._thread_record(rows[0]) if rows else None
 
     def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
+        check_thread_id(thread_id)
         changes = thread_changes(metadata, settings)
         assignments = ", ".join(f"{column} = :{column}" for column in changes)
         with self._write() as cursor:
@@ -1315,6 +1319,7 @@ class SQLMemoryStore(MemoryStore):
 
     def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
         """Persist a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
+        check_thread_id(thread_id)
         topics_json = summary_topics(summary, topics)
         with self._write() as cursor:
             self.dialect.declare(cursor, ["summary"])
@@ -1326,6 +1331,7 @@ class SQLMemoryStore(MemoryStore):
 
     def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
         """Merge `state` into the thread's settings under `key`, leaving its activity time alone."""
+        check_thread_id(thread_id)
         if not isinstance(state, dict):
             raise ValueError("state must be a dict")
         with self._write() as cursor:
