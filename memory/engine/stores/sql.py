@@ -156,15 +156,22 @@ class SQLDialect(ABC):
     def declare(self, cursor: Any, binds: Iterable[str]) -> None:
         """Declare the types of the record binds among `binds` that need it (large text, vectors)."""
 
-    def insert_rows(self, cursor: Any, table: str, values: Mapping[str, list], batch_size: int) -> None:
+    def insert_rows(
+        self, cursor: Any, table: str, values: Mapping[str, list], batch_size: int
+    ) -> tuple[int, int] | None:
         """Insert rows given column by column (`values`: one list per column, as many rows each),
-        `batch_size` rows per executemany, with named binds (a dict per row)."""
+        `batch_size` rows per executemany, with named binds (a dict per row).
+
+        Returns the (first, last) key of the new rows when the database tells it without a query,
+        else None: the caller then finds them by id.
+        """
         columns = list(values)
         sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(':' + column for column in columns)})"
         rows = [dict(zip(columns, row, strict=True)) for row in zip(*values.values(), strict=True)]
         self.declare(cursor, columns)
         for start in range(0, len(rows), batch_size):
             cursor.executemany(sql, rows[start : start + batch_size])
+        return None
 
     @abstractmethod
     def tables_sql(self, bind: str) -> str:
@@ -574,16 +581,23 @@ class SQLMemoryStore(MemoryStore):
         )
         self._trim_log(cursor)
 
-    def _log_inserted(self, cursor: Any, condition: str, params: Mapping[str, Any]) -> None:
-        """Note the records an insert wrote (matching `condition`) as one range of keys: writers
-        take keys one at a time, so a batch's keys are consecutive, and a reader skips any key of
-        the range that holds no row."""
-        cursor.execute(
-            f"INSERT INTO {self._changes} (entity, first_key, last_key) "
-            f"SELECT 'record', lo, hi FROM (SELECT MIN(r.pk) AS lo, MAX(r.pk) AS hi FROM {self._records} r "
-            f"WHERE {condition}) batch WHERE lo IS NOT NULL",
-            dict(params),
-        )
+    def _log_inserted(self, cursor: Any, kind: str, ids: list[str], keys: tuple[int, int] | None) -> None:
+        """Note the records an insert wrote (of `kind`, with these ids) as one range of keys:
+        writers take keys one at a time, so a batch's keys are consecutive, and a reader skips any
+        key of the range that holds no row. The range is `keys` (first, last) when the insert told
+        it, else the lowest and highest key of those records."""
+        if keys is None:
+            cursor.execute(
+                f"INSERT INTO {self._changes} (entity, first_key, last_key) "
+                f"SELECT 'record', lo, hi FROM (SELECT MIN(r.pk) AS lo, MAX(r.pk) AS hi FROM {self._records} r "
+                f"WHERE r.kind = :kind AND {self._in('r.id', 'ids')}) batch WHERE lo IS NOT NULL",
+                {"kind": kind, "ids": _ids_json(ids)},
+            )
+        else:
+            cursor.execute(
+                f"INSERT INTO {self._changes} (entity, first_key, last_key) VALUES ('record', :first_key, :last_key)",
+                {"first_key": keys[0], "last_key": keys[1]},
+            )
         self._trim_log(cursor)
 
     def _log_keys(self, cursor: Any, entity: str, keys: Iterable[int]) -> None:
@@ -610,7 +624,9 @@ class SQLMemoryStore(MemoryStore):
             if check_ids:
                 self._check_new_ids(cursor, rows)
             seq_numbers = self._touch_threads(cursor, rows, plan.now)
-            self.dialect.insert_rows(cursor, self._records, self._record_values(plan, seq_numbers), batch_size)
+            inserted = self.dialect.insert_rows(
+                cursor, self._records, self._record_values(plan, seq_numbers), batch_size
+            )
             if checked:
                 keys = {
                     row["id"]: row["pk"]
@@ -627,12 +643,9 @@ class SQLMemoryStore(MemoryStore):
                         for row, (image, _) in zip(rows, checked, strict=True)
                     ],
                 )
-            self._log_inserted(
-                cursor,
-                f"r.kind = :kind AND {self._in('r.id', 'ids')}",
-                {"kind": kind_of(rows[0].record_type), "ids": _ids_json(row.id for row in rows)},
-            )
-        return [row.id for row in rows]
+            ids = [row.id for row in rows]
+            self._log_inserted(cursor, kind_of(rows[0].record_type), ids, inserted)
+        return ids
 
     def _record_values(self, plan: AddPlan, seq_numbers: list[int | None]) -> dict[str, list]:
         """The new records' column values, one list per column: a comprehension per column runs
