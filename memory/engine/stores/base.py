@@ -511,10 +511,19 @@ class MemoryStore(ABC):
         if len(ttl_list) != count or len(anchor_list) != count:
             raise ValueError(f"ttl_days and ttl_anchor must be scalars or lists of {count} entries")
         now = utc_now()
-        expiries = [
-            expiry(ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention)
-            for i in range(count)
-        ]
+        if isinstance(ttl_days, (list, tuple)) or isinstance(ttl_anchor, (list, tuple)):
+            expiries = [
+                expiry(
+                    ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention
+                )
+                for i in range(count)
+            ]
+        else:  # batch-wide ttl arguments: an expiry then depends only on the event time, computed once each
+            by_time = {
+                timestamp: expiry(ttl_days, ttl_anchor, created_at=now, timestamp=timestamp, retention=self.retention)
+                for timestamp in dict.fromkeys(row.timestamp for row in rows)
+            }
+            expiries = [by_time[row.timestamp] for row in rows]
         if not rows:
             return []
         given_ids = record_ids is not NOT_SET and record_ids is not None
