@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 from typing import Any
 
+import numpy as np
+
 from .limits import check_int_range
 
 MEMORY_TYPES = ("memory", "fact", "guideline", "preference")
@@ -326,16 +328,23 @@ def new_id() -> str:
     return str(uuid.uuid4())
 
 
+_HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+_UUID_DIGITS = np.array([i for i in range(36) if i not in (8, 13, 18, 23)])
+"""Where a UUID string's 32 hex digits go; the dashes sit between bytes, so each byte's two
+digits are _UUID_DIGITS[2k] and [2k + 1]."""
+
+
 def new_ids(count: int) -> list[str]:
-    """`count` random (version 4) UUID strings, built in bulk: uuid4() per id is slow in batches."""
-    raw = bytearray(os.urandom(16 * count))
-    ids = []
-    for start in range(0, 16 * count, 16):
-        raw[start + 6] = (raw[start + 6] & 0x0F) | 0x40
-        raw[start + 8] = (raw[start + 8] & 0x3F) | 0x80
-        h = raw[start : start + 16].hex()
-        ids.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
-    return ids
+    """`count` random (version 4) UUID strings, built in bulk with NumPy: uuid4() per id, or
+    formatting each id in Python, is a tenth of an ingest batch's Python time."""
+    raw = np.frombuffer(os.urandom(16 * count), dtype=np.uint8).reshape(count, 16).copy()
+    raw[:, 6] = (raw[:, 6] & 0x0F) | 0x40  # version 4
+    raw[:, 8] = (raw[:, 8] & 0x3F) | 0x80  # RFC 4122 variant
+    text = np.full((count, 36), ord("-"), dtype=np.uint8)
+    text[:, _UUID_DIGITS[0::2]] = _HEX_DIGITS[raw >> 4]
+    text[:, _UUID_DIGITS[1::2]] = _HEX_DIGITS[raw & 0x0F]
+    joined = text.tobytes().decode("ascii")
+    return [joined[start : start + 36] for start in range(0, 36 * count, 36)]
 
 
 @dataclass(kw_only=True)

@@ -166,7 +166,10 @@ def to_vector(value: Any, dim: int, name: str = "embedding") -> np.ndarray:
 def normalize_rows(matrix: np.ndarray) -> np.ndarray:
     """Unit-length rows (zero rows stay zero), so cosine similarity is a dot product."""
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=norms > 0).astype(np.float32)
+    positive = norms > 0
+    if positive.all():  # no zero row: a plain division, in half the time of a masked one
+        return (matrix / norms).astype(np.float32, copy=False)
+    return np.divide(matrix, norms, out=np.zeros_like(matrix), where=positive).astype(np.float32, copy=False)
 
 
 @dataclass
@@ -188,11 +191,20 @@ class NewRecord:
 
 
 def _column(name: str, value: Any, count: int, check: Any, *, scalar_types: tuple[type, ...] = (str,)) -> list:
-    """One argument of `add` as a list of `count` checked values; a broadcast scalar is checked once."""
+    """One argument of `add` as a list of `count` checked values; a broadcast scalar is checked once.
+
+    A list is checked once per distinct value (a batch's user ids or timestamps repeat); when a
+    value is unhashable or fails its check, the list is checked entry by entry instead, so the
+    error names the first bad entry.
+    """
     values = _per_record(name, value, count, scalar_types=scalar_types)
     if value is NOT_SET or value is None or isinstance(value, scalar_types):
         return [check(values[0], name)] * count if count else []
-    return [check(v, f"{name}[{i}]") for i, v in enumerate(values)]
+    try:
+        checked = {v: check(v, name) for v in dict.fromkeys(values)}
+    except Exception:
+        return [check(v, f"{name}[{i}]") for i, v in enumerate(values)]
+    return [checked[v] for v in values]
 
 
 def _optional_str(value: Any, name: str) -> str | None:
@@ -541,10 +553,19 @@ class MemoryStore(ABC):
         if len(ttl_list) != count or len(anchor_list) != count:
             raise ValueError(f"ttl_days and ttl_anchor must be scalars or lists of {count} entries")
         now = utc_now()
-        expiries = [
-            expiry(ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention)
-            for i in range(count)
-        ]
+        if isinstance(ttl_days, (list, tuple)) or isinstance(ttl_anchor, (list, tuple)):
+            expiries = [
+                expiry(
+                    ttl_list[i], anchor_list[i], created_at=now, timestamp=rows[i].timestamp, retention=self.retention
+                )
+                for i in range(count)
+            ]
+        else:  # batch-wide ttl arguments: an expiry then depends only on the event time, computed once each
+            by_time = {
+                timestamp: expiry(ttl_days, ttl_anchor, created_at=now, timestamp=timestamp, retention=self.retention)
+                for timestamp in dict.fromkeys(row.timestamp for row in rows)
+            }
+            expiries = [by_time[row.timestamp] for row in rows]
         if not rows:
             return []
         given_ids = record_ids is not NOT_SET and record_ids is not None

@@ -158,6 +158,23 @@ class SQLDialect(ABC):
     def declare(self, cursor: Any, binds: Iterable[str]) -> None:
         """Declare the types of the record binds among `binds` that need it (large text, vectors)."""
 
+    def insert_rows(
+        self, cursor: Any, table: str, values: Mapping[str, list], batch_size: int
+    ) -> tuple[int, int] | None:
+        """Insert rows given column by column (`values`: one list per column, as many rows each),
+        `batch_size` rows per executemany, with named binds (a dict per row).
+
+        Returns the (first, last) key of the new rows when the database tells it without a query,
+        else None: the caller then finds them by id.
+        """
+        columns = list(values)
+        sql = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(':' + column for column in columns)})"
+        rows = [dict(zip(columns, row, strict=True)) for row in zip(*values.values(), strict=True)]
+        self.declare(cursor, columns)
+        for start in range(0, len(rows), batch_size):
+            cursor.executemany(sql, rows[start : start + batch_size])
+        return None
+
     @abstractmethod
     def tables_sql(self, bind: str) -> str:
         """A query of the existing tables (column table_name) among the names of a JSON array bind."""
@@ -621,16 +638,23 @@ class SQLMemoryStore(MemoryStore):
         )
         self._trim_log(cursor)
 
-    def _log_inserted(self, cursor: Any, condition: str, params: Mapping[str, Any]) -> None:
-        """Note the records an insert wrote (matching `condition`) as one range of keys: writers
-        take keys one at a time, so a batch's keys are consecutive, and a reader skips any key of
-        the range that holds no row."""
-        cursor.execute(
-            f"INSERT INTO {self._changes} (entity, first_key, last_key) "
-            f"SELECT 'record', lo, hi FROM (SELECT MIN(r.pk) AS lo, MAX(r.pk) AS hi FROM {self._records} r "
-            f"WHERE {condition}) batch WHERE lo IS NOT NULL",
-            dict(params),
-        )
+    def _log_inserted(self, cursor: Any, kind: str, ids: list[str], keys: tuple[int, int] | None) -> None:
+        """Note the records an insert wrote (of `kind`, with these ids) as one range of keys:
+        writers take keys one at a time, so a batch's keys are consecutive, and a reader skips any
+        key of the range that holds no row. The range is `keys` (first, last) when the insert told
+        it, else the lowest and highest key of those records."""
+        if keys is None:
+            cursor.execute(
+                f"INSERT INTO {self._changes} (entity, first_key, last_key) "
+                f"SELECT 'record', lo, hi FROM (SELECT MIN(r.pk) AS lo, MAX(r.pk) AS hi FROM {self._records} r "
+                f"WHERE r.kind = :kind AND {self._in('r.id', 'ids')}) batch WHERE lo IS NOT NULL",
+                {"kind": kind, "ids": _ids_json(ids)},
+            )
+        else:
+            cursor.execute(
+                f"INSERT INTO {self._changes} (entity, first_key, last_key) VALUES ('record', :first_key, :last_key)",
+                {"first_key": keys[0], "last_key": keys[1]},
+            )
         self._trim_log(cursor)
 
     def _log_keys(self, cursor: Any, entity: str, keys: Iterable[int]) -> None:
@@ -652,50 +676,14 @@ class SQLMemoryStore(MemoryStore):
     # --- writes -----------------------------------------------------------------------------
 
     def _insert(self, plan: AddPlan, check_ids: bool, batch_size: int) -> list[str]:
-        rows, vectors, checked, expiries, now = plan.rows, plan.vectors, plan.images, plan.expiries, plan.now
-        count = len(rows)
+        rows, checked = plan.rows, plan.images
         with self._write() as cursor:
             if check_ids:
                 self._check_new_ids(cursor, rows)
-            seq_numbers = self._touch_threads(cursor, rows, now)
-            # One record type per batch, and locals: this loop runs once per record.
-            kind, db_time, vector = kind_of(rows[0].record_type), self.dialect.db_time, self.dialect.vector
-            created_at = db_time(now)
-            params = [
-                {
-                    "id": row.id,
-                    "kind": kind,
-                    "record_type": row.record_type,
-                    "content": row.content or None,
-                    "index_text": row.index_text or None,
-                    "index_text_empty": int(row.index_text == ""),
-                    "search_text": (row.index_text if row.index_text is not None else row.content) or None,
-                    "parts": row.parts,
-                    "thread_id": row.thread_id,
-                    "user_id": row.user_id,
-                    "agent_id": row.agent_id,
-                    "role": row.role or None,
-                    "role_empty": int(row.role == ""),
-                    "seq_no": seq_numbers[i],
-                    "event_at": db_time(row.timestamp),
-                    "created_at": created_at,
-                    "expires_at": db_time(expiries[i]),
-                    "status": row.status,
-                    "metadata": row.metadata,
-                    "embedding": vector(vectors[i]),
-                    "message_id": checked[i][1] if checked else None,
-                    "mime_type": checked[i][0].mime_type.value if checked else None,
-                }
-                for i, row in enumerate(rows)
-            ]
-            columns = list(params[0])
-            sql = (
-                f"INSERT INTO {self._records} ({', '.join(columns)}) "
-                f"VALUES ({', '.join(':' + column for column in columns)})"
+            seq_numbers = self._touch_threads(cursor, rows, plan.now)
+            inserted = self.dialect.insert_rows(
+                cursor, self._records, self._record_values(plan, seq_numbers), batch_size
             )
-            self.dialect.declare(cursor, columns)
-            for start in range(0, count, batch_size):
-                cursor.executemany(sql, params[start : start + batch_size])
             if checked:
                 keys = {
                     row["id"]: row["pk"]
@@ -712,12 +700,45 @@ class SQLMemoryStore(MemoryStore):
                         for row, (image, _) in zip(rows, checked, strict=True)
                     ],
                 )
-            self._log_inserted(
-                cursor,
-                f"r.kind = :kind AND {self._in('r.id', 'ids')}",
-                {"kind": kind, "ids": _ids_json(row.id for row in rows)},
-            )
-        return [row.id for row in rows]
+            ids = [row.id for row in rows]
+            self._log_inserted(cursor, kind_of(rows[0].record_type), ids, inserted)
+        return ids
+
+    def _record_values(self, plan: AddPlan, seq_numbers: list[int | None]) -> dict[str, list]:
+        """The new records' column values, one list per column: a comprehension per column runs
+        in a fraction of the time of a dict per record (bench/ingest.py). One record type per batch."""
+        rows, images, count = plan.rows, plan.images, len(plan.rows)
+        db_time, vector = self.dialect.db_time, self.dialect.vector
+        contents = [row.content for row in rows]
+        index_texts = [row.index_text for row in rows]
+        roles = [row.role for row in rows]
+        return {
+            "id": [row.id for row in rows],
+            "kind": [kind_of(rows[0].record_type)] * count,
+            "record_type": [rows[0].record_type] * count,
+            "content": [content or None for content in contents],
+            "index_text": [text or None for text in index_texts],
+            "index_text_empty": [int(text == "") for text in index_texts],
+            "search_text": [
+                (text if text is not None else content) or None
+                for text, content in zip(index_texts, contents, strict=True)
+            ],
+            "parts": [row.parts for row in rows],
+            "thread_id": [row.thread_id for row in rows],
+            "user_id": [row.user_id for row in rows],
+            "agent_id": [row.agent_id for row in rows],
+            "role": [role or None for role in roles],
+            "role_empty": [int(role == "") for role in roles],
+            "seq_no": seq_numbers,
+            "event_at": [db_time(row.timestamp) for row in rows],
+            "created_at": [db_time(plan.now)] * count,
+            "expires_at": [db_time(at) for at in plan.expiries],
+            "status": [row.status for row in rows],
+            "metadata": [row.metadata for row in rows],
+            "embedding": [vector(values) for values in plan.vectors],
+            "message_id": [owner for _, owner in images] if images else [None] * count,
+            "mime_type": [image.mime_type.value for image, _ in images] if images else [None] * count,
+        }
 
     def _check_new_ids(self, cursor: Any, rows: list[NewRecord]) -> None:
         kind = kind_of(rows[0].record_type)

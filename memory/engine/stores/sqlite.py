@@ -196,6 +196,23 @@ class SQLiteDialect(SQLDialect):
     def declare(self, cursor: Any, binds: Iterable[str]) -> None:
         """SQLite binds by value: nothing to declare."""
 
+    def insert_rows(self, cursor: Any, table: str, values: Mapping[str, list], batch_size: int) -> tuple[int, int]:
+        """Insert with positional binds, leaving out the columns that are None in every row (the
+        store inserts None only into columns that default to NULL): a dict per row, and a bind per
+        empty column, cost a bulk insert a fifth of its time (bench/ingest.py).
+
+        The keys come from last_insert_rowid(), not from looking the rows up by id (a tenth of the
+        insert's time): the writer holds the write lock, so the new rows took consecutive keys.
+        """
+        given = {column: column_values for column, column_values in values.items() if _has_value(column_values)}
+        sql = f"INSERT INTO {table} ({', '.join(given)}) VALUES ({', '.join(['?'] * len(given))})"
+        rows = list(zip(*given.values(), strict=True))
+        for start in range(0, len(rows), batch_size):
+            cursor.executemany(sql, rows[start : start + batch_size])
+        cursor.execute("SELECT last_insert_rowid()")
+        [(last,)] = cursor.fetchall()
+        return last - len(rows) + 1, last
+
     def tables_sql(self, bind: str) -> str:
         return f"SELECT name AS table_name FROM sqlite_master WHERE type = 'table' AND name IN ({self.ids(bind)})"
 
@@ -283,6 +300,11 @@ class SQLiteDialect(SQLDialect):
 
     def is_name_in_use(self, exc: Exception) -> bool:
         return False  # CREATE ... IF NOT EXISTS never finds its object in the way
+
+
+def _has_value(column_values: list) -> bool:
+    """Whether a column's values are not all None (the first test settles most columns)."""
+    return column_values[0] is not None or column_values.count(None) < len(column_values)
 
 
 def _cosine_distance(stored: bytes | None, query: bytes | None) -> float | None:
