@@ -10,14 +10,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .limits import check_id_size
+from .limits import check_id_text
 from .types import BUILTIN_RELATIONS, NOT_SET, RecordRelation
 
 
 def check_label(name: str, label: Any) -> None:
     if not isinstance(label, str) or not label.strip():
         raise ValueError(f"{name} must be a non-empty string, not {label!r}")
-    check_id_size(name, label)
+    check_id_text(name, label)
 
 
 def relation_labels(relation_type: Any, opposite_relation_type: Any = NOT_SET) -> tuple[str, str]:

@@ -57,9 +57,12 @@ def check_length(name: str, value: str, limit: int = MAX_CONTENT_CHARS) -> None:
         raise ValueError(f"{name} has {len(value):,} characters; the limit is {limit:,}")
 
 
-def check_id_size(name: str, value: str) -> None:
-    """Refuse an id (or label) of more than MAX_ID_BYTES bytes in UTF-8, or one Python cannot
-    encode (a lone surrogate)."""
+def check_id_text(name: str, value: str) -> None:
+    """Refuse an id (or label) of more than MAX_ID_BYTES bytes in UTF-8, one Python cannot encode
+    (a lone surrogate), or one holding a NUL character (SQLite's JSON functions end text there,
+    so such an id could not be looked up reliably)."""
+    if "\x00" in value:
+        raise ValueError(f"{name} must not contain NUL characters")
     if len(value) * 4 <= MAX_ID_BYTES:
         return  # short enough in any encoding: the common case costs no encoding
     try:

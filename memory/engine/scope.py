@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .limits import check_id_size
+from .limits import check_id_text
 from .types import NOT_SET
 
 DIMENSIONS = ("user_id", "agent_id", "thread_id")
@@ -52,7 +52,7 @@ def check_scope_value(name: str, value: Any) -> None:
     if isinstance(value, str):
         if not value:
             raise ValueError(f"{name} must not be an empty string; pass None for 'unscoped'")
-        check_id_size(name, value)
+        check_id_text(name, value)
 
 
 def _check_flag(name: str, value: Any) -> None:

@@ -14,9 +14,10 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from memory.engine import limits
+from memory.engine import NOT_SET, limits
 
 from .helpers import store_state
+from .test_images import PNG
 
 
 def nested(depth: int, leaf=1, key: str = "k") -> dict:
@@ -183,3 +184,48 @@ def test_a_thread_id_of_the_wrong_type_is_refused_not_sent_to_the_database(memor
     # The client reads an id that is not a string as a thread that does not exist.
     with pytest.raises(ValueError if isinstance(thread_id, str) else KeyError):
         memory.get_thread(thread_id)
+
+
+def test_ids_with_a_nul_character_are_refused(memory, thread):
+    """SQLite's JSON functions end text at NUL, so such an id could be stored twice or not found."""
+    for call in [
+        lambda: memory.add_memory("x", user_id="u", memory_id="a\x00b"),
+        lambda: thread.add_image(PNG, image_id="a\x00b"),
+        lambda: memory.add_memory("x", user_id="a\x00b"),
+    ]:
+        with pytest.raises(ValueError, match="NUL"):
+            call()
+
+
+@pytest.mark.parametrize("owner", ["thread", "user", "agent"])
+def test_deleting_an_owner_needs_its_id(memory, owner):
+    delete = getattr(memory, f"delete_{owner}")
+    for bad in [NOT_SET, None, {"id": "x"}, 5]:
+        with pytest.raises(ValueError, match=f"{owner}_id"):
+            delete(bad)
+
+
+def test_link_selectors_are_checked_before_the_database_sees_them(memory):
+    a = memory.add_memory("a", user_id="u")
+    b = memory.add_memory("b", user_id="u")
+    memory.link_records(a, "memory", b, "memory", "supports")
+    for bad in [{"id": a}, 2**64, ["x"]]:
+        with pytest.raises(ValueError, match="record_id"):
+            memory.list_relations(record_id=bad)
+        with pytest.raises(ValueError, match="source_record_id"):
+            memory.delete_record_link(
+                source_record_id=bad,
+                source_record_type="memory",
+                target_record_id=b,
+                target_record_type="memory",
+                relation_type="supports",
+            )
+        with pytest.raises(ValueError, match="relation_type"):
+            memory.delete_record_link(
+                source_record_id=a,
+                source_record_type="memory",
+                target_record_id=b,
+                target_record_type="memory",
+                relation_type=bad,
+            )
+    assert len(memory.list_relations(record_id=a)) == 1

@@ -27,7 +27,7 @@ from ..limits import (
     MAX_INT,
     MAX_JSON_CHARS,
     MAX_JSON_DEPTH,
-    check_id_size,
+    check_id_text,
     check_int_range,
     check_json_tree,
     check_length,
@@ -216,7 +216,7 @@ def _optional_str(value: Any, name: str) -> str | None:
 def _role_value(value: Any, name: str) -> str | None:
     if value is not None:
         _optional_str(value, name)
-        check_id_size(name, value)
+        check_id_text(name, value)
     return value
 
 
@@ -260,7 +260,7 @@ def prepare_add(
         if record_id is not None and (not isinstance(record_id, str) or not record_id):
             raise ValueError(f"record ids must be non-empty strings, not {record_id!r}")
         if record_id is not None:
-            check_id_size("record_ids", record_id)
+            check_id_text("record_ids", record_id)
     if all(given) and len(set(ids)) != count:
         raise ValueError("record_ids contains the same id twice")
     if not all(given):
@@ -962,7 +962,7 @@ def relation_values(relation: Mapping[str, Any], forward: str, opposite: str) ->
     elif not isinstance(relation_id, str) or not relation_id:
         raise ValueError(f"relation ids must be non-empty strings, not {relation_id!r}")
     else:
-        check_id_size("relation id", relation_id)
+        check_id_text("relation id", relation_id)
     return {
         "id": relation_id,
         "source_id": source,
@@ -987,6 +987,11 @@ def check_relation_selector(relation_id: Any, endpoint: tuple[Any, ...]) -> None
             "select the link by relation_id, or by source_record_id, source_record_type, target_record_id, "
             "target_record_type and relation_type together"
         )
+    else:
+        source_id, source_type, target_id, target_type, relation_type = endpoint
+        check_link_end("source", source_id, source_type)
+        check_link_end("target", target_id, target_type)
+        check_label("relation_type", relation_type)
 
 
 def relation_changes(
@@ -1103,17 +1108,18 @@ def check_profile(record_type: str, owner_id: Any, information: Any) -> str:
     return name
 
 
-def check_thread_id(thread_id: Any) -> None:
-    """A thread id given to a store method that reads or writes one thread."""
-    if not isinstance(thread_id, str) or not thread_id:
-        raise ValueError(f"thread_id must be a non-empty string, not {thread_id!r}")
+def check_id(name: str, value: Any) -> str:
+    """A required id (of a thread, record, link or owner): a non-empty string within the limits."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a non-empty string, not {value!r}")
+    check_id_text(name, value)
+    return value
 
 
 def check_link_end(name: str, record_id: Any, record_type: Any) -> None:
     """The arguments of one end of a new link, before the store looks the memory up."""
     check_record_type(record_type, MEMORY_TYPES)
-    if not isinstance(record_id, str) or not record_id:
-        raise ValueError(f"{name}_record_id must be a non-empty string, not {record_id!r}")
+    check_id(f"{name}_record_id", record_id)
 
 
 def check_link_end_found(

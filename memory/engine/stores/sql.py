@@ -74,6 +74,7 @@ from .base import (
     SearchRequest,
     attach_trees,
     build_record,
+    check_id,
     check_link_end,
     check_link_end_found,
     check_positive_int,
@@ -81,7 +82,6 @@ from .base import (
     check_record_type,
     check_record_types,
     check_relation_selector,
-    check_thread_id,
     decode_cursor,
     dump_metadata,
     encode_cursor,
@@ -681,9 +681,16 @@ class SQLMemoryStore(MemoryStore):
             if check_ids:
                 self._check_new_ids(cursor, rows)
             seq_numbers = self._touch_threads(cursor, rows, plan.now)
-            inserted = self.dialect.insert_rows(
-                cursor, self._records, self._record_values(plan, seq_numbers), batch_size
-            )
+            try:
+                inserted = self.dialect.insert_rows(
+                    cursor, self._records, self._record_values(plan, seq_numbers), batch_size
+                )
+            except Exception as exc:  # a taken id that slipped past the check (check_ids=False)
+                if self.dialect.is_unique_violation(exc):
+                    raise ValueError(
+                        f"a {kind_of(rows[0].record_type)} record with one of these ids already exists"
+                    ) from None
+                raise
             if checked:
                 keys = {
                     row["id"]: row["pk"]
@@ -1025,14 +1032,14 @@ class SQLMemoryStore(MemoryStore):
 
     def delete_thread(self, thread_id: str) -> int:
         """Delete a thread with every record it holds; returns the number of threads deleted."""
-        check_scope_value("thread_id", thread_id)
+        check_id("thread_id", thread_id)
         with self._write() as cursor:
             self._delete_where(cursor, "r.thread_id = :thread_id", {"thread_id": thread_id})
             cursor.execute(f"DELETE FROM {self._threads} WHERE id = :id", {"id": thread_id})
             return cursor.rowcount
 
     def _delete_owner(self, column: str, profile_type: str, owner_id: str, cascade: bool) -> int:
-        check_scope_value(column, owner_id)
+        check_id(column, owner_id)
         with self._write() as cursor:
             if not cascade:
                 return self._delete_where(
@@ -1258,7 +1265,7 @@ class SQLMemoryStore(MemoryStore):
         params: dict[str, Any] = {}
         if record_id is not NOT_SET:
             where.append("(rel.source_id = :record_id OR rel.target_id = :record_id)")
-            params["record_id"] = record_id
+            params["record_id"] = check_id("record_id", record_id)
         scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
         in_scope = relation_scope_condition(scope, params)
         if in_scope is not None:
@@ -1321,14 +1328,14 @@ class SQLMemoryStore(MemoryStore):
         return self.get_thread(thread_id)
 
     def get_thread(self, thread_id: str) -> ThreadRecord | None:
-        check_thread_id(thread_id)
+        check_id("thread_id", thread_id)
         rows = self._fetch(
             f"{self._thread_select()} WHERE t.id = :id", {"id": thread_id, "now": self.dialect.db_time(utc_now())}
         )
         return self._thread_record(rows[0]) if rows else None
 
     def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
-        check_thread_id(thread_id)
+        check_id("thread_id", thread_id)
         changes = thread_changes(metadata, settings)
         assignments = ", ".join(f"{column} = :{column}" for column in changes)
         with self._write() as cursor:
@@ -1340,7 +1347,7 @@ class SQLMemoryStore(MemoryStore):
 
     def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
         """Persist a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
-        check_thread_id(thread_id)
+        check_id("thread_id", thread_id)
         topics_json = summary_topics(summary, topics)
         with self._write() as cursor:
             self.dialect.declare(cursor, ["summary"])
@@ -1352,7 +1359,7 @@ class SQLMemoryStore(MemoryStore):
 
     def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
         """Merge `state` into the thread's settings under `key`, leaving its activity time alone."""
-        check_thread_id(thread_id)
+        check_id("thread_id", thread_id)
         if not isinstance(state, dict):
             raise ValueError("state must be a dict")
         with self._write() as cursor:
