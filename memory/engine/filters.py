@@ -290,8 +290,9 @@ class OracleFilterCompiler:
 
     @staticmethod
     def _is(value: str, opening: str) -> str:
-        """`value` is an object ('{') or an array ('[')."""
-        return f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({value} RETURNING CLOB), 1, 1) = '{opening}'"
+        """`value` is an object ('{') or an array ('['): the first character of its serialisation,
+        which TRUNCATE cuts to, so that no temporary LOB is built per row and key."""
+        return f"JSON_SERIALIZE({value} RETURNING VARCHAR2(1) TRUNCATE) = '{opening}'"
 
     def _contains(self, node: Contains, document: str) -> str:
         if not node.entries:

@@ -261,7 +261,7 @@ class OracleConditionEvaluator:
             return self._json_equal()
         if token == "EXISTS":
             return self._exists_json_table()
-        if token == "DBMS_LOB.SUBSTR":
+        if token == "JSON_SERIALIZE":
             return self._first_character_is()
         raise AssertionError(f"condition outside the evaluated subset: {token!r}")
 
@@ -283,14 +283,14 @@ class OracleConditionEvaluator:
         return json_equal(left, right)
 
     def _first_character_is(self) -> bool | None:
-        """`DBMS_LOB.SUBSTR(JSON_SERIALIZE(v RETURNING CLOB), 1, 1) = '{'` (or `'['`): v is an object (an array)."""
-        self._expect("(", "JSON_SERIALIZE", "(")
+        """`JSON_SERIALIZE(v RETURNING VARCHAR2(1) TRUNCATE) = '{'` (or `'['`): v is an object (an array)."""
+        self._expect("(")
         value = self._json()
-        self._expect("RETURNING", "CLOB", ")", ",", "1", ",", "1", ")", "=")
+        self._expect("RETURNING", "VARCHAR2", "(", "1", ")", "TRUNCATE", ")", "=")
         opening = self._string()
         assert opening in ("{", "["), f"only objects and arrays are recognised by their first character: {opening!r}"
         if value is NULL:
-            return None  # SUBSTR of a NULL LOB is NULL, and NULL = '{' is UNKNOWN
+            return None  # JSON_SERIALIZE of NULL is NULL, and NULL = '{' is UNKNOWN
         return serialize(value)[0] == opening
 
     def _exists_json_table(self) -> bool:
@@ -356,10 +356,10 @@ TAGS = "JSON_QUERY(r.metadata, '$.\"tags\"' RETURNING JSON)"
 TRAVEL = "JSON_QUERY(r.metadata, '$.\"travel\"' RETURNING JSON)"
 REVIEW = "JSON_QUERY(r.metadata, '$.\"review\"' RETURNING JSON)"
 ITEMS = "JSON_QUERY(r.metadata, '$.\"items\"' RETURNING JSON)"
-TAGS_IS_ARRAY = f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({TAGS} RETURNING CLOB), 1, 1) = '['"
-ITEMS_IS_ARRAY = f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({ITEMS} RETURNING CLOB), 1, 1) = '['"
-TRAVEL_IS_OBJECT = f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({TRAVEL} RETURNING CLOB), 1, 1) = '{{'"
-REVIEW_IS_OBJECT = f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({REVIEW} RETURNING CLOB), 1, 1) = '{{'"
+TAGS_IS_ARRAY = f"JSON_SERIALIZE({TAGS} RETURNING VARCHAR2(1) TRUNCATE) = '['"
+ITEMS_IS_ARRAY = f"JSON_SERIALIZE({ITEMS} RETURNING VARCHAR2(1) TRUNCATE) = '['"
+TRAVEL_IS_OBJECT = f"JSON_SERIALIZE({TRAVEL} RETURNING VARCHAR2(1) TRUNCATE) = '{{'"
+REVIEW_IS_OBJECT = f"JSON_SERIALIZE({REVIEW} RETURNING VARCHAR2(1) TRUNCATE) = '{{'"
 
 
 def has_member(array_sql: str, bind: str) -> str:
@@ -384,7 +384,7 @@ COMPILED = {
     "list-short": ({"tags": ["prod"]}, f"JSON_EQUAL({TAGS}, JSON(:mf0))", {"mf0": '["prod"]'}),
     "nested": (
         {"review": {"status": "open"}},
-        "(DBMS_LOB.SUBSTR(JSON_SERIALIZE(JSON_QUERY(r.metadata, '$.\"review\"' RETURNING JSON) RETURNING CLOB), 1, 1)"
+        "(JSON_SERIALIZE(JSON_QUERY(r.metadata, '$.\"review\"' RETURNING JSON) RETURNING VARCHAR2(1) TRUNCATE)"
         " = '{' AND "
         "JSON_EQUAL(JSON_QUERY(JSON_QUERY(r.metadata, '$.\"review\"' RETURNING JSON), '$.\"status\"' RETURNING JSON),"
         " JSON(:mf0)))",
@@ -393,7 +393,7 @@ COMPILED = {
     "scalar-slack": ({"source": "slack"}, f"JSON_EQUAL({SOURCE}, JSON(:mf0))", {"mf0": '"slack"'}),
     "contains": (
         {"tags": {"$array_contains": "trip"}},
-        "(DBMS_LOB.SUBSTR(JSON_SERIALIZE(JSON_QUERY(r.metadata, '$.\"tags\"' RETURNING JSON) RETURNING CLOB), 1, 1)"
+        "(JSON_SERIALIZE(JSON_QUERY(r.metadata, '$.\"tags\"' RETURNING JSON) RETURNING VARCHAR2(1) TRUNCATE)"
         " = '[' AND "
         "(EXISTS (SELECT 1 FROM JSON_TABLE(JSON_QUERY(r.metadata, '$.\"tags\"' RETURNING JSON), '$[*]' "
         "COLUMNS (item JSON PATH '$')) jt WHERE JSON_EQUAL(jt.item, JSON(:mf0)))))",
@@ -494,10 +494,10 @@ MORE_COMPILED = [
     pytest.param({"review": {}}, f"({REVIEW_IS_OBJECT} AND 1 = 1)", {}, id="empty-nested-object"),
     pytest.param(
         {"a": {"b": {"c": 1}}},
-        "(DBMS_LOB.SUBSTR(JSON_SERIALIZE(JSON_QUERY(r.metadata, '$.\"a\"' RETURNING JSON) RETURNING CLOB), 1, 1)"
+        "(JSON_SERIALIZE(JSON_QUERY(r.metadata, '$.\"a\"' RETURNING JSON) RETURNING VARCHAR2(1) TRUNCATE)"
         " = '{' AND "
-        "(DBMS_LOB.SUBSTR(JSON_SERIALIZE(JSON_QUERY(JSON_QUERY(r.metadata, '$.\"a\"' RETURNING JSON), '$.\"b\"'"
-        " RETURNING JSON) RETURNING CLOB), 1, 1) = '{' AND "
+        "(JSON_SERIALIZE(JSON_QUERY(JSON_QUERY(r.metadata, '$.\"a\"' RETURNING JSON), '$.\"b\"'"
+        " RETURNING JSON) RETURNING VARCHAR2(1) TRUNCATE) = '{' AND "
         "JSON_EQUAL(JSON_QUERY(JSON_QUERY(JSON_QUERY(r.metadata, '$.\"a\"' RETURNING JSON), '$.\"b\"' RETURNING JSON),"
         " '$.\"c\"' RETURNING JSON), JSON(:mf0))))",
         {"mf0": "1"},
@@ -512,7 +512,7 @@ MORE_COMPILED = [
     pytest.param({"e": ""}, f"JSON_EQUAL({E}, JSON(:mf0))", {"mf0": '""'}, id="empty-string-as-json-text"),
     pytest.param(
         {"e": {"$array_contains": ""}},
-        f"(DBMS_LOB.SUBSTR(JSON_SERIALIZE({E} RETURNING CLOB), 1, 1) = '[' AND ({has_member(E, 'mf0')}))",
+        f"(JSON_SERIALIZE({E} RETURNING VARCHAR2(1) TRUNCATE) = '[' AND ({has_member(E, 'mf0')}))",
         {"mf0": '""'},
         id="empty-string-member-as-json-text",
     ),
@@ -662,9 +662,9 @@ def test_every_path_is_one_step_taken_on_a_value_the_condition_checks_to_be_an_o
         assert all(re.fullmatch(r'\$\."[A-Za-z0-9_-]+"|\$\[\*\]|\$', p) for p in paths), paths
         for value in _json_arguments(sql, "JSON_QUERY"):
             if value != DOC:
-                assert f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({value} RETURNING CLOB), 1, 1) = '{{'" in sql, value
+                assert f"JSON_SERIALIZE({value} RETURNING VARCHAR2(1) TRUNCATE) = '{{'" in sql, value
         for value in _json_arguments(sql, "JSON_TABLE"):
-            assert f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({value} RETURNING CLOB), 1, 1) = '['" in sql, value
+            assert f"JSON_SERIALIZE({value} RETURNING VARCHAR2(1) TRUNCATE) = '['" in sql, value
 
 
 # The evaluator itself, on the documented rules it encodes (so a mistake in the oracle is caught too).
@@ -732,7 +732,7 @@ def test_evaluator_json_equal_compares_json_values_and_is_unknown_with_null():
 
 def test_evaluator_type_check_reads_the_first_character_of_the_compact_serialisation():
     is_object = OracleConditionEvaluator(REVIEW_IS_OBJECT, {})
-    is_array = OracleConditionEvaluator(f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({REVIEW} RETURNING CLOB), 1, 1) = '['", {})
+    is_array = OracleConditionEvaluator(f"JSON_SERIALIZE({REVIEW} RETURNING VARCHAR2(1) TRUNCATE) = '['", {})
     for stored, object_, array in (
         ({"review": {}}, True, False),
         ({"review": {"a": [1]}}, True, False),
@@ -769,8 +769,10 @@ def test_evaluator_rejects_sql_outside_the_compilers_subset():
         "JSON_EQUAL(JSON_VALUE(r.metadata, '$.\"a\"'), JSON(:b))",
         'JSON_EXISTS(r.metadata, \'$."a"?(@ == $v)\' PASSING :b AS "v")',
         "JSON_EQUAL(r.metadata, :b)",  # a bind compared without JSON()
-        "DBMS_LOB.SUBSTR(JSON_SERIALIZE(r.metadata RETURNING CLOB), 1, 1) = '\"'",
-        "DBMS_LOB.SUBSTR(JSON_SERIALIZE(r.metadata RETURNING CLOB), 2, 1) = '{'",
+        "JSON_SERIALIZE(r.metadata RETURNING VARCHAR2(1) TRUNCATE) = '\"'",  # only objects and arrays
+        "JSON_SERIALIZE(r.metadata RETURNING VARCHAR2(2) TRUNCATE) = '{'",  # more than the first character
+        "JSON_SERIALIZE(r.metadata RETURNING VARCHAR2(1)) = '{'",  # without TRUNCATE: an error past 1 byte
+        "DBMS_LOB.SUBSTR(JSON_SERIALIZE(r.metadata RETURNING CLOB), 1, 1) = '{'",  # the old, costlier form
         "EXISTS (SELECT 1 FROM JSON_TABLE(r.metadata, '$.\"a\"[*]' COLUMNS (item JSON PATH '$')) jt "
         "WHERE JSON_EQUAL(jt.item, JSON(:b)))",
         "JSON_EQUAL(jt.item, JSON(:b))",  # jt.item outside its subquery
@@ -1140,7 +1142,7 @@ def test_plain_and_hyphenated_keys_are_accepted_and_quoted(key):
     assert json_path_step(key) == f'."{key}"'
     sql, params = compile_oracle({key: {key: "v"}})
     outer = f"JSON_QUERY(r.metadata, '$.\"{key}\"' RETURNING JSON)"
-    assert f"DBMS_LOB.SUBSTR(JSON_SERIALIZE({outer} RETURNING CLOB), 1, 1) = '{{'" in sql
+    assert f"JSON_SERIALIZE({outer} RETURNING VARCHAR2(1) TRUNCATE) = '{{'" in sql
     assert f"JSON_EQUAL(JSON_QUERY({outer}, '$.\"{key}\"' RETURNING JSON), JSON(:mf0))" in sql
     assert params == {"mf0": '"v"'}
     assert oracle_matches({key: {key: "v"}}, {key: {key: "v", "x": 1}})
