@@ -150,7 +150,16 @@ class OracleSchema:
 
 
 class OracleDialect(SQLDialect):
-    """Oracle Database 23ai and later, through python-oracledb."""
+    """Oracle Database 23ai and later, through python-oracledb.
+
+    `vector_index_transform` adds the VECTOR_INDEX_TRANSFORM hint to approximate searches, for a
+    database whose optimizer leaves the HNSW index out of filtered searches (check the plan for
+    VECTOR INDEX HNSW SCAN first): the index then answers, but Oracle may apply the top-k before
+    the filters, so a filtered search can return fewer than k results.
+    """
+
+    def __init__(self, vector_index_transform: bool = False) -> None:
+        self.vector_index_transform = vector_index_transform
 
     def schema(self, prefix: str, vector_dim: int, vector_index: bool, keyword_index: bool) -> OracleSchema:
         return OracleSchema(prefix, vector_dim, vector_index, keyword_index)
@@ -209,6 +218,11 @@ class OracleDialect(SQLDialect):
 
     def vector_distance(self, column: str, bind: str) -> str:
         return f"VECTOR_DISTANCE({column}, :{bind}, COSINE)"
+
+    def vector_hint(self, alias: str, approximate_accuracy: int | None) -> str:
+        if self.vector_index_transform and approximate_accuracy is not None:
+            return f"/*+ VECTOR_INDEX_TRANSFORM({alias}) */ "
+        return ""
 
     def top_k(self, depth_bind: str, approximate_accuracy: int | None) -> str:
         # Approximate top-k orders by the distance alone, as the vector index needs; exact top-k
@@ -275,6 +289,8 @@ class OracleDBMemoryStore(SQLMemoryStore):
     the in-memory index (stores/index/) in front of SQL, as on SQLite: worth it for a store small
     enough to hold in each process's memory and read in full at start-up (`search_index_path`
     saves it for the next start); above that, leave search to the database (HNSW index).
+    `vector_index_transform=True` adds Oracle's VECTOR_INDEX_TRANSFORM hint to approximate
+    searches (see OracleDialect): filtered searches may then return fewer than k results.
     """
 
     def __init__(
@@ -292,9 +308,14 @@ class OracleDBMemoryStore(SQLMemoryStore):
         keyword_index: bool = True,
         search_index: bool = False,
         search_index_path: str | None = None,
+        vector_index_transform: bool = False,
     ) -> None:
+        if not isinstance(vector_index_transform, bool):
+            raise ValueError(f"vector_index_transform must be True or False, not {vector_index_transform!r}")
+        if vector_index_transform and approximate_accuracy is None:
+            raise ValueError("vector_index_transform hints approximate search: it needs approximate_accuracy")
         super().__init__(
-            OracleDialect(),
+            OracleDialect(vector_index_transform),
             embedder,
             pool,
             schema_policy,

@@ -122,6 +122,17 @@ def table_names(prefix: str) -> dict[str, str]:
     return {key: f"{p}{suffix}" for key, suffix in zip(TABLE_KEYS, suffixes, strict=True)}
 
 
+def _types_condition(alias: str, types: Sequence[str], params: dict[str, Any]) -> str:
+    """`record_type IN (:type0, …)`: one bind per type (at most seven, all checked), not a JSON_TABLE
+    subquery, so that Oracle's simplest plan for a filtered approximate search stays open (the
+    HNSW optimizer plans exclude subqueries)."""
+    binds = []
+    for i, record_type in enumerate(types):
+        params.setdefault(f"type{i}", record_type)
+        binds.append(f":type{i}")
+    return f"{alias}.record_type IN ({', '.join(binds)})"
+
+
 def _ids_json(ids: Iterable[Any]) -> str:
     return json.dumps(list(ids))
 
@@ -219,6 +230,10 @@ class SQLDialect(ABC):
     @abstractmethod
     def vector_distance(self, column: str, bind: str) -> str:
         """The cosine distance between a vector column and a vector bind."""
+
+    def vector_hint(self, alias: str, approximate_accuracy: int | None) -> str:
+        """An optimizer hint for a vector top-k over `alias` (text that follows SELECT), or ''."""
+        return ""
 
     @abstractmethod
     def top_k(self, depth_bind: str, approximate_accuracy: int | None) -> str:
@@ -1514,8 +1529,8 @@ class SQLMemoryStore(MemoryStore):
         """Records of one or more types in insertion order, with exact scope filters (MemoryStore.list)."""
         types = check_record_types(record_type)
         check_positive_int("limit", limit, allow_none=True)
-        params: dict[str, Any] = {"types": _ids_json(types)}
-        where = [self._in("r.record_type", "types")]
+        params: dict[str, Any] = {}
+        where = [_types_condition("r", types, params)]
         for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
             if value is not NOT_SET:
                 check_scope_value(column, value)
@@ -1596,10 +1611,9 @@ class SQLMemoryStore(MemoryStore):
         params: dict[str, Any],
     ) -> str:
         """The WHERE condition every ranking and every graph hop applies (before any top-k)."""
-        params.setdefault("types", _ids_json(types))
         params.setdefault("now", self.dialect.db_time(utc_now()))
         where = [
-            self._in(f"{alias}.record_type", "types"),
+            _types_condition(alias, types, params),
             f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)",
         ]
         for column, value in exact.items():
@@ -1755,7 +1769,8 @@ class SQLMemoryStore(MemoryStore):
         params: dict[str, Any] = {"query_vector": self.dialect.vector(unit), "depth": depth}
         condition = self._search_filter("r", types, exact, include_invalid, tree, params)
         rows = self._fetch(
-            f"SELECT r.pk, {self.dialect.vector_distance('r.embedding', 'query_vector')} AS distance "
+            f"SELECT {self.dialect.vector_hint('r', self.approximate_accuracy)}"
+            f"r.pk, {self.dialect.vector_distance('r.embedding', 'query_vector')} AS distance "
             f"FROM {self._records} r WHERE r.embedding IS NOT NULL AND {condition} "
             + self.dialect.top_k("depth", self.approximate_accuracy),
             params,

@@ -2,8 +2,8 @@
 -- statements: 2
 
 -- [1] execute
-SELECT r.pk, VECTOR_DISTANCE(r.embedding, :query_vector, COSINE) AS distance FROM "OAM_RECORDS" r WHERE r.embedding IS NOT NULL AND r.record_type IN (SELECT jt.v FROM JSON_TABLE(:types, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) AND (r.expires_at IS NULL OR r.expires_at > :now) ORDER BY distance FETCH APPROX FIRST :depth ROWS ONLY WITH TARGET ACCURACY 90
--- binds: {"query_vector": "<vector f[8]>", "depth": 100, "types": "[\"message\", \"memory\", \"fact\", \"guideline\", \"preference\", \"image\", \"user_profile\", \"agent_profile\"]", "now": "<timestamp>"}
+SELECT r.pk, VECTOR_DISTANCE(r.embedding, :query_vector, COSINE) AS distance FROM "OAM_RECORDS" r WHERE r.embedding IS NOT NULL AND r.record_type IN (:type0, :type1, :type2, :type3, :type4, :type5, :type6, :type7) AND (r.expires_at IS NULL OR r.expires_at > :now) ORDER BY distance FETCH APPROX FIRST :depth ROWS ONLY WITH TARGET ACCURACY 90
+-- binds: {"query_vector": "<vector f[8]>", "depth": 100, "now": "<timestamp>", "type0": "message", "type1": "memory", "type2": "fact", "type3": "guideline", "type4": "preference", "type5": "image", "type6": "user_profile", "type7": "agent_profile"}
 -- options: fetch_lobs=False
 
 -- [2] execute

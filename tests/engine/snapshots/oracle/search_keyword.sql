@@ -7,8 +7,8 @@ SELECT count(*) AS n FROM user_indexes WHERE index_name = :name AND index_type =
 -- options: fetch_lobs=False
 
 -- [2] execute
-SELECT r.pk, SCORE(1) AS score FROM "OAM_RECORDS" r WHERE CONTAINS(r.search_text, :keywords, 1) > 0 AND r.record_type IN (SELECT jt.v FROM JSON_TABLE(:types, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) AND (r.expires_at IS NULL OR r.expires_at > :now) AND r.user_id = :scope_user_id AND r.agent_id IS NULL AND r.status = 'valid' AND r.lifecycle_links = 0 AND JSON_EQUAL(JSON_QUERY(r.metadata, '$."source"' RETURNING JSON), JSON(:r_mf0)) ORDER BY score DESC, r.pk FETCH FIRST :depth ROWS ONLY
--- binds: {"keywords": "{morning} ACCUM {tea}", "depth": 100, "types": "[\"fact\", \"message\"]", "now": "<timestamp>", "scope_user_id": "u1", "r_mf0": "\"chat\""}
+SELECT r.pk, SCORE(1) AS score FROM "OAM_RECORDS" r WHERE CONTAINS(r.search_text, :keywords, 1) > 0 AND r.record_type IN (:type0, :type1) AND (r.expires_at IS NULL OR r.expires_at > :now) AND r.user_id = :scope_user_id AND r.agent_id IS NULL AND r.status = 'valid' AND r.lifecycle_links = 0 AND JSON_EQUAL(JSON_QUERY(r.metadata, '$."source"' RETURNING JSON), JSON(:r_mf0)) ORDER BY score DESC, r.pk FETCH FIRST :depth ROWS ONLY
+-- binds: {"keywords": "{morning} ACCUM {tea}", "depth": 100, "now": "<timestamp>", "type0": "fact", "type1": "message", "scope_user_id": "u1", "r_mf0": "\"chat\""}
 -- options: fetch_lobs=False
 
 -- [3] execute
