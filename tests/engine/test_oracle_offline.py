@@ -171,6 +171,10 @@ def vector(*values: float) -> list[float]:
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
+LONG_TEXT = 300
+"""Bind strings longer than this are shown by their size, the deciding fact for their bind type."""
+
+
 def normalise(value: Any) -> Any:
     """Binds with volatile values (times, generated ids, vectors, bytes) replaced by placeholders."""
     if isinstance(value, datetime):
@@ -179,6 +183,8 @@ def normalise(value: Any) -> Any:
         return f"<vector {value.typecode}[{len(value)}]>"
     if isinstance(value, (bytes, bytearray)):
         return f"<bytes[{len(value)}]>"
+    if isinstance(value, str) and len(value) > LONG_TEXT:
+        return f"<text: {len(value)} characters, {len(value.encode())} bytes>"
     if isinstance(value, str):
         return _UUID.sub("<uuid>", value)
     if isinstance(value, dict):
@@ -209,6 +215,17 @@ def render(name: str, statements: list[Statement]) -> str:
         if statement.input_sizes:
             sizes = ", ".join(f"{key}={getattr(kind, 'name', kind)}" for key, kind in statement.input_sizes.items())
             lines.append(f"-- input sizes: {sizes}")
+        rows = statement.binds if statement.many else [statement.binds or {}]
+        clobs = sorted(
+            {
+                name
+                for binds in rows
+                for name, value in binds.items()
+                if name not in statement.input_sizes and _declared_type(statement, name, value) is oracledb.DB_TYPE_CLOB
+            }
+        )
+        if clobs:
+            lines.append(f"-- CLOB binds: {', '.join(clobs)}")
         if statement.options:
             lines.append(f"-- options: {', '.join(f'{k}={v!r}' for k, v in statement.options.items())}")
     return "\n".join(lines) + "\n"
@@ -787,6 +804,55 @@ def test_the_vector_index_hint_needs_approximate_search():
         open_store(vector_index=True, approximate_accuracy=90, vector_index_transform="yes")
 
 
+# Strings past the server's VARCHAR2 limit (4,000 bytes unless MAX_STRING_SIZE=EXTENDED) must go
+# as CLOBs wherever they are not a plain inserted value: python-oracledb would send them as LONG,
+# which Oracle refuses inside JSON(:x), JSON_TABLE(:ids ...) and MERGE (ORA-01461).
+WIDE = "é" * 2500
+"""2,500 characters, 5,000 bytes in UTF-8: past the limit in bytes though not in characters."""
+
+
+@scenario("add_memory_with_5000_byte_metadata")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.add(["a note"], "memory", record_ids=["m1"], user_ids="u1", metadata={"note": WIDE})
+    return conn.statements
+
+
+@scenario("update_metadata_to_5000_bytes")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [live_row()])
+    store.update("memory", "m1", metadata={"note": WIDE})
+    return conn.statements
+
+
+@scenario("list_200_ids")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list("memory", record_id=[f"memory-{i:04d}-of-a-long-id" for i in range(200)], limit=None)
+    return conn.statements
+
+
+@scenario("add_6000_character_content")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.add(["x" * 6000], "memory", record_ids=["m1"], user_ids="u1")
+    return conn.statements
+
+
+def test_the_string_limit_is_the_servers():
+    """4,000 bytes unless the server accepts a VARCHAR2(32767) (MAX_STRING_SIZE=EXTENDED)."""
+    conn, store = open_store()
+    assert store.dialect.max_string_bytes == 4000
+    conn = RecordingConnection()
+    conn.answer(r"VARCHAR2\(32767\)", [{"probe": "x"}])
+    _, store = open_store(conn)
+    assert store.dialect.max_string_bytes == 32767
+    handler = store.dialect.cursor(conn).inputtypehandler
+    assert handler(_VarMaker(), WIDE, 1) is None
+    assert handler(_VarMaker(), "é" * 16384, 1).type is oracledb.DB_TYPE_CLOB
+
+
 @scenario("search_graph_two_hops")
 def _() -> list[Statement]:
     conn, store = open_store(search_strategy="vector")
@@ -1113,8 +1179,10 @@ def test_hostile_values_travel_only_as_binds() -> None:
         sql = statement.sql
         for value in h.values():
             assert value not in sql, (value, sql)
-        for fragment in ("ü", "🙂", "中文", "--", "/*", ";", "\n", "uid", "tid", "mid"):
+        for fragment in ("ü", "🙂", "中文", "--", "/*", ";", "\n"):
             assert fragment not in sql, (fragment, sql)
+        for tag in ("uid", "tid", "mid"):  # as words: Oracle's own names may hold them (domidx_opstatus)
+            assert not re.search(rf"\b{tag}\b", sql), (tag, sql)
         bound |= _strings(statement.binds)
     missing = [tag for tag, value in h.items() if not any(value in text for text in bound)]
     assert not missing, f"these values never reached a bind, so the test did not exercise them: {missing}"
@@ -1303,6 +1371,21 @@ def test_hybrid_search_without_text_index_ranks_by_vectors_and_warns_once(caplog
     assert sum("VECTOR_DISTANCE" in sql for sql in sqls) == 2
     assert caplog.text.count("no keyword index") == 1
     assert [s.binds["name"] for s in conn.statements if "user_indexes" in s.sql] == ["OAM_RECORDS_TEXT"]
+
+
+def test_a_failed_text_index_is_a_warning_and_hybrid_search_ranks_by_vectors(caplog) -> None:
+    """An Oracle Text index left FAILED (USER_INDEXES.DOMIDX_OPSTATUS) would make CONTAINS raise."""
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 1, "failed": 1}])
+    with caplog.at_level(logging.WARNING):
+        hits = store.search("morning tea")
+        store.search("evening tea")
+    sqls = [s.sql for s in conn.statements]
+    assert not any("CONTAINS(" in sql for sql in sqls)
+    assert sum("VECTOR_DISTANCE" in sql for sql in sqls) == 2
+    assert caplog.text.count("OAM_RECORDS_TEXT is in the FAILED state") == 1
+    assert "ALTER INDEX" in caplog.text
+    assert isinstance(hits, list)
 
 
 def test_hybrid_search_with_text_index_ranks_by_both() -> None:

@@ -29,6 +29,10 @@ from .keywords import query_words
 from .sql import PREFIX_PATTERN, SQLDialect, SQLMemoryStore, table_names
 
 _MODEL_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_$#]{0,127}(\.[A-Za-z][A-Za-z0-9_$#]{0,127})?$")
+STANDARD_STRING_BYTES = 4000
+"""A VARCHAR2 bind's limit in bytes on a server with MAX_STRING_SIZE=STANDARD (the default)."""
+EXTENDED_STRING_BYTES = 32767
+"""The limit under MAX_STRING_SIZE=EXTENDED."""
 ID_TYPE = "VARCHAR2(512)"
 """The SQL type of ids and scope values."""
 
@@ -160,12 +164,26 @@ class OracleDialect(SQLDialect):
 
     def __init__(self, vector_index_transform: bool = False) -> None:
         self.vector_index_transform = vector_index_transform
+        self.max_string_bytes = STANDARD_STRING_BYTES
+
+    def connected(self, cursor: Any) -> None:
+        """Learn the server's string limit: 32,767 bytes under MAX_STRING_SIZE=EXTENDED, where a
+        VARCHAR2(32767) is legal (ORA-00910 otherwise), else 4,000. Unlike v$parameter, this needs
+        no privilege."""
+        import oracledb
+
+        try:
+            cursor.execute("SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual", fetch_lobs=False)
+            extended = bool(cursor.fetchall())
+        except oracledb.DatabaseError:
+            extended = False
+        self.max_string_bytes = EXTENDED_STRING_BYTES if extended else STANDARD_STRING_BYTES
 
     def schema(self, prefix: str, vector_dim: int, vector_index: bool, keyword_index: bool) -> OracleSchema:
         return OracleSchema(prefix, vector_dim, vector_index, keyword_index)
 
     def cursor(self, connection: Any) -> Any:
-        return _oracle_cursor(connection)
+        return _oracle_cursor(connection, self.max_string_bytes)
 
     def begin(self, cursor: Any, changes_table: str | None) -> None:
         """Writers take the change log's table lock in turn (readers never wait for it)."""
@@ -192,7 +210,10 @@ class OracleDialect(SQLDialect):
         return f"SELECT table_name FROM user_tables WHERE table_name IN ({self.ids(bind)})"
 
     def text_index_sql(self) -> str:
-        return "SELECT count(*) AS n FROM user_indexes WHERE index_name = :name AND index_type = 'DOMAIN'"
+        return (
+            "SELECT count(*) AS n, count(CASE WHEN domidx_opstatus = 'FAILED' THEN 1 END) AS failed "
+            "FROM user_indexes WHERE index_name = :name AND index_type = 'DOMAIN'"
+        )
 
     def ids(self, bind: str, numeric: bool = False) -> str:
         column_type = "NUMBER(19)" if numeric else ID_TYPE
@@ -374,25 +395,36 @@ class OracleInDatabaseEmbedder:
         return cursor.fetchall()
 
 
-def _oracle_cursor(connection: Any) -> Any:
-    """A cursor that binds datetimes as TIMESTAMP and very long strings as CLOB.
-
-    python-oracledb would send a datetime as DATE, dropping the microseconds the TIMESTAMP(6)
-    columns keep, and a string over 32 KB as LONG, which Oracle accepts only as an inserted value.
-    """
+def _oracle_cursor(connection: Any, max_string_bytes: int = STANDARD_STRING_BYTES) -> Any:
+    """A cursor that binds datetimes as TIMESTAMP and strings beyond the server's limit as CLOB."""
     cursor = connection.cursor()
-    cursor.inputtypehandler = _bind_type
+    cursor.inputtypehandler = BindTypes(max_string_bytes)
     return cursor
 
 
-def _bind_type(cursor: Any, value: Any, arraysize: int) -> Any:
-    import oracledb
+class BindTypes:
+    """python-oracledb's input type handler for the store's binds.
 
-    if isinstance(value, datetime):
-        return cursor.var(oracledb.DB_TYPE_TIMESTAMP, arraysize=arraysize)
-    if isinstance(value, str) and len(value) > 8000:  # up to 4 bytes a character: past 32 KB
-        return cursor.var(oracledb.DB_TYPE_CLOB, arraysize=arraysize)
-    return None
+    A datetime would go as DATE, dropping the microseconds the TIMESTAMP(6) columns keep. A
+    string longer than the server's VARCHAR2 limit (4,000 bytes, or 32,767 under
+    MAX_STRING_SIZE=EXTENDED) would go as LONG, which Oracle takes only as an inserted value and
+    refuses inside JSON(:x), JSON_TABLE(:ids ...) and MERGE (ORA-01461): it goes as a CLOB. The
+    test is on the UTF-8 length, which is what the limit counts.
+    """
+
+    def __init__(self, max_string_bytes: int) -> None:
+        self.max_string_bytes = max_string_bytes
+
+    def __call__(self, cursor: Any, value: Any, arraysize: int) -> Any:
+        import oracledb
+
+        if isinstance(value, datetime):
+            return cursor.var(oracledb.DB_TYPE_TIMESTAMP, arraysize=arraysize)
+        limit = self.max_string_bytes
+        # A string of at most limit / 4 characters fits in any encoding: it is never encoded.
+        if isinstance(value, str) and len(value) * 4 > limit and (len(value) > limit or len(value.encode()) > limit):
+            return cursor.var(oracledb.DB_TYPE_CLOB, arraysize=arraysize)
+        return None
 
 
 def open_pool(url: str, password: str | None = None, pool_min: int = 1, pool_max: int = 4) -> Any:

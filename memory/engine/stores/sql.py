@@ -192,7 +192,12 @@ class SQLDialect(ABC):
 
     @abstractmethod
     def text_index_sql(self) -> str | None:
-        """A query counting (column n) the keyword index named by :name; None if keywords are unsupported."""
+        """A query counting the keyword indexes named by :name (column n) and those of them the
+        database marks as failed (column failed); None if keywords are unsupported."""
+
+    def connected(self, cursor: Any) -> None:  # noqa: B027 (a hook: most databases need nothing)
+        """Learn what the server allows, once, when the store opens and checks its schema (never
+        under SchemaPolicy.NO_CHECK, which sends nothing); nothing by default."""
 
     def text_index_refresh(self, text_index: str, records: str, keys_bind: str | None) -> list[str]:
         """Statements re-indexing the records whose pks a JSON array bind holds (None: all of
@@ -599,6 +604,7 @@ class SQLMemoryStore(MemoryStore):
                     row["meta_key"]: row["meta_value"]
                     for row in self._fetch(f"SELECT meta_key, meta_value FROM {self._meta}", None, cursor)
                 }
+            self.dialect.connected(cursor)
         version = legacy if legacy is not None else int(meta.get("schema_version") or 0)
         if version and version != SCHEMA_VERSION:
             raise SchemaError(
@@ -634,8 +640,15 @@ class SQLMemoryStore(MemoryStore):
         if self._has_text_index is None:
             sql = self.dialect.text_index_sql()
             rows = self._fetch(sql, {"name": self._text_index_name}) if sql else []
-            self._has_text_index = bool(rows and rows[0]["n"])
-            if not self._has_text_index:
+            failed = bool(rows and rows[0].get("failed"))
+            self._has_text_index = bool(rows and rows[0]["n"]) and not failed
+            if failed:
+                log.warning(
+                    "keyword index %s is in the FAILED state (rebuild it: ALTER INDEX ... REBUILD): "
+                    "hybrid search ranks by vectors only",
+                    self._text_index_name,
+                )
+            elif not self._has_text_index:
                 log.warning("no keyword index %s: hybrid search ranks by vectors only", self._text_index_name)
         return self._has_text_index
 

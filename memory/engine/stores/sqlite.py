@@ -217,7 +217,7 @@ class SQLiteDialect(SQLDialect):
         return f"SELECT name AS table_name FROM sqlite_master WHERE type = 'table' AND name IN ({self.ids(bind)})"
 
     def text_index_sql(self) -> str:
-        return "SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name = :name"
+        return "SELECT count(*) AS n, 0 AS failed FROM sqlite_master WHERE type = 'table' AND name = :name"
 
     def text_index_refresh(self, text_index: str, records: str, keys_bind: str | None) -> list[str]:
         """Re-index the records whose pks a JSON array bind holds (None: every record)."""

@@ -1,5 +1,5 @@
 -- snapshot: schema_create_if_necessary_no_text_index_prefixed
--- statements: 25
+-- statements: 26
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
@@ -107,4 +107,8 @@ SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TA
 
 -- [25] execute
 SELECT meta_key, meta_value FROM "APP_OAM_META"
+-- options: fetch_lobs=False
+
+-- [26] execute
+SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False

@@ -1,5 +1,5 @@
 -- snapshot: schema_create_if_necessary_vector_index
--- statements: 27
+-- statements: 28
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
@@ -113,4 +113,8 @@ SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TA
 
 -- [27] execute
 SELECT meta_key, meta_value FROM "OAM_META"
+-- options: fetch_lobs=False
+
+-- [28] execute
+SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False

@@ -1,5 +1,5 @@
 -- snapshot: schema_recreate
--- statements: 33
+-- statements: 34
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
@@ -131,4 +131,8 @@ SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TA
 
 -- [33] execute
 SELECT meta_key, meta_value FROM "OAM_META"
+-- options: fetch_lobs=False
+
+-- [34] execute
+SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False

@@ -1,5 +1,5 @@
 -- snapshot: schema_require_existing
--- statements: 3
+-- statements: 4
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
@@ -13,4 +13,8 @@ SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TA
 
 -- [3] execute
 SELECT meta_key, meta_value FROM "OAM_META"
+-- options: fetch_lobs=False
+
+-- [4] execute
+SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False

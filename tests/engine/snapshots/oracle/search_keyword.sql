@@ -2,7 +2,7 @@
 -- statements: 3
 
 -- [1] execute
-SELECT count(*) AS n FROM user_indexes WHERE index_name = :name AND index_type = 'DOMAIN'
+SELECT count(*) AS n, count(CASE WHEN domidx_opstatus = 'FAILED' THEN 1 END) AS failed FROM user_indexes WHERE index_name = :name AND index_type = 'DOMAIN'
 -- binds: {"name": "OAM_RECORDS_TEXT"}
 -- options: fetch_lobs=False
 

@@ -1,0 +1,27 @@
+-- snapshot: update_metadata_to_5000_bytes
+-- statements: 6
+
+-- [1] execute
+LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
+
+-- [2] execute
+SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now) FOR UPDATE
+-- binds: {"kind": "memory", "id": "m1", "record_type": "memory", "now": "<timestamp>"}
+-- options: fetch_lobs=False
+
+-- [3] execute
+UPDATE "OAM_RECORDS" SET metadata = :metadata WHERE pk = :pk
+-- binds: {"metadata": "<text: 2511 characters, 5011 bytes>", "pk": 7}
+-- CLOB binds: metadata
+
+-- [4] executemany, 1 rows
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES (:entity, :key, :key)
+-- binds[0]: {"entity": "record", "key": 7}
+
+-- [5] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}
+
+-- [6] execute
+UPDATE "OAM_THREADS" SET updated_at = :now WHERE id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"now": "<timestamp>", "ids": "[\"t1\"]"}
