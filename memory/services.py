@@ -49,6 +49,7 @@ def store_options(url: str, schema_policy: SchemaPolicy | None = None) -> dict[s
             pool_max=settings.OAM_ORACLE_POOL_MAX,
             vector_index=settings.OAM_ORACLE_VECTOR_INDEX,
             approximate_accuracy=settings.OAM_ORACLE_TARGET_ACCURACY,
+            vector_index_transform=settings.OAM_ORACLE_VECTOR_INDEX_TRANSFORM,
         )
     return options
 

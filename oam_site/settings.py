@@ -83,6 +83,7 @@ OAM_ORACLE_POOL_MIN = env_int("OAM_ORACLE_POOL_MIN", 1)
 OAM_ORACLE_POOL_MAX = env_int("OAM_ORACLE_POOL_MAX", 4)
 OAM_ORACLE_VECTOR_INDEX = env_bool("OAM_ORACLE_VECTOR_INDEX", default=False)
 OAM_ORACLE_TARGET_ACCURACY = env_int("OAM_ORACLE_TARGET_ACCURACY", None)
+OAM_ORACLE_VECTOR_INDEX_TRANSFORM = env_bool("OAM_ORACLE_VECTOR_INDEX_TRANSFORM", default=False)
 
 # Parsed by memory.engine.embedders.embedder_from_spec: "hashing", "hashing:<dim>",
 # "openai:<model>[:<dim>]@<base_url>" (its key comes from OAM_EMBEDDER_API_KEY).

@@ -77,6 +77,7 @@ def test_an_oracle_url_without_a_password_is_a_clear_error(settings, monkeypatch
 def test_store_options_carry_the_oracle_settings_for_oracle_urls_only(settings):
     settings.OAM_ORACLE_POOL_MIN, settings.OAM_ORACLE_POOL_MAX = 2, 8
     settings.OAM_ORACLE_VECTOR_INDEX, settings.OAM_ORACLE_TARGET_ACCURACY = True, 90
+    settings.OAM_ORACLE_VECTOR_INDEX_TRANSFORM = True
 
     assert services.store_options("sqlite:///x.sqlite3") == {}
     assert services.store_options("oracle://u@h/s", SchemaPolicy.RECREATE) == {
@@ -85,6 +86,7 @@ def test_store_options_carry_the_oracle_settings_for_oracle_urls_only(settings):
         "pool_max": 8,
         "vector_index": True,
         "approximate_accuracy": 90,
+        "vector_index_transform": True,
     }
 
 
