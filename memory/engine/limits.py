@@ -63,12 +63,13 @@ def check_id_text(name: str, value: str) -> None:
     so such an id could not be looked up reliably)."""
     if "\x00" in value:
         raise ValueError(f"{name} must not contain NUL characters")
-    if len(value) * 4 <= MAX_ID_BYTES:
-        return  # short enough in any encoding: the common case costs no encoding
-    try:
-        size = len(value.encode())
-    except UnicodeEncodeError:
-        raise ValueError(f"{name} is not valid Unicode text") from None
+    if value.isascii():
+        size = len(value)
+    else:
+        try:
+            size = len(value.encode())
+        except UnicodeEncodeError:
+            raise ValueError(f"{name} is not valid Unicode text") from None
     if size > MAX_ID_BYTES:
         raise ValueError(f"{name} is {size} bytes in UTF-8; the limit is {MAX_ID_BYTES}")
 

@@ -229,3 +229,33 @@ def test_link_selectors_are_checked_before_the_database_sees_them(memory):
                 relation_type=bad,
             )
     assert len(memory.list_relations(record_id=a)) == 1
+
+
+@pytest.mark.parametrize(
+    ("listing", "values"),
+    [("memories", ["zzz"]), ("memories", [None]), ("threads", [5, None]), ("threads", ["not a time", "t1"])],
+)
+def test_a_cursor_of_the_right_length_but_the_wrong_types_is_a_value_error(memory, listing, values):
+    memory.create_thread(thread_id="t1", user_id="u")
+    cursor = base64.urlsafe_b64encode(json.dumps(values).encode()).decode()
+    listing_call = memory.list_memories if listing == "memories" else memory.list_threads
+    with pytest.raises(ValueError, match="invalid cursor"):
+        listing_call(cursor=cursor)
+
+
+def test_an_id_with_a_lone_surrogate_is_a_value_error_naming_it(memory):
+    with pytest.raises(ValueError, match="record_ids is not valid Unicode"):
+        memory.add_memory("x", user_id="u", memory_id="\ud800")
+    with pytest.raises(ValueError, match=r"user_ids? is not valid Unicode"):
+        memory.add_memory("x", user_id="\ud800")
+
+
+def test_wall_times_an_hour_apart_across_a_fold_keep_their_own_instants(store):
+    """01:30 twice on the night clocks go back: equal as datetimes, an hour apart in UTC."""
+    from zoneinfo import ZoneInfo
+
+    first = datetime(2024, 11, 3, 1, 30, tzinfo=ZoneInfo("America/New_York"))
+    second = first.replace(fold=1)
+    ids = store.add(["first", "second"], "memory", user_ids="u", timestamps=[first, second])
+    stamps = [store.get("memory", record_id).timestamp for record_id in ids]
+    assert stamps == ["2024-11-03T05:30:00.000000+00:00", "2024-11-03T06:30:00.000000+00:00"]

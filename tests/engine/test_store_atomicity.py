@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from memory.engine import AgentMemory
+from memory.engine import AgentMemory, HashingEmbedder
 
 from .helpers import store_state
 from .test_image_messages import image_part
@@ -128,3 +128,62 @@ def test_a_failed_client_write_changes_no_thread_activity(memory, store):
     with pytest.raises(ValueError):
         AgentMemory(store).add_memory("x", thread_id="t9", memory_id_to_link="missing", link_type="related_to")
     assert store_state(store) == before
+
+
+def test_a_nested_block_that_raises_is_undone_alone(memory, store):
+    """add_memory's memory-and-link write stays whole inside a caller's own transaction."""
+    target = memory.add_memory("the user likes tea", user_id="u1")
+    with store.transaction():
+        kept = memory.add_memory("kept", user_id="u1")
+        original = store.add_relations
+
+        def failing(*args, **kwargs):
+            original(*args, **kwargs)
+            raise ValueError("injected failure after the link was written")
+
+        store.add_relations = failing
+        with pytest.raises(ValueError, match="injected"):
+            memory.add_memory("coffee", user_id="u1", memory_id_to_link=target, link_type="supersedes")
+        del store.add_relations
+    assert sorted(record.content for record in store.list("memory", limit=None)) == ["kept", "the user likes tea"]
+    assert memory.list_relations(limit=None) == []
+    assert memory.get_memory(kept).status == "valid"
+
+
+def test_a_transaction_holds_no_connection_until_its_first_write(store_factory):
+    """Embedding comes before the write: it must not hold a pooled connection or the write lock."""
+    seen: list[bool] = []
+
+    class Watching(HashingEmbedder):
+        def embed(self, texts):
+            current = store._local.__dict__.get("transaction")
+            seen.append(current is not None and current.connection is not None)
+            return super().embed(texts)
+
+    store = store_factory(embedder=Watching(64))
+    memory = AgentMemory(store)
+    thread = memory.create_thread(thread_id="t1", user_id="u1")
+    seen.clear()
+    thread.add_messages([{"role": "user", "content": "hello"}])
+    assert seen == [False]
+    target = memory.add_memory("tea", user_id="u1")
+    seen.clear()
+    memory.add_memory("coffee", user_id="u1", memory_id_to_link=target, link_type="supersedes")
+    assert seen == [False]
+
+
+def test_a_transaction_the_database_rolled_back_itself_stores_nothing(store, backend):
+    """SQLite rolls the whole transaction back on a full disk: the block must not carry on."""
+    if backend == "oracle":
+        pytest.skip("a full disk is simulated with SQLite's max_page_count")
+    store.add(["seed"], "memory", user_ids="u")
+    with pytest.raises(RuntimeError, match="rolled this transaction back"), store.transaction():
+        store.add(["kept"], "memory", user_ids="u")
+        raw = store._local.transaction.connection._connection
+        pages = raw.execute("PRAGMA page_count").fetchone()[0]
+        raw.execute(f"PRAGMA max_page_count = {pages + 5}")
+        with pytest.raises(Exception, match="full"):
+            store.add(["x" * 200_000], "memory", user_ids="u")
+        raw.execute("PRAGMA max_page_count = 1073741823")
+        store.add(["after"], "memory", user_ids="u")
+    assert [record.content for record in store.list("memory", limit=None)] == ["seed"]

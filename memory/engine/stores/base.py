@@ -201,10 +201,16 @@ def _column(name: str, value: Any, count: int, check: Any, *, scalar_types: tupl
     if value is NOT_SET or value is None or isinstance(value, scalar_types):
         return [check(values[0], name)] * count if count else []
     try:
-        checked = {v: check(v, name) for v in dict.fromkeys(values)}
+        checked = {_distinct(v): check(v, name) for v in values}
     except Exception:
         return [check(v, f"{name}[{i}]") for i, v in enumerate(values)]
-    return [checked[v] for v in values]
+    return [checked[_distinct(v)] for v in values]
+
+
+def _distinct(value: Any) -> tuple:
+    """A key under which values check the same: equal values of one type, and for datetimes the
+    same UTC offset too (two wall times an hour apart in UTC compare equal across a fold)."""
+    return (type(value), value, value.utcoffset() if isinstance(value, datetime) else None)
 
 
 def _optional_str(value: Any, name: str) -> str | None:
@@ -415,22 +421,20 @@ def encode_cursor(*values: Any) -> str:
     return base64.urlsafe_b64encode(json.dumps(values).encode()).decode().rstrip("=")
 
 
-def decode_cursor(cursor: Any, arity: int) -> list:
-    """Decode a listing cursor; a damaged or foreign one is a ValueError, not a crash."""
+def decode_cursor(cursor: Any, types: tuple[type, ...]) -> list:
+    """Decode a listing cursor holding the sort key of a row, one value of each of `types` (str, or
+    int: 64-bit), which are bound as they are; a damaged or foreign one is a ValueError."""
     try:
         padded = cursor + "=" * (-len(cursor) % 4)
         values = json.loads(base64.urlsafe_b64decode(padded.encode()))
     except (TypeError, ValueError, AttributeError, RecursionError):
         raise ValueError(f"invalid cursor: {cursor!r}") from None
-    # A cursor holds the sort key of a row: text and 64-bit integers, which are bound as they are.
     if (
         not isinstance(values, list)
-        or len(values) != arity
+        or len(values) != len(types)
         or not all(
-            value is None
-            or isinstance(value, str)
-            or (isinstance(value, int) and not isinstance(value, bool) and -MAX_INT - 1 <= value <= MAX_INT)
-            for value in values
+            type(value) is kind and (kind is not int or -MAX_INT - 1 <= value <= MAX_INT)
+            for value, kind in zip(values, types, strict=False)
         )
     ):
         raise ValueError(f"invalid cursor: {cursor!r}")

@@ -32,7 +32,7 @@ import time
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -43,7 +43,7 @@ from ..graph import grow_trees, walk_nodes
 from ..images import CheckedImage
 from ..limits import MAX_INT
 from ..scope import check_scope_value
-from ..ttl import expiry, utc_now
+from ..ttl import expiry, normalize_timestamp, utc_now
 from ..types import (
     AGENT_PROFILE_TYPE,
     IMAGE_TYPE,
@@ -164,6 +164,9 @@ class SQLDialect(ABC):
         """Start a read of one consistent snapshot if the database needs a statement for it;
         returns whether the read must be ended (rolled back)."""
         return False
+
+    def release_savepoint(self, cursor: Any, name: str) -> None:  # noqa: B027 (Oracle has no RELEASE)
+        """Forget a savepoint whose part of the transaction succeeded, where the database keeps them."""
 
     @abstractmethod
     def declare(self, cursor: Any, binds: Iterable[str]) -> None:
@@ -400,13 +403,8 @@ class SQLMemoryStore(MemoryStore):
     # --- connections ------------------------------------------------------------------------
 
     @contextmanager
-    def _session(self) -> Iterator[Any]:
-        """A connection for one store call: the open transaction's, one from the pool, or the
-        single connection under its lock."""
-        current = self._local.__dict__.get("transaction")
-        if current is not None:
-            yield current.connection
-            return
+    def _acquire(self) -> Iterator[Any]:
+        """A connection of the pool, or the single connection under its lock."""
         if self._single_session:
             with self._session_lock:
                 yield self._pool
@@ -417,68 +415,116 @@ class SQLMemoryStore(MemoryStore):
         finally:
             self._pool.release(connection)
 
+    def _written(self) -> _Transaction | None:
+        """This thread's open transaction() block once it has written: its changes are not
+        committed yet, so its reads go through its connection and the shared index must not
+        learn them."""
+        current = self._local.__dict__.get("transaction")
+        return current if current is not None and current.begun else None
+
+    @contextmanager
+    def _session(self) -> Iterator[Any]:
+        """A connection for one store call: the open transaction's once it has written, else one
+        of its own."""
+        current = self._written()
+        if current is not None:
+            yield current.connection
+            return
+        with self._acquire() as connection:
+            yield connection
+
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """See MemoryStore.transaction. The write lock is taken by the first write of the block,
-        so that embedding and checks before it keep other writers waiting no longer than needed."""
-        if self._local.__dict__.get("transaction") is not None:
-            yield  # a nested block is part of the enclosing one
+        """See MemoryStore.transaction. The block takes a connection and the write lock at its
+        first write, so that what comes before (checks, embedding, reads) holds neither; a nested
+        block is a part of the enclosing one that an error undoes alone."""
+        current = self._local.__dict__.get("transaction")
+        if current is not None:
+            with self._part(current):
+                yield
             return
-        with self._session() as connection:
-            current = _Transaction(connection, self.dialect.cursor(connection))
-            self._local.transaction = current
+        with ExitStack() as stack:
+            current = self._local.transaction = _Transaction(stack)
             try:
                 yield
+                current.check()
                 if current.begun:
-                    connection.commit()
+                    current.connection.commit()
             except BaseException:
                 if current.begun:
-                    connection.rollback()
+                    current.connection.rollback()
                 raise
             finally:
                 self._local.transaction = None
 
     @contextmanager
-    def _write(self, *, schema: bool = False) -> Iterator[Any]:
-        """A cursor in one transaction: committed when the block ends, rolled back on any error.
-
-        Writers hold the store's write lock from the start (dialect.begin), one at a time; a
-        schema change takes no lock on the change log, which it may be creating. Within
-        transaction() the write is part of the open transaction: a savepoint undoes just this
-        write when it fails, so a caller that catches the error keeps a consistent store.
-        """
-        if self._local.__dict__.get("transaction") is None:
-            with self.transaction():
-                yield self._begin(schema)  # a failure rolls the whole transaction back
+    def _part(self, current: _Transaction) -> Iterator[None]:
+        """Run a part of the open transaction (a write, a nested block) so that an error undoes
+        that part alone: back to a savepoint when the transaction wrote before it, else back to
+        its start. If the database ended the whole transaction itself (SQLite does on a full
+        disk), the transaction is marked failed: later writes and its commit raise."""
+        if not current.begun:
+            try:
+                yield
+            except BaseException:
+                if current.begun:
+                    current.connection.rollback()
+                    current.begun = False
+                raise
             return
-        cursor = self._begin(schema)
-        current = self._local.transaction
-        savepoint = f"oam_write_{current.depth}"
-        cursor.execute(f"SAVEPOINT {savepoint}")
+        name = f"oam_part_{current.depth}"
+        current.cursor.execute(f"SAVEPOINT {name}")
         current.depth += 1
         try:
-            yield cursor
+            yield
         except BaseException:
-            cursor.execute(f"ROLLBACK TO SAVEPOINT {savepoint}")
+            try:
+                current.cursor.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            except Exception as undo_error:
+                current.failed = undo_error
             raise
+        else:
+            self.dialect.release_savepoint(current.cursor, name)
         finally:
             current.depth -= 1
 
+    @contextmanager
+    def _write(self, *, schema: bool = False) -> Iterator[Any]:
+        """A cursor in one transaction: committed when the block ends, rolled back on any error.
+
+        Writers take the store's write lock (dialect.begin) at their first statement and hold it
+        to the commit, one at a time; a schema change takes no lock on the change log, which it
+        may be creating. Within transaction() the write is a part of the open transaction, which
+        an error undoes alone, so a caller that catches the error keeps a consistent store.
+        """
+        current = self._local.__dict__.get("transaction")
+        if current is None:
+            with self.transaction():
+                yield self._begin(schema)  # a failure rolls the whole transaction back
+            return
+        with self._part(current):
+            yield self._begin(schema)
+
     def _begin(self, schema: bool) -> Any:
-        """The open transaction's cursor, its write lock taken by the first write."""
+        """A new cursor in the open transaction, which takes its connection and the write lock
+        at its first write."""
         current = self._local.transaction
+        current.check()
+        if current.connection is None:
+            current.connection = current.stack.enter_context(self._acquire())
+            current.cursor = self.dialect.cursor(current.connection)
         if not current.begun:
             self.dialect.begin(current.cursor, None if schema else self._changes)
             current.begun = True
-        return current.cursor
+        return self.dialect.cursor(current.connection)
 
     @contextmanager
     def _read(self) -> Iterator[Any]:
         """A cursor on one consistent snapshot, for a call that reads with several statements;
         within a transaction that has written, its own uncommitted view."""
-        current = self._local.__dict__.get("transaction")
-        if current is not None and current.begun:
-            yield current.cursor
+        current = self._written()
+        if current is not None:
+            yield self.dialect.cursor(current.connection)
             return
         with self._session() as connection:
             cursor = self.dialect.cursor(connection)
@@ -488,12 +534,6 @@ class SQLMemoryStore(MemoryStore):
             finally:
                 if ended:
                     connection.rollback()
-
-    def _in_transaction(self) -> bool:
-        """Whether this thread's calls are inside a transaction() block that has written: its
-        changes are not committed yet, so the shared index must not learn them."""
-        current = self._local.__dict__.get("transaction")
-        return current is not None and current.begun
 
     def _fetch(self, sql: str, params: Mapping[str, Any] | None = None, cursor: Any = None) -> list[dict[str, Any]]:
         """Rows as dicts keyed by lower-case column name; LOBs arrive as str/bytes."""
@@ -1300,7 +1340,7 @@ class SQLMemoryStore(MemoryStore):
             where.append(in_scope)
         if cursor is not None:
             where.append("rel.pos > :after")
-            params["after"] = decode_cursor(cursor, 1)[0]
+            params["after"] = decode_cursor(cursor, (int,))[0]
         sql = (
             f"SELECT {self._relation_columns} FROM {self._relations} rel "
             f"JOIN {self._records} s ON s.kind = 'memory' AND s.id = rel.source_id "
@@ -1419,7 +1459,11 @@ class SQLMemoryStore(MemoryStore):
             where.append(compiler.compile(parse_filter(metadata_filter), "t.metadata"))
             params.update(compiler.params)
         if cursor is not None:
-            updated_at, last_id = decode_cursor(cursor, 2)
+            updated_at, last_id = decode_cursor(cursor, (str, str))
+            try:
+                normalize_timestamp(updated_at)
+            except ValueError:
+                raise ValueError(f"invalid cursor: {cursor!r}") from None
             where.append("(t.updated_at < :c_updated OR (t.updated_at = :c_updated AND t.id < :c_id))")
             params.update(c_updated=self.dialect.db_time(updated_at), c_id=last_id)
         sql = f"{self._thread_select()} {'WHERE ' + ' AND '.join(where) if where else ''} "
@@ -1435,7 +1479,7 @@ class SQLMemoryStore(MemoryStore):
         after = ""
         if cursor is not None:
             after = "WHERE o.id > :after"
-            params["after"] = decode_cursor(cursor, 1)[0]
+            params["after"] = decode_cursor(cursor, (str,))[0]
         sql = (
             f"WITH owners AS (SELECT {column} AS id FROM {self._threads} WHERE {column} IS NOT NULL "
             f"UNION SELECT {column} FROM {self._records} WHERE {column} IS NOT NULL) "
@@ -1563,7 +1607,7 @@ class SQLMemoryStore(MemoryStore):
             params["now"] = self.dialect.db_time(utc_now())
         if cursor is not None:
             where.append("r.pk > :after")
-            params["after"] = decode_cursor(cursor, 1)[0]
+            params["after"] = decode_cursor(cursor, (int,))[0]
         sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY r.pk"
         rows = self._fetch(sql + self._fetch_first(limit, params), params)
         more = limit is not None and len(rows) > limit
@@ -1646,7 +1690,7 @@ class SQLMemoryStore(MemoryStore):
             self.dialect.filter_compiler().compile(request.tree, "r.metadata")
         query, vector, strategy = request.query, request.vector, request.strategy
         # Inside a transaction that has written, the index must not learn uncommitted changes.
-        memory_index = None if self._in_transaction() else self.index
+        memory_index = None if self._written() else self.index
         keywords = (
             self.dialect.keyword_query(query) if query is not None and strategy is not SearchStrategy.VECTOR else None
         )
@@ -1913,13 +1957,24 @@ class SQLMemoryStore(MemoryStore):
 
 
 class _Transaction:
-    """A thread's open transaction() block: its connection and cursor, whether it has begun to
-    write (taken the write lock) and how many writes are open inside it (savepoint names)."""
+    """A thread's open transaction() block: the connection it takes at its first write (released
+    by `stack`) with a cursor for its savepoints, whether it has begun to write (holds the write
+    lock), how many parts are open inside it (savepoint names), and the error that ended it if
+    the database rolled it back on its own."""
 
-    def __init__(self, connection: Any, cursor: Any) -> None:
-        self.connection, self.cursor = connection, cursor
+    def __init__(self, stack: ExitStack) -> None:
+        self.stack = stack
+        self.connection: Any = None
+        self.cursor: Any = None
         self.begun = False
         self.depth = 0
+        self.failed: Exception | None = None
+
+    def check(self) -> None:
+        if self.failed is not None:
+            raise RuntimeError(
+                "the database rolled this transaction back after a failed write; nothing of it was stored"
+            ) from self.failed
 
 
 class _IndexSource:

@@ -188,6 +188,9 @@ class SQLiteDialect(SQLDialect):
         """Take the write lock at once: a transaction that read first could not upgrade to write."""
         cursor.execute("BEGIN IMMEDIATE")
 
+    def release_savepoint(self, cursor: Any, name: str) -> None:
+        cursor.execute(f"RELEASE SAVEPOINT {name}")
+
     def begin_read(self, cursor: Any) -> bool:
         """One snapshot for a search's several statements (WAL readers never wait on the writer)."""
         cursor.execute("BEGIN")
