@@ -259,3 +259,15 @@ def test_wall_times_an_hour_apart_across_a_fold_keep_their_own_instants(store):
     ids = store.add(["first", "second"], "memory", user_ids="u", timestamps=[first, second])
     stamps = [store.get("memory", record_id).timestamp for record_id in ids]
     assert stamps == ["2024-11-03T05:30:00.000000+00:00", "2024-11-03T06:30:00.000000+00:00"]
+
+
+def test_a_lookup_by_an_id_no_record_can_have_finds_nothing(memory, store):
+    """Ids past the limit cannot exist: found nowhere, without a bind the database might refuse."""
+    too_long = "x" * (limits.MAX_ID_BYTES + 1)
+    assert store.get("memory", too_long) is None
+    assert store.get("memory", "a\x00b") is None
+    assert store.delete("memory", too_long) == 0
+    assert store.update("memory", too_long, metadata={"a": 1}) == 0
+    assert store.get_relation(too_long) is None
+    with pytest.raises(KeyError):
+        memory.get_memory(too_long)

@@ -1112,6 +1112,16 @@ def check_profile(record_type: str, owner_id: Any, information: Any) -> str:
     return name
 
 
+def storable_id(record_id: str) -> bool:
+    """Whether a record could have this id (within the id limits): a lookup of any other finds
+    nothing without asking the database, which might refuse so long a bind (Oracle)."""
+    try:
+        check_id_text("record_id", record_id)
+    except ValueError:
+        return False
+    return bool(record_id)
+
+
 def check_id(name: str, value: Any) -> str:
     """A required id (of a thread, record, link or owner): a non-empty string within the limits."""
     if not isinstance(value, str) or not value:

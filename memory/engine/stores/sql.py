@@ -95,6 +95,7 @@ from .base import (
     relation_values,
     scope_condition,
     seq_range_conditions,
+    storable_id,
     summary_topics,
     thread_changes,
     to_vector,
@@ -1020,6 +1021,8 @@ class SQLMemoryStore(MemoryStore):
     def _live_row(self, cursor: Any, record_type: str, record_id: Any) -> dict[str, Any] | None:
         if not isinstance(record_id, str):
             raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        if not storable_id(record_id):
+            return None
         rows = self._fetch(
             f"SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at "
             f"FROM {self._records} r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type "
@@ -1081,6 +1084,8 @@ class SQLMemoryStore(MemoryStore):
         check_record_type(record_type)
         if not isinstance(record_id, str):
             raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        if not storable_id(record_id):
+            return 0
         with self._write() as cursor:
             owner = self._fetch(
                 f"SELECT r.thread_id FROM {self._records} r WHERE r.kind = :kind AND r.id = :id "
@@ -1231,6 +1236,8 @@ class SQLMemoryStore(MemoryStore):
     def _owned_relation(self, cursor: Any, relation_id: Any, thread_id: Any) -> dict[str, Any] | None:
         if not isinstance(relation_id, str):
             raise ValueError(f"relation_id must be a string, not {type(relation_id).__name__}")
+        if not storable_id(relation_id):
+            return None
         rows = self._fetch(
             f"SELECT {self._relation_columns} FROM {self._relations} rel WHERE rel.id = :id",
             {"id": relation_id},
@@ -1557,6 +1564,8 @@ class SQLMemoryStore(MemoryStore):
         check_record_type(record_type)
         if not isinstance(record_id, str):
             raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        if not storable_id(record_id):
+            return None
         rows = self._fetch(
             f"SELECT {self._record_columns} FROM {self._records} r WHERE r.kind = :kind AND r.id = :id "
             "AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now)",

@@ -299,7 +299,7 @@ class SQLiteDialect(SQLDialect):
         return None if values is None else np.asarray(values, dtype=np.float32).tobytes()
 
     def is_unique_violation(self, exc: Exception) -> bool:
-        return isinstance(exc, sqlite3.IntegrityError)
+        return isinstance(exc, sqlite3.IntegrityError) and "UNIQUE constraint failed" in str(exc)
 
     def is_name_in_use(self, exc: Exception) -> bool:
         return False  # CREATE ... IF NOT EXISTS never finds its object in the way
