@@ -209,25 +209,19 @@ def test_link_selectors_are_checked_before_the_database_sees_them(memory):
     a = memory.add_memory("a", user_id="u")
     b = memory.add_memory("b", user_id="u")
     memory.link_records(a, "memory", b, "memory", "supports")
+    link = {
+        "source_record_id": a,
+        "source_record_type": "memory",
+        "target_record_id": b,
+        "target_record_type": "memory",
+        "relation_type": "supports",
+    }
     for bad in [{"id": a}, 2**64, ["x"]]:
         with pytest.raises(ValueError, match="record_id"):
             memory.list_relations(record_id=bad)
-        with pytest.raises(ValueError, match="source_record_id"):
-            memory.delete_record_link(
-                source_record_id=bad,
-                source_record_type="memory",
-                target_record_id=b,
-                target_record_type="memory",
-                relation_type="supports",
-            )
-        with pytest.raises(ValueError, match="relation_type"):
-            memory.delete_record_link(
-                source_record_id=a,
-                source_record_type="memory",
-                target_record_id=b,
-                target_record_type="memory",
-                relation_type=bad,
-            )
+        for field in ("source_record_id", "relation_type"):
+            with pytest.raises(ValueError, match=field):
+                memory.delete_record_link(**{**link, field: bad})
     assert len(memory.list_relations(record_id=a)) == 1
 
 

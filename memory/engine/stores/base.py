@@ -201,16 +201,18 @@ def _column(name: str, value: Any, count: int, check: Any, *, scalar_types: tupl
     if value is NOT_SET or value is None or isinstance(value, scalar_types):
         return [check(values[0], name)] * count if count else []
     try:
-        checked = {_distinct(v): check(v, name) for v in values}
-    except Exception:
-        return [check(v, f"{name}[{i}]") for i, v in enumerate(values)]
-    return [checked[_distinct(v)] for v in values]
-
-
-def _distinct(value: Any) -> tuple:
-    """A key under which values check the same: equal values of one type, and for datetimes the
-    same UTC offset too (two wall times an hour apart in UTC compare equal across a fold)."""
-    return (type(value), value, value.utcoffset() if isinstance(value, datetime) else None)
+        distinct = dict.fromkeys(values)
+    except TypeError:  # an unhashable entry: its check names it
+        distinct = None
+    # Datetimes equal across a DST fold are an hour apart in UTC: each is checked on its own.
+    if distinct is not None and not any(isinstance(v, datetime) for v in distinct):
+        try:
+            checked = {v: check(v, name) for v in distinct}
+        except Exception:
+            pass
+        else:
+            return [checked[v] for v in values]
+    return [check(v, f"{name}[{i}]") for i, v in enumerate(values)]
 
 
 def _optional_str(value: Any, name: str) -> str | None:
