@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .images import CheckedImage, check_image
+from .ttl import normalize_timestamp
 from .types import (
     NOT_SET,
     ImageContent,
@@ -112,7 +113,7 @@ def stored_content(
     parts, texts, new_images = [], [], []
     for part in content:
         if isinstance(part, TextContent):
-            parts.append({"type": "text", "id": part.id, "text": part.text, "timestamp": part.timestamp})
+            parts.append({"type": "text", "id": part.id, "text": part.text, "timestamp": _part_time(part)})
             texts.append(part.text)
             continue
         if part.id in kept_image_ids:
@@ -122,8 +123,13 @@ def stored_content(
         else:
             mime = NOT_SET if part.mime_type is None else part.mime_type
             new_images.append((part, check_image(part.bytes, mime, limits)))
-        parts.append({"type": "image", "id": part.id, "timestamp": part.timestamp})
+        parts.append({"type": "image", "id": part.id, "timestamp": _part_time(part)})
     return StoredContent("\n".join(texts), parts, new_images)
+
+
+def _part_time(part: MessageContent) -> str | None:
+    """A part's timestamp as stored: canonical UTC text, as every record's (a datetime included)."""
+    return normalize_timestamp(part.timestamp, f"timestamp of part {part.id!r}")
 
 
 def message_from_record(

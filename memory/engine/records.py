@@ -14,7 +14,7 @@ from typing import Any
 from .graph import relation_labels
 from .images import check_image
 from .stores.base import MemoryStore, check_record_type
-from .types import IMAGE_TYPE, MEMORY_TYPES, NOT_SET, ImageInputLimitConfig, ImageRecord, MemoryRecord
+from .types import IMAGE_TYPE, MEMORY_TYPES, NOT_SET, ImageInputLimitConfig, ImageRecord, MemoryRecord, check_bool
 
 
 def find_memory(store: MemoryStore, memory_id: Any) -> MemoryRecord | None:
@@ -220,10 +220,8 @@ def delete_image_record(store: MemoryStore, record: ImageRecord) -> int:
 def list_image_records(
     store: MemoryStore, image_id: Any, metadata_filter: Any, include_bytes: Any, limit: Any, **scope: Any
 ) -> list[ImageRecord]:
-    if include_bytes and image_id is NOT_SET:
+    if check_bool("include_bytes", include_bytes) and image_id is NOT_SET:
         raise ValueError("include_bytes=True needs an image_id: bytes are loaded one image at a time")
-    if not isinstance(include_bytes, bool):
-        raise ValueError("include_bytes must be True or False")
     options: dict[str, Any] = {}
     if metadata_filter is not NOT_SET and metadata_filter is not None:  # None: no filter, as in searches (D8)
         options["metadata_filter"] = metadata_filter

@@ -55,6 +55,7 @@ from .types import (
     MemorySearchConfig,
     Message,
     MessageRecord,
+    check_bool,
     new_id,
 )
 
@@ -461,7 +462,14 @@ class Thread:
 
         Image parts carry their id, type and description; bytes only for `included_image_ids`.
         """
-        wanted = set() if included_image_ids is NOT_SET or included_image_ids is None else set(included_image_ids)
+        if included_image_ids is NOT_SET or included_image_ids is None:
+            wanted: set[str] = set()
+        elif isinstance(included_image_ids, (list, tuple, set, frozenset)) and all(
+            isinstance(image_id, str) for image_id in included_image_ids
+        ):
+            wanted = set(included_image_ids)
+        else:
+            raise ValueError(f"included_image_ids must be a list of image ids or None, not {included_image_ids!r}")
         return self._messages([self._owned_message(message_id)], wanted.__contains__)[0]
 
     def get_messages(
@@ -474,6 +482,7 @@ class Thread:
         A negative `start` counts from the end, as in Python slicing. Image bytes are read only
         with `include_image_bytes`.
         """
+        check_bool("include_image_bytes", include_image_bytes)
         for name, value in (("start", start), ("end", end)):
             if value is not NOT_SET and value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise ValueError(f"{name} must be an integer or None, not {value!r}")
@@ -493,7 +502,7 @@ class Thread:
         else:
             limit = max(0, end - first)
         records = self.store.thread_message_window(self.thread_id, first, limit)
-        return self._messages(records, lambda _: bool(include_image_bytes))
+        return self._messages(records, lambda _: include_image_bytes)
 
     def update_message(
         self,

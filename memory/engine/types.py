@@ -139,6 +139,13 @@ class MemoryExtractionImageContext(StrEnum):
     MEMORY = "memory"
 
 
+def check_bool(name: str, value: Any) -> bool:
+    """A flag argument: True or False, nothing else (not even NOT_SET, which has no truth value)."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
 def coerce_enum(enum_type: type[Enum], value: Any, name: str) -> Any:
     """Accept an enum member or its value (the SDK takes `SchemaPolicy | str`); else ValueError."""
     try:

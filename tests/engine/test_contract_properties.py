@@ -101,7 +101,7 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::UserWarning"),
 ]
 
-CONTRACT = (ValueError, TypeError)
+CONTRACT = (ValueError, TypeError)  # D3, and issue 12: a bad value is a ValueError or TypeError naming it
 LOOKUP = (*CONTRACT, KeyError)  # D3: thread-layer (and client) reads/updates of a missing record
 BARRIER = (*CONTRACT, TimeoutError)  # spec §4.3.7/§4.3.8: the 300 s background barrier of deletes
 ALL_IDS = [i for pool in IDS.values() for i in pool]

@@ -265,3 +265,17 @@ def test_a_lookup_by_an_id_no_record_can_have_finds_nothing(memory, store):
     assert store.get_relation(too_long) is None
     with pytest.raises(KeyError):
         memory.get_memory(too_long)
+
+
+def test_flags_and_id_lists_of_the_wrong_type_are_value_errors_naming_them(memory, thread):
+    [message_id] = thread.add_messages([{"role": "user", "content": "hello"}])
+    calls = {
+        "cascade": lambda: memory.delete_user("u1", cascade=NOT_SET),
+        "include_bytes": lambda: memory.list_images(include_bytes=NOT_SET),
+        "include_image_bytes": lambda: thread.get_messages(include_image_bytes=NOT_SET),
+        "included_image_ids": lambda: thread.get_message(message_id, included_image_ids=5),
+    }
+    for name, call in calls.items():
+        with pytest.raises(ValueError, match=name):
+            call()
+    assert thread.get_message(message_id, included_image_ids=["none-of-its-images"]).content == "hello"

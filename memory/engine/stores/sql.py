@@ -62,6 +62,7 @@ from ..types import (
     SearchStrategy,
     ThreadRecord,
     UserProfileRecord,
+    check_bool,
     coerce_enum,
 )
 from .base import (
@@ -1113,6 +1114,7 @@ class SQLMemoryStore(MemoryStore):
 
     def _delete_owner(self, column: str, profile_type: str, owner_id: str, cascade: bool) -> int:
         check_id(column, owner_id)
+        check_bool("cascade", cascade)
         with self._write() as cursor:
             if not cascade:
                 return self._delete_where(
