@@ -417,11 +417,15 @@ class SQLMemoryStore(MemoryStore):
         finally:
             self._pool.release(connection)
 
+    def _open_transaction(self) -> _Transaction | None:
+        """This thread's open transaction() block, if any."""
+        return self._local.__dict__.get("transaction")
+
     def _written(self) -> _Transaction | None:
         """This thread's open transaction() block once it has written: its changes are not
         committed yet, so its reads go through its connection and the shared index must not
         learn them."""
-        current = self._local.__dict__.get("transaction")
+        current = self._open_transaction()
         return current if current is not None and current.begun else None
 
     @contextmanager
@@ -440,7 +444,7 @@ class SQLMemoryStore(MemoryStore):
         """See MemoryStore.transaction. The block takes a connection and the write lock at its
         first write, so that what comes before (checks, embedding, reads) holds neither; a nested
         block is a part of the enclosing one that an error undoes alone."""
-        current = self._local.__dict__.get("transaction")
+        current = self._open_transaction()
         if current is not None:
             with self._part(current):
                 yield
@@ -499,7 +503,7 @@ class SQLMemoryStore(MemoryStore):
         may be creating. Within transaction() the write is a part of the open transaction, which
         an error undoes alone, so a caller that catches the error keeps a consistent store.
         """
-        current = self._local.__dict__.get("transaction")
+        current = self._open_transaction()
         if current is None:
             with self.transaction():
                 yield self._begin(schema)  # a failure rolls the whole transaction back
@@ -510,7 +514,7 @@ class SQLMemoryStore(MemoryStore):
     def _begin(self, schema: bool) -> Any:
         """A new cursor in the open transaction, which takes its connection and the write lock
         at its first write."""
-        current = self._local.transaction
+        current = self._open_transaction()
         current.check()
         if current.connection is None:
             current.connection = current.stack.enter_context(self._acquire())
