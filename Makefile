@@ -31,14 +31,15 @@ echo "Install one, or pass it explicitly: make PYTHON=/path/to/python3.12 <targe
 exit 1
 endef
 
-.PHONY: help venv run test lint format bench
+.PHONY: help venv run test lint format bench vendor
 
 help:
-	@echo "make run    set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
-	@echo "make test   manage.py check, makemigrations --check, pytest"
-	@echo "make lint   ruff check + ruff format --check"
-	@echo "make bench  run every bench/*.py"
-	@echo "make venv   create .venv and install requirements.txt"
+	@echo "make run     set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
+	@echo "make test    manage.py check, makemigrations --check, pytest"
+	@echo "make lint    ruff check + ruff format --check"
+	@echo "make bench   run every bench/*.py"
+	@echo "make venv    create .venv and install requirements.txt"
+	@echo "make vendor  npm ci, then copy the files the site serves to static/vendor/ (committed)"
 
 venv: $(RUNTIME_STAMP)
 
@@ -83,3 +84,27 @@ bench: venv
 	for script in "$${scripts[@]}"; do \
 		echo "== $$script"; PYTHONPATH=$(CURDIR) $(PY) "$$script"; \
 	done
+
+# The front-end libraries the site serves, as "<file in node_modules/>=<file in static/vendor/>",
+# each under its npm package's name. Versions: package.json / package-lock.json. The copies are
+# committed, so the app runs without npm; `make vendor` rebuilds them from scratch, byte for byte.
+VENDOR_FILES := \
+	bootstrap/dist/css/bootstrap.min.css=bootstrap/css/bootstrap.min.css \
+	bootstrap/dist/css/bootstrap.min.css.map=bootstrap/css/bootstrap.min.css.map \
+	bootstrap/dist/js/bootstrap.bundle.min.js=bootstrap/js/bootstrap.bundle.min.js \
+	bootstrap/dist/js/bootstrap.bundle.min.js.map=bootstrap/js/bootstrap.bundle.min.js.map \
+	bootstrap/LICENSE=bootstrap/LICENSE \
+	htmx.org/dist/htmx.min.js=htmx.org/htmx.min.js \
+	htmx.org/LICENSE=htmx.org/LICENSE \
+	bootstrap-icons/font/bootstrap-icons.min.css=bootstrap-icons/bootstrap-icons.min.css \
+	bootstrap-icons/font/fonts/bootstrap-icons.woff2=bootstrap-icons/fonts/bootstrap-icons.woff2 \
+	bootstrap-icons/font/fonts/bootstrap-icons.woff=bootstrap-icons/fonts/bootstrap-icons.woff \
+	bootstrap-icons/LICENSE=bootstrap-icons/LICENSE
+
+vendor:
+	npm ci --ignore-scripts --no-audit --no-fund
+	rm -rf static/vendor
+	@for pair in $(VENDOR_FILES); do \
+		install -D -m 644 "node_modules/$${pair%%=*}" "static/vendor/$${pair#*=}"; \
+	done
+	@echo "static/vendor/: $(words $(VENDOR_FILES)) files copied"
