@@ -7,6 +7,7 @@ from typing import Any
 
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
 from .extraction import LlmMemoryWork
+from .limits import check_int_range
 from .records import (
     MemoryLink,
     add_image_record,
@@ -20,7 +21,7 @@ from .records import (
 )
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
-from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_record_types
+from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_id, check_positive_int, check_record_types
 from .thread import (
     DELETE_BARRIER_SECONDS,
     Thread,
@@ -41,8 +42,11 @@ from .types import (
     ImageRecord,
     MemoryExtractionConfig,
     MemoryRecord,
+    MessageRecord,
     Page,
     RecordRelation,
+    ThreadRecord,
+    check_bool,
 )
 
 
@@ -141,6 +145,32 @@ class AgentMemory:
         if not isinstance(thread_id, str) or self.store.get_thread(thread_id) is None:
             raise KeyError(f"no thread {thread_id!r}")
         return Thread(self.store, thread_id=thread_id, client=self)
+
+    def get_thread_record(self, thread_id: str) -> ThreadRecord:
+        """A stored thread as a record (scope, metadata, times, message count, summary, version),
+        for readers that show a thread rather than write to it; KeyError when there is none."""
+        record = self.store.get_thread(thread_id) if isinstance(thread_id, str) and thread_id else None
+        if record is None:
+            raise KeyError(f"no thread {thread_id!r}")
+        return record
+
+    def list_thread_messages(self, thread_id: str, start: int = 0, limit: int | None = 50) -> list[MessageRecord]:
+        """A thread's live messages as records, in order, from position `start` (0 = oldest):
+        a page of its timeline. Empty when the thread has no messages there (or does not exist)."""
+        check_id("thread_id", thread_id)
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise ValueError(f"start must be a non-negative integer, not {start!r}")
+        check_int_range("start", start)
+        check_positive_int("limit", limit, allow_none=True)
+        return self.store.thread_message_window(thread_id, start, limit)
+
+    def get_message_record(self, thread_id: str, message_id: str) -> MessageRecord:
+        """One live message of a thread as a record (role, parts, seq_no, version…); KeyError when
+        it is missing, expired or another thread's."""
+        record = self.store.get(MESSAGE_TYPE, message_id) if isinstance(message_id, str) else None
+        if record is None or record.thread_id != thread_id:
+            raise KeyError(f"no message {message_id!r} in thread {thread_id!r}")
+        return record
 
     def update_thread(self, thread_id: str, metadata: Any = NOT_SET) -> Thread:
         """Replace a thread's metadata; KeyError when there is no such thread."""
@@ -345,6 +375,16 @@ class AgentMemory:
 
     def _image(self, image_id: Any) -> ImageRecord:
         record = self.store.get(IMAGE_TYPE, image_id) if isinstance(image_id, str) else None
+        if record is None:
+            raise KeyError(f"no image {image_id!r}")
+        return record
+
+    def get_image(self, image_id: str, include_bytes: bool = False) -> ImageRecord:
+        """A live image record, with its bytes when asked; KeyError when there is none."""
+        check_bool("include_bytes", include_bytes)
+        record = (
+            self.store.get(IMAGE_TYPE, image_id, include_bytes=include_bytes) if isinstance(image_id, str) else None
+        )
         if record is None:
             raise KeyError(f"no image {image_id!r}")
         return record
