@@ -122,6 +122,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # Every page needs a login unless its view says otherwise (login_not_required).
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -139,6 +141,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "memory.context_processors.dashboard",
             ],
         },
     },
@@ -147,7 +150,7 @@ TEMPLATES = [
 WSGI_APPLICATION = "oam_site.wsgi.application"
 ASGI_APPLICATION = "oam_site.asgi.application"
 
-# Django's own database holds only auth and sessions; memories live in the engine's store.
+# Django's own database holds auth, sessions and the curation history; memories live in the engine's store.
 DATABASES = {
     "default": {
         "ENGINE": "django.db.backends.sqlite3",
@@ -165,7 +168,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LOGIN_URL = "login"
-LOGIN_REDIRECT_URL = "memory:thread_list"
+LOGIN_REDIRECT_URL = "memory:overview"
 LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en-us"

@@ -1,0 +1,66 @@
+"""Django's side of the dashboard: the curation history.
+
+The memory store belongs to the engine; Django's database keeps what the engine does not know:
+who changed what through the dashboard (and later the API), with the full values before and
+after, so that every human change can be read, diffed and undone. Entries are written only by
+`memory.curation`, the one write path for people.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class ObjectKind(models.TextChoices):
+    THREAD = "thread", "thread"
+    MESSAGE = "message", "message"
+    MEMORY = "memory", "memory"
+    IMAGE = "image", "image"
+    LINK = "link", "link"
+    USER = "user", "user"
+    AGENT = "agent", "agent"
+
+
+class Action(models.TextChoices):
+    CREATE = "create", "created"
+    UPDATE = "update", "updated"
+    DELETE = "delete", "deleted"
+    LINK = "link", "linked"
+    UNLINK = "unlink", "unlinked"
+    RESTORE = "restore", "restored"
+
+
+class CurationEntry(models.Model):
+    """One change a person made to one object of the memory store.
+
+    `before` and `after` hold the object as JSON (memory.engine.snapshot's record form) before
+    and after the change; a delete keeps in `before` the whole snapshot of what went with it, so
+    that it can be restored with its original ids and links. `reverts` points at the entry a
+    revert or restore undid.
+    """
+
+    at = models.DateTimeField(auto_now_add=True, db_index=True)
+    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    actor_name = models.CharField(max_length=150, help_text="The username at the time, kept if the user goes.")
+    via = models.CharField(max_length=20, default="dashboard")
+    object_kind = models.CharField(max_length=20, choices=ObjectKind.choices)
+    object_id = models.CharField(max_length=600)
+    thread_id = models.CharField(max_length=600, blank=True, help_text="The thread the object belongs to, if any.")
+    action = models.CharField(max_length=20, choices=Action.choices)
+    summary = models.CharField(max_length=300)
+    before = models.JSONField(null=True)
+    after = models.JSONField(null=True)
+    reverts = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverted_by")
+
+    class Meta:
+        ordering = ("-at", "-id")
+        indexes = (
+            models.Index(fields=["object_kind", "object_id", "-at"], name="history_object"),
+            models.Index(fields=["thread_id", "-at"], name="history_thread"),
+            models.Index(fields=["actor_name", "-at"], name="history_actor"),
+        )
+        verbose_name_plural = "curation entries"
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} {self.get_action_display()} {self.object_kind} {self.object_id}"
