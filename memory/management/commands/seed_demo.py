@@ -13,8 +13,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine import AgentMemory, MemoryExtractionConfig, RecordStatus, TimeToLiveAnchor
+from memory.engine import (
+    AgentMemory,
+    ImageContent,
+    MemoryExtractionConfig,
+    RecordStatus,
+    TextContent,
+    TimeToLiveAnchor,
+)
 from memory.management.demo_data import AGENT_GUIDELINES, AGENTS, THREADS, USER_MEMORIES, USERS, DemoMemory, DemoThread
+from memory.management.demo_images import DEMO_IMAGES, DemoImage
 from memory.services import get_agent_memory
 
 CHANNELS = ("web", "mobile", "slack")
@@ -33,7 +41,7 @@ class DemoSeeder:
         self.agent_memory = agent_memory
         self.rng = rng
         self.end = end
-        self.counts = {"messages": 0, "memories": 0, "expired": 0, "invalid": 0}
+        self.counts = {"messages": 0, "memories": 0, "images": 0, "expired": 0, "invalid": 0}
 
     def new_id(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -88,6 +96,26 @@ class DemoSeeder:
                 source="chat",
                 origin={"thread_id": thread.thread_id, "message_id": source["id"]},
             )
+        for image in DEMO_IMAGES:
+            if image.thread_slug == demo.slug:
+                self.add_image(thread, image, after=datetime.fromisoformat(messages[-1]["timestamp"]), channel=channel)
+
+    def add_image(self, thread: Any, image: DemoImage, *, after: datetime, channel: str) -> None:
+        """A photo the user sends after the conversation, or a picture kept with the thread."""
+        when = iso(after + timedelta(minutes=self.rng.randint(2, 30)))
+        if image.in_message is None:
+            thread.add_image(image.png(), description=image.description, image_id=self.new_id(), timestamp=when)
+            self.counts["images"] += 1
+            return
+        parts = [
+            TextContent(text=image.in_message),
+            ImageContent(id=self.new_id(), bytes=image.png(), description=image.description),
+        ]
+        thread.add_messages(
+            [{**self.message("user", "", after, {"channel": channel}), "content": parts, "timestamp": when}]
+        )
+        self.counts["messages"] += 1
+        self.counts["images"] += 1
 
     def message(self, role: str, content: str, moment: datetime, metadata: dict[str, Any]) -> dict[str, Any]:
         return {"id": self.new_id(), "role": role, "content": content, "timestamp": iso(moment), "metadata": metadata}
@@ -178,7 +206,7 @@ class Command(BaseCommand):
         counts = DemoSeeder(agent_memory, random.Random(seed), end).seed()
         self.stdout.write(
             self.style.SUCCESS(
-                "Seeded {users} users, {agents} agents, {threads} threads, {messages} messages and "
-                "{memories} memories ({expired} already expired, {invalid} invalid).".format(**counts)
+                "Seeded {users} users, {agents} agents, {threads} threads, {messages} messages, {images} images "
+                "and {memories} memories ({expired} already expired, {invalid} invalid).".format(**counts)
             )
         )
