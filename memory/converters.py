@@ -1,0 +1,26 @@
+"""A URL path segment for engine ids, which may hold any character but NUL, "/" included.
+
+A "/" cannot travel percent-encoded (WSGI servers decode %2F before Django routes), so the
+converter escapes it, and "~" (the escape character), as ~2F and ~7E; "." and ".." become ~2E
+and ~2E~2E, which a browser would otherwise resolve as relative paths. Ordinary ids (UUIDs,
+"demo-trip") read unchanged in the address bar.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ESCAPED = re.compile(r"~(2F|2E|7E)")
+_UNESCAPE = {"2F": "/", "2E": ".", "7E": "~"}
+
+
+class EngineIdConverter:
+    regex = r"[^/]+"
+
+    def to_python(self, value: str) -> str:
+        return _ESCAPED.sub(lambda match: _UNESCAPE[match.group(1)], value)
+
+    def to_url(self, value: str) -> str:
+        if value in (".", ".."):
+            return "~2E" * len(value)
+        return value.replace("~", "~7E").replace("/", "~2F")

@@ -1,0 +1,215 @@
+"""One parser for list filters, ordering and cursors, shared by the dashboard's listings (and the API).
+
+A listing's state is its query string (Datasette's "the URL is the state"): the parameter names are
+the engine's (`memory_type`, `status`, `user_id`, `agent_id`, `thread_id`, `metadata_filter`) plus
+`q` for text, `order`, `cursor` and `limit`, so that a filtered listing is a URL to share. Each
+listing is a Django form over `request.GET`: its errors are field messages (shown in the filter bar,
+or a 400 in the API), and `engine_arguments()` turns its cleaned data into the keyword arguments of
+the one engine call that lists.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.http import QueryDict
+
+from memory.engine.filters import parse_filter
+from memory.engine.types import MEMORY_TYPES
+from memory.forms import ID_WIDGET, JSONObjectField
+from memory.models import Action, CurationEntry, ObjectKind
+
+DEFAULT_PAGE_SIZE = 50
+MAX_PAGE_SIZE = 200
+STATUSES = {"valid": "valid", "invalid": "invalid", "expired": "expired, awaiting purge"}
+ORDERS = {"newest": "newest first", "oldest": "oldest first"}
+SCOPES = {"user_id": "no user", "agent_id": "no agent", "thread_id": "no thread"}
+
+
+class MetadataFilterField(JSONObjectField):
+    """A metadata filter in the engine's JSON filter language, checked by the engine's own parser."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("label", "Metadata filter")
+        kwargs.setdefault("help_text", 'JSON, e.g. {"tags": {"$array_contains": "diet"}}')
+        super().__init__(example='{"source": "chat"}', **kwargs)
+        self.widget = forms.TextInput(attrs={"spellcheck": "false", "class": "form-control font-monospace"})
+
+    def to_python(self, value: Any) -> dict | None:
+        parsed = super().to_python(value)
+        if parsed is not None:
+            try:
+                parse_filter(parsed)
+            except ValueError as error:
+                raise ValidationError(str(error), code="filter") from None
+        return parsed
+
+
+def id_filter(label: str) -> forms.CharField:
+    return forms.CharField(label=label, required=False, max_length=512, widget=forms.TextInput(attrs=ID_WIDGET))
+
+
+class ListingForm(forms.Form):
+    """Paging, common to every listing. The cursor is the engine's, opaque; the engine checks it."""
+
+    cursor = forms.CharField(required=False, widget=forms.HiddenInput)
+    limit = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE_SIZE, widget=forms.HiddenInput)
+
+    def engine_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {"cursor": data.get("cursor") or None, "limit": data.get("limit") or DEFAULT_PAGE_SIZE}
+
+
+class ThreadFilters(ListingForm):
+    q = forms.CharField(
+        label="Text", required=False, max_length=1000, widget=forms.TextInput(attrs={"class": "form-control"})
+    )
+    user_id = id_filter("User")
+    agent_id = id_filter("Agent")
+    metadata_filter = MetadataFilterField()
+
+    def engine_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        arguments = super().engine_arguments()
+        for name in ("user_id", "agent_id", "metadata_filter"):
+            if data.get(name):
+                arguments[name] = data[name]
+        if data.get("q"):
+            arguments["text"] = data["q"]
+        return arguments
+
+
+class MemoryFilters(ThreadFilters):
+    memory_type = forms.MultipleChoiceField(
+        label="Type", required=False, choices=[(t, t) for t in MEMORY_TYPES], widget=forms.CheckboxSelectMultiple
+    )
+    status = forms.ChoiceField(
+        label="Status",
+        required=False,
+        choices=[("", "any"), *STATUSES.items()],
+        widget=forms.Select(attrs={"class": "form-select"}),
+    )
+    thread_id = id_filter("Thread")
+    unscoped = forms.MultipleChoiceField(
+        label="Unscoped", required=False, choices=list(SCOPES.items()), widget=forms.CheckboxSelectMultiple
+    )
+    order = forms.ChoiceField(
+        label="Order",
+        required=False,
+        choices=list(ORDERS.items()),
+        widget=forms.Select(attrs={"class": "form-select"}),
+    )
+
+    field_order = ("q", "memory_type", "status", "user_id", "agent_id", "thread_id", "unscoped", "metadata_filter")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for name in data.get("unscoped") or ():
+            if data.get(name):
+                self.add_error(name, f"Give a value or tick \u201c{SCOPES[name]}\u201d, not both.")
+        return data
+
+    def engine_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        arguments = super().engine_arguments()
+        if data.get("thread_id"):
+            arguments["thread_id"] = data["thread_id"]
+        for name in data.get("unscoped") or ():
+            arguments[name] = None  # the engine's "unscoped on this dimension"
+        if data.get("memory_type"):
+            arguments["memory_types"] = data["memory_type"]
+        if data.get("status"):
+            arguments["status"] = data["status"]
+        arguments["newest_first"] = data.get("order") != "oldest"
+        return arguments
+
+
+@dataclass(frozen=True)
+class ActiveFilter:
+    """One filter in force, with the query string that drops it (for the chips above a listing)."""
+
+    label: str
+    value: str
+    remove_query: str
+
+
+def active_filters(form: ListingForm, query: QueryDict) -> list[ActiveFilter]:
+    """The filters `query` applies, each with a link back to the same listing without it."""
+    active = []
+    for name, field in form.fields.items():
+        if name in ("cursor", "limit", "order"):
+            continue
+        for value in query.getlist(name):
+            if not value:
+                continue
+            shown = dict(getattr(field, "choices", ())).get(value, value) if name in ("status", "unscoped") else value
+            active.append(ActiveFilter(str(field.label), str(shown), query_without(query, name, value)))
+    return active
+
+
+def query_without(query: QueryDict, name: str, value: str) -> str:
+    """`query` less one value of one parameter, and from the first page again."""
+    pairs = [
+        (key, item)
+        for key, items in query.lists()
+        for item in items
+        if key != "cursor" and not (key == name and item == value)
+    ]
+    return "?" + urlencode(pairs) if pairs else "?"
+
+
+class HistoryFilters(forms.Form):
+    """The curation history's filters: by object, thread, actor, action and time; keyset-paged by
+    `cursor` (the id of the last entry shown), newest first."""
+
+    object_kind = forms.ChoiceField(
+        label="Kind",
+        required=False,
+        choices=[("", "any"), *ObjectKind.choices],
+        widget=forms.Select(attrs={"class": "form-select"}),
+    )
+    object_id = id_filter("Object id")
+    thread_id = id_filter("Thread")
+    actor = forms.CharField(label="Who", required=False, max_length=150, widget=forms.TextInput(attrs=ID_WIDGET))
+    action = forms.ChoiceField(
+        label="Action",
+        required=False,
+        choices=[("", "any"), *Action.choices],
+        widget=forms.Select(attrs={"class": "form-select"}),
+    )
+    since = forms.DateTimeField(
+        label="Since",
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "class": "form-control"}),
+    )
+    until = forms.DateTimeField(
+        label="Until",
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "class": "form-control"}),
+    )
+    cursor = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+    limit = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE_SIZE, widget=forms.HiddenInput)
+
+    def page(self) -> tuple[list[CurationEntry], int | None]:
+        """The entries of this page and the cursor of the next one (None on the last page)."""
+        data = self.cleaned_data
+        entries = CurationEntry.objects.select_related("reverts")
+        for name, lookup in (
+            ("object_kind", "object_kind"),
+            ("object_id", "object_id"),
+            ("thread_id", "thread_id"),
+            ("actor", "actor_name"),
+            ("action", "action"),
+            ("since", "at__gte"),
+            ("until", "at__lt"),
+            ("cursor", "id__lt"),
+        ):
+            if data.get(name):
+                entries = entries.filter(**{lookup: data[name]})
+        limit = data.get("limit") or DEFAULT_PAGE_SIZE
+        rows = list(entries.order_by("-id")[: limit + 1])
+        return rows[:limit], rows[limit - 1].id if len(rows) > limit else None

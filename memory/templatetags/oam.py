@@ -1,0 +1,207 @@
+"""Template helpers for records: times, ids, metadata chips, status badges, links and highlights.
+
+Everything that writes HTML escapes the user's content first (format_html / conditional_escape).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+from urllib.parse import urlencode
+
+from django import template
+from django.urls import reverse
+from django.utils.html import conditional_escape, format_html
+from django.utils.safestring import SafeString, mark_safe
+
+from memory.curation import plural
+from memory.engine.types import MEMORY_TYPES
+
+register = template.Library()
+
+EXPIRING_SOON = timedelta(days=7)
+
+
+def parse_time(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value if value.tzinfo else value.replace(tzinfo=UTC)
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(str(value))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def relative(moment: datetime, now: datetime) -> str:
+    """ "3 h ago", "in 2 days", or the date for anything more than a month away."""
+    seconds = (now - moment).total_seconds()
+    ahead, seconds = seconds < 0, abs(seconds)
+    if seconds < 45:
+        return "just now" if not ahead else "in a moment"
+    for size, unit in ((60, "min"), (3600, "h"), (86400, "day")):
+        if seconds < size * (60 if unit == "min" else 24 if unit == "h" else 31):
+            count = max(1, round(seconds / size))
+            label = f"{count} {unit}" + ("s" if unit == "day" and count != 1 else "")
+            return f"in {label}" if ahead else f"{label} ago"
+    return f"{moment:%-d %b %Y}"
+
+
+@register.simple_tag
+def when(value: Any, *, now: datetime | None = None) -> SafeString:
+    """A time as "3 h ago", with the exact UTC time on hover and in the datetime attribute."""
+    moment = parse_time(value)
+    if moment is None:
+        return format_html('<span class="text-body-secondary">—</span>')
+    exact = moment.astimezone(UTC)
+    return format_html(
+        '<time datetime="{}" title="{}">{}</time>',
+        exact.isoformat(),
+        f"{exact:%Y-%m-%d %H:%M:%S} UTC",
+        relative(exact, now or datetime.now(UTC)),
+    )
+
+
+@register.filter
+def utc(value: Any) -> str:
+    """A time in full: 2026-11-20 14:05:09 UTC."""
+    moment = parse_time(value)
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC" if moment else "—"
+
+
+@register.filter
+def as_json(value: Any, indent: int | None = None) -> str:
+    """A value as JSON text (strings unquoted at the top level, as chips show them)."""
+    if isinstance(value, str) and indent is None:
+        return value
+    return json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=False)
+
+
+@register.filter
+def short_id(value: Any) -> str:
+    """Long ids (UUIDs) cut to their first 8 characters in dense tables; the full id is in the title."""
+    text = str(value)
+    return text if len(text) <= 14 else text[:8] + "…"
+
+
+@register.inclusion_tag("partials/metadata_chips.html")
+def metadata_chips(metadata: Any, limit: int = 12) -> dict[str, Any]:
+    """Metadata as key/value chips: nested values as JSON, long values cut (full text in the title)."""
+    items = []
+    for key, value in (metadata or {}).items():
+        text = as_json(value)
+        items.append({"key": key, "value": text if len(text) <= 60 else text[:57] + "…", "full": text})
+    return {"items": items[:limit], "hidden": max(0, len(items) - limit)}
+
+
+def effective_state(record: Any, now: datetime | None = None) -> str:
+    """valid, invalid, expired, or expiring (valid, within a week of its expiry)."""
+    now = now or datetime.now(UTC)
+    expires = parse_time(getattr(record, "expires_at", None))
+    if expires is not None and expires <= now:
+        return "expired"
+    status = str(getattr(record, "status", "valid"))
+    if status == "valid" and expires is not None and expires - now <= EXPIRING_SOON:
+        return "expiring"
+    return status
+
+
+STATE_CLASSES = {
+    "valid": "text-bg-success",
+    "invalid": "text-bg-warning",
+    "expired": "text-bg-secondary",
+    "expiring": "text-bg-info",
+}
+
+
+@register.simple_tag
+def status_badge(record: Any) -> SafeString:
+    state = effective_state(record)
+    titles = {
+        "invalid": "Kept as history: flagged invalid, or superseded, refined or duplicated by another memory.",
+        "expired": "Past its expiry: invisible to reads, deleted at the next purge.",
+        "expiring": "Expires within a week.",
+    }
+    return format_html(
+        '<span class="badge rounded-pill {}" title="{}">{}</span>', STATE_CLASSES[state], titles.get(state, ""), state
+    )
+
+
+@register.simple_tag
+def record_url(record: Any) -> str:
+    """The dashboard page of a record of any type."""
+    record_type = getattr(record, "record_type", None)
+    if record_type in MEMORY_TYPES:
+        return reverse("memory:memory_detail", args=[record.id])
+    if record_type == "message":
+        return reverse("memory:message_detail", args=[record.thread_id, record.id])
+    if record_type == "image":
+        return reverse("memory:image_detail", args=[record.id])
+    if record_type == "thread":
+        return reverse("memory:thread_detail", args=[record.id])
+    return ""
+
+
+@register.simple_tag
+def history_url(kind: str, object_id: str) -> str:
+    return reverse("memory:history") + "?" + urlencode({"object_kind": kind, "object_id": object_id})
+
+
+@register.filter(needs_autoescape=True)
+def highlight(text: Any, query: Any, autoescape: bool = True) -> SafeString:
+    """The text, escaped, with each case-insensitive occurrence of `query` in <mark>."""
+    text = str(text or "")
+    query = str(query or "").strip()
+    escape = conditional_escape if autoescape else str
+    if not query:
+        return mark_safe(escape(text))
+    pieces = re.split(f"({re.escape(query)})", text, flags=re.IGNORECASE)
+    return mark_safe(
+        "".join(f"<mark>{escape(piece)}</mark>" if i % 2 else str(escape(piece)) for i, piece in enumerate(pieces))
+    )
+
+
+@register.filter
+def plural_of(count: int, noun: str) -> str:
+    """{{ n|plural_of:"memory" }}: "1 memory", "3 memories"."""
+    return plural(count, noun)
+
+
+@register.filter
+def widget(field: Any) -> SafeString:
+    """A bound field's widget, marked invalid (Bootstrap's is-invalid, aria-invalid) when it has
+    errors, and described by its error message."""
+    if not field.errors:
+        return field.as_widget()
+    classes = field.field.widget.attrs.get("class", "")
+    return field.as_widget(
+        attrs={
+            "class": f"{classes} is-invalid".strip(),
+            "aria-invalid": "true",
+            "aria-describedby": f"{field.auto_id}_error",
+        }
+    )
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    """{{ images|get_item:part.id }}: a dict lookup by a key held in a variable."""
+    return mapping.get(key) if hasattr(mapping, "get") else None
+
+
+RETIRED_AS = {"supersedes": "superseded by", "refines": "refined by", "duplicates": "a duplicate of"}
+
+
+@register.filter
+def retired_as(relation_type: str) -> str:
+    """How a lifecycle link reads from the memory it retires: "superseded by"."""
+    return RETIRED_AS.get(relation_type, relation_type)
+
+
+@register.filter
+def owner_url(owner_id: str, kind: str) -> str:
+    """{{ id|owner_url:"user" }}: the page of a user or an agent."""
+    return reverse(f"memory:{kind}_detail", args=[owner_id])

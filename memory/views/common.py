@@ -1,0 +1,70 @@
+"""What the dashboard's views share: the curation service for the request's user, htmx-aware
+rendering, and the pages for records that are gone or input the engine refuses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.utils.http import url_has_allowed_host_and_scheme
+
+from memory.curation import Actor, Curation, field_errors
+from memory.engine import AgentMemory
+from memory.services import get_agent_memory
+
+
+def engine() -> AgentMemory:
+    return get_agent_memory()
+
+
+def curation(request: HttpRequest) -> Curation:
+    return Curation(get_agent_memory(), Actor(request.user))
+
+
+def render_page(
+    request: HttpRequest, template: str, context: dict[str, Any], *, fragment: str | None = None, status: int = 200
+) -> HttpResponse:
+    """The page, or only its `fragment` (a template partial) for an htmx request that is not a
+    boosted navigation: filters, pagers and inline edits swap part of the page, no full reload."""
+    htmx = getattr(request, "htmx", None)
+    if fragment and htmx and not htmx.boosted:
+        template = f"{template}#{fragment}"
+    return render(request, template, context, status=status)
+
+
+def gone(request: HttpRequest, kind: str, object_id: str, *, thread_id: str | None = None) -> HttpResponse:
+    """404 for a record that does not exist (or no longer does): the page links to its history,
+    where a deleted record can be restored."""
+    return render(
+        request,
+        "errors/gone.html",
+        {"kind": kind, "object_id": object_id, "thread_id": thread_id},
+        status=404,
+    )
+
+
+def refuse(form: forms.Form, error: ValueError) -> None:
+    """Put the engine's message on the form field it names, or on the form as a whole."""
+    field, message = field_errors(error, form.fields)
+    form.add_error(field, message)
+
+
+def safe_next(request: HttpRequest, fallback: str) -> str:
+    """The `next` URL of a form if it is on this site, else `fallback`."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure()):
+        return target
+    return fallback
+
+
+def stale(request: HttpRequest, template: str, context: dict[str, Any], current_version: int) -> HttpResponse:
+    """409: the record changed since the form was opened. The form keeps what was typed, the page
+    shows the current values beside it, and the form now carries the current version: saving
+    again is a deliberate overwrite of what the person has seen, never a lost update."""
+    form = context["form"]
+    form.data = form.data.copy()
+    form.data["version"] = str(current_version)
+    form.add_error(None, "This changed since you opened it. The current values are shown; check them and save again.")
+    return render_page(request, template, {**context, "stale": True}, status=409)

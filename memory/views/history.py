@@ -1,0 +1,122 @@
+"""The curation history: every change people made, an entry's diff, and reverting it."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from memory.access import curator_required, viewer_required
+from memory.curation import CurationError
+from memory.diffs import record_diff
+from memory.engine.snapshot import Snapshot
+from memory.listing import HistoryFilters, active_filters
+from memory.models import Action, CurationEntry, ObjectKind
+from memory.views.common import curation, render_page
+
+UNDO_LABELS = {
+    Action.DELETE: "Restore",
+    Action.UNLINK: "Restore the link",
+    Action.CREATE: "Undo: delete it again",
+    Action.RESTORE: "Undo: delete it again",
+    Action.LINK: "Undo: remove the link",
+    Action.UPDATE: "Revert to the values before",
+}
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def history(request: HttpRequest) -> HttpResponse:
+    form = HistoryFilters(request.GET)
+    entries, next_cursor, status = [], None, 200
+    if form.is_valid():
+        entries, next_cursor = form.page()
+    else:
+        status = 400
+    return render_page(
+        request,
+        "history/list.html",
+        {
+            "form": form,
+            "entries": entries,
+            "next_cursor": next_cursor,
+            "active_filters": active_filters(form, request.GET),
+        },
+        fragment="results",
+        status=status,
+    )
+
+
+def object_url(entry: CurationEntry) -> str | None:
+    """The dashboard page of the entry's object, if the object kind has one."""
+    args = [entry.object_id]
+    names = {
+        ObjectKind.THREAD: "thread_detail",
+        ObjectKind.MEMORY: "memory_detail",
+        ObjectKind.IMAGE: "image_detail",
+        ObjectKind.USER: "user_detail",
+        ObjectKind.AGENT: "agent_detail",
+    }
+    if entry.object_kind == ObjectKind.MESSAGE:
+        names[ObjectKind.MESSAGE] = "message_detail"
+        args = [entry.thread_id, entry.object_id]
+    try:
+        return reverse(f"memory:{names[entry.object_kind]}", args=args)
+    except (KeyError, NoReverseMatch):
+        return None
+
+
+def deleted_contents(entry: CurationEntry) -> Snapshot | None:
+    """For a delete: the snapshot of everything that went, shown before a restore."""
+    if entry.action in (Action.DELETE, Action.UNLINK) and entry.before:
+        return Snapshot.from_json(entry.before)
+    return None
+
+
+@viewer_required
+def history_entry(request: HttpRequest, entry_id: int) -> HttpResponse:
+    entry = get_object_or_404(CurationEntry.objects.select_related("reverts", "actor"), pk=entry_id)
+    return render_page(
+        request,
+        "history/entry.html",
+        {
+            "entry": entry,
+            "diff": None if entry.action in (Action.DELETE, Action.UNLINK) else record_diff(entry.before, entry.after),
+            "deleted": deleted_contents(entry),
+            "object_url": object_url(entry),
+            "undo_label": UNDO_LABELS[entry.action],
+            "reverted_by": entry.reverted_by.order_by("-at").first(),
+        },
+    )
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def history_revert(request: HttpRequest, entry_id: int) -> HttpResponse:
+    """GET: what undoing the change will do; POST: undo it (itself a recorded change)."""
+    entry = get_object_or_404(CurationEntry, pk=entry_id)
+    if request.method == "POST":
+        try:
+            done = curation(request).revert(entry)
+        except KeyError:
+            messages.error(request, f"The {entry.object_kind} is gone, so there is nothing to undo.")
+            return redirect("memory:history_entry", entry_id)
+        except (CurationError, ValueError) as error:
+            messages.error(request, f"Could not undo this change: {error}")
+            return redirect("memory:history_entry", entry_id)
+        messages.success(request, done.summary)
+        return redirect(object_url(done) or reverse("memory:history_entry", args=[done.pk]))
+    return render_page(
+        request,
+        "history/revert.html",
+        {
+            "entry": entry,
+            "undo_label": UNDO_LABELS[entry.action],
+            "deleted": deleted_contents(entry),
+            "diff": record_diff(entry.after, entry.before) if entry.action == Action.UPDATE else None,
+            "cancel_url": reverse("memory:history_entry", args=[entry_id]),
+        },
+    )

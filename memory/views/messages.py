@@ -1,0 +1,157 @@
+"""A thread's messages: their page, their edit form (a page, and inline on the thread page with
+htmx), their delete confirmation, and adding an image to a thread."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from memory.access import curator_required, viewer_required
+from memory.engine import StaleVersionError
+from memory.forms import ImageUploadForm, MessageForm
+from memory.models import CurationEntry, ObjectKind
+from memory.views.common import curation, engine, gone, refuse, render_page, stale
+
+ROLES = ("user", "assistant", "system", "tool")
+
+
+def thread_url(thread_id: str) -> str:
+    return reverse("memory:thread_detail", args=[thread_id])
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def message_detail(request: HttpRequest, thread_id: str, message_id: str) -> HttpResponse:
+    """A message with its parts and history. For htmx, just its timeline item (what "cancel" on
+    an inline edit puts back)."""
+    memory = engine()
+    try:
+        message = memory.get_message_record(thread_id, message_id)
+    except KeyError:
+        return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
+    images = {image.id: image for image in memory.list_images(image_id=image_ids(message))} if message.parts else {}
+    context = {"message": message, "images": images, "thread_id": thread_id}
+    if request.htmx and not request.htmx.boosted:
+        return render_page(request, "messages/item.html", context)
+    context["history"] = CurationEntry.objects.filter(object_kind=ObjectKind.MESSAGE, object_id=message_id)
+    return render_page(request, "messages/detail.html", context)
+
+
+def image_ids(message) -> list[str]:
+    return [part["id"] for part in message.parts or () if part.get("type") == "image"]
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpResponse:
+    """Edit content, role, metadata and timestamp. The engine re-embeds the new text; the thread
+    page's inline editor posts here too and gets the updated timeline item back."""
+    memory = engine()
+    try:
+        message = memory.get_message_record(thread_id, message_id)
+    except KeyError:
+        return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
+    initial = {
+        "content": message.content,
+        "role": message.role,
+        "metadata": message.metadata,
+        "timestamp": message.timestamp,
+        "version": message.version,
+    }
+    form = MessageForm(request.POST or None, initial=initial)
+    inline = bool(request.htmx) and not request.htmx.boosted
+    context = {"message": message, "form": form, "thread_id": thread_id, "roles": ROLES, "inline": inline}
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                curation(request).update_message(
+                    thread_id,
+                    message_id,
+                    content=data["content"],
+                    role=data["role"],
+                    metadata=data["metadata"],
+                    timestamp=data["timestamp"],
+                    version=data["version"],
+                )
+            except StaleVersionError:
+                current = memory.get_message_record(thread_id, message_id)
+                return stale(request, "messages/edit.html", {**context, "message": current}, current.version)
+            except KeyError:
+                return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
+            except ValueError as error:
+                refuse(form, error)
+            else:
+                if inline:
+                    return message_detail(request, thread_id, message_id)
+                messages.success(request, "Saved the message.")
+                return redirect(thread_url(thread_id))
+        status = 400
+    return render_page(request, "messages/edit.html", context, fragment="form" if inline else None, status=status)
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def message_delete(request: HttpRequest, thread_id: str, message_id: str) -> HttpResponse:
+    """GET: what goes with the message (its images; memories extracted from it stay); POST: delete."""
+    memory = engine()
+    try:
+        message = memory.get_message_record(thread_id, message_id)
+    except KeyError:
+        return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
+    if request.method == "POST":
+        try:
+            curation(request).delete_message(thread_id, message_id)
+        except KeyError:
+            return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
+        messages.success(request, "Deleted the message. It can be restored from the history.")
+        return redirect(thread_url(thread_id))
+    return render_page(
+        request,
+        "messages/delete.html",
+        {
+            "message": message,
+            "thread_id": thread_id,
+            "image_count": len(image_ids(message)),
+            "cancel_url": thread_url(thread_id),
+        },
+    )
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def image_add(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """Upload an image into a thread, as a message with an image part or as an image record. The
+    engine checks it (format, size, pixels) before anything is stored."""
+    memory = engine()
+    try:
+        thread = memory.get_thread_record(thread_id)
+    except KeyError:
+        return gone(request, ObjectKind.THREAD, thread_id)
+    form = ImageUploadForm(request.POST or None, request.FILES or None)
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                curation(request).add_image(
+                    thread_id,
+                    data["image"].read(),
+                    description=data["description"],
+                    add_as=data["add_as"],
+                    role=data["role"],
+                    text=data["text"],
+                )
+            except ValueError as error:
+                form.add_error("image", str(error))
+            else:
+                messages.success(request, "Added the image.")
+                return redirect(thread_url(thread_id))
+        status = 400
+    return render_page(request, "images/add.html", {"thread": thread, "form": form}, status=status)

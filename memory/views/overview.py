@@ -1,0 +1,104 @@
+"""The overview (/): what the store holds, from one engine call, and the latest curation changes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+
+from memory.access import viewer_required
+from memory.engine.types import MEMORY_TYPES
+from memory.models import CurationEntry
+from memory.views.common import engine
+
+CHART_DAYS = 60
+CHART_WIDTH, CHART_HEIGHT = 600, 120
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One day of the records-over-time chart, in SVG user units."""
+
+    x: float
+    width: float
+    day: date
+    messages: int
+    memories: int
+    messages_height: float
+    memories_height: float
+
+    @property
+    def memories_y(self) -> float:
+        return CHART_HEIGHT - self.memories_height
+
+    @property
+    def messages_y(self) -> float:
+        return CHART_HEIGHT - self.memories_height - self.messages_height
+
+
+@dataclass(frozen=True)
+class Chart:
+    bars: list[Bar]
+    peak: int
+    first: date
+    last: date
+
+    @property
+    def width(self) -> int:
+        return CHART_WIDTH
+
+    @property
+    def height(self) -> int:
+        return CHART_HEIGHT
+
+
+def activity_chart(by_day: list[tuple[str, str, int]], today: date, days: int = CHART_DAYS) -> Chart | None:
+    """Messages and memories per day (by their timestamp) over the `days` days up to today, or up
+    to the latest day with records when the store has none that recent. None for an empty store."""
+    counts: dict[date, dict[str, int]] = {}
+    for day, kind, count in by_day:
+        counts.setdefault(date.fromisoformat(day), {})[kind] = count
+    if not counts:
+        return None
+    last = today if any(day > today - timedelta(days=days) for day in counts) else max(counts)
+    first = last - timedelta(days=days - 1)
+    window = [first + timedelta(days=i) for i in range(days)]
+    peak = max((sum(counts.get(day, {}).values()) for day in window), default=0) or 1
+    slot = CHART_WIDTH / days
+    bars = []
+    for i, day in enumerate(window):
+        messages = counts.get(day, {}).get("message", 0)
+        memories = counts.get(day, {}).get("memory", 0)
+        bars.append(
+            Bar(
+                x=round(i * slot + 1, 2),
+                width=round(slot - 2, 2),
+                day=day,
+                messages=messages,
+                memories=memories,
+                messages_height=round(messages / peak * CHART_HEIGHT, 2),
+                memories_height=round(memories / peak * CHART_HEIGHT, 2),
+            )
+        )
+    return Chart(bars, peak, first, last)
+
+
+@viewer_required
+def overview(request: HttpRequest) -> HttpResponse:
+    stats = engine().stats()
+    memory_rows = [(memory_type, stats.records[memory_type]) for memory_type in MEMORY_TYPES]
+    totals = {status: sum(counts[status] for _, counts in memory_rows) for status in ("valid", "invalid", "expired")}
+    return render(
+        request,
+        "overview.html",
+        {
+            "stats": stats,
+            "memory_rows": memory_rows,
+            "memory_totals": totals,
+            "links": sorted(stats.links.items(), key=lambda item: (-item[1], item[0])),
+            "chart": activity_chart(stats.by_day, datetime.now(UTC).date()),
+            "latest_changes": CurationEntry.objects.select_related("actor")[:8],
+        },
+    )

@@ -1,0 +1,156 @@
+"""Users and agents: the lists, a page each with its profile, threads and memory counts, the
+profile editor and the cascading delete. Both kinds work the same way; `OWNERS` says how they
+differ (names, engine calls)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from memory.access import curator_required, viewer_required
+from memory.engine import StaleVersionError
+from memory.engine.types import MEMORY_TYPES
+from memory.forms import ProfileForm
+from memory.listing import ListingForm
+from memory.models import CurationEntry, ObjectKind
+from memory.views.common import curation, engine, gone, refuse, render_page, stale
+
+SHOWN_ON_PAGE = 20
+
+
+@dataclass(frozen=True)
+class Owner:
+    kind: str  # "user" or "agent", as ObjectKind and the engine's owner_counts name them
+    plural: str
+    scope: str  # the engine's argument: "user_id" or "agent_id"
+
+    def url(self, name: str, *args: str) -> str:
+        return reverse(f"memory:{self.kind}_{name}", args=args)
+
+    @property
+    def list_url(self) -> str:
+        return self.url("list")
+
+    def profile(self, owner_id: str):
+        memory = engine()
+        try:
+            return (memory.get_user if self.kind == "user" else memory.get_agent)(owner_id)
+        except KeyError:
+            return None
+
+
+OWNERS = {"user": Owner("user", "users", "user_id"), "agent": Owner("agent", "agents", "agent_id")}
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def owner_list(request: HttpRequest, kind: str) -> HttpResponse:
+    """Every user (or agent) id that owns a profile, thread or record, with what they own."""
+    owner = OWNERS[kind]
+    memory = engine()
+    form = ListingForm(request.GET)
+    page, counts, status = [], {}, 200
+    if form.is_valid():
+        arguments = form.engine_arguments()
+        try:
+            page = (memory.list_users if kind == "user" else memory.list_agents)(**arguments)
+        except ValueError as error:
+            refuse(form, error)
+        else:
+            counts = memory.owner_counts(kind, [profile.id for profile in page])
+    if form.errors:
+        status = 400
+    rows = [(profile, counts.get(profile.id, {})) for profile in page]
+    return render_page(
+        request,
+        "people/list.html",
+        {"owner": owner, "rows": rows, "form": form, "next_cursor": getattr(page, "next_cursor", None)},
+        fragment="results",
+        status=status,
+    )
+
+
+@viewer_required
+def owner_detail(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
+    owner = OWNERS[kind]
+    memory = engine()
+    scope = {owner.scope: owner_id}
+    stats = memory.stats(**scope)
+    if not stats.threads and not any(sum(counts.values()) for counts in stats.records.values()):
+        return gone(request, kind, owner_id)  # owns nothing: no such user (or agent), or no longer
+    profile = owner.profile(owner_id)
+    threads = memory.list_threads(**scope, limit=SHOWN_ON_PAGE)
+    memories = memory.list_memories(**scope, limit=SHOWN_ON_PAGE, newest_first=True)
+    return render_page(
+        request,
+        "people/detail.html",
+        {
+            "owner": owner,
+            "owner_id": owner_id,
+            "profile": profile,
+            "stats": stats,
+            "threads": threads,
+            "memories": memories,
+            "memory_counts": [(memory_type, stats.records[memory_type]) for memory_type in MEMORY_TYPES],
+            "edit_url": owner.url("edit", owner_id),
+            "delete_url": owner.url("delete", owner_id),
+            "history": CurationEntry.objects.filter(object_kind=kind, object_id=owner_id)[:20],
+        },
+    )
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def owner_edit(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
+    """Write the profile text (a new profile when there is none)."""
+    owner = OWNERS[kind]
+    profile = owner.profile(owner_id)
+    initial = {"information": profile.content if profile else "", "version": profile.version if profile else None}
+    form = ProfileForm(request.POST or None, initial=initial)
+    context = {"owner": owner, "owner_id": owner_id, "profile": profile, "form": form}
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                curation(request).save_profile(
+                    kind, owner_id, form.cleaned_data["information"], form.cleaned_data["version"]
+                )
+            except StaleVersionError:
+                current = owner.profile(owner_id)
+                return stale(request, "people/edit.html", {**context, "profile": current}, current.version)
+            except (KeyError, ValueError) as error:
+                refuse(form, ValueError(str(error).strip("'\"")))
+            else:
+                messages.success(request, f"Saved the {kind}'s profile.")
+                return redirect(owner.url("detail", owner_id))
+        status = 400
+    return render_page(request, "people/edit.html", context, status=status)
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def owner_delete(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
+    """GET: everything that goes with them, counted; POST: delete it all (restorable)."""
+    owner = OWNERS[kind]
+    if request.method == "POST":
+        curation(request).delete_owner(ObjectKind(kind), owner_id)
+        messages.success(
+            request, f"Deleted {kind} {owner_id} and everything they owned. It can be restored from the history."
+        )
+        return redirect(owner.url("list"))
+    return render_page(
+        request,
+        "people/delete.html",
+        {
+            "owner": owner,
+            "owner_id": owner_id,
+            "stats": engine().stats(**{owner.scope: owner_id}),
+            "cancel_url": owner.url("detail", owner_id),
+        },
+    )

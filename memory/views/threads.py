@@ -1,0 +1,149 @@
+"""Threads: the list (/threads/), a thread's page with its timeline, and its metadata and delete
+actions. Messages have their own module."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from memory.access import curator_required, viewer_required
+from memory.engine import StaleVersionError
+from memory.forms import ThreadMetadataForm
+from memory.listing import ThreadFilters, active_filters
+from memory.models import CurationEntry, ObjectKind
+from memory.views.common import curation, engine, gone, refuse, render_page, stale
+
+MESSAGES_PER_PAGE = 50
+THREAD_MEMORIES_SHOWN = 50
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def thread_list(request: HttpRequest) -> HttpResponse:
+    """Threads, latest activity first, filtered by owner, metadata and text; cursor-paged."""
+    form = ThreadFilters(request.GET)
+    page, status = [], 200
+    if form.is_valid():
+        try:
+            page = engine().list_threads(**form.engine_arguments())
+        except ValueError as error:  # a cursor from elsewhere, or a filter past the engine's limits
+            refuse(form, error)
+    if form.errors:
+        status = 400
+    return render_page(
+        request,
+        "threads/list.html",
+        {
+            "form": form,
+            "threads": page,
+            "next_cursor": getattr(page, "next_cursor", None),
+            "active_filters": active_filters(form, request.GET),
+        },
+        fragment="results",
+        status=status,
+    )
+
+
+def message_window(request: HttpRequest, total: int) -> tuple[int, int]:
+    """The positions (first, count) of the timeline page asked for by `?start=`: by default the
+    latest messages, which is what a person opening a thread wants to see first."""
+    latest = max(0, total - MESSAGES_PER_PAGE)
+    try:
+        start = int(request.GET.get("start", latest))
+    except ValueError:
+        start = latest
+    start = min(max(start, 0), latest)
+    return start, MESSAGES_PER_PAGE
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
+    memory = engine()
+    try:
+        thread = memory.get_thread_record(thread_id)
+    except KeyError:
+        return gone(request, ObjectKind.THREAD, thread_id)
+    start, count = message_window(request, thread.message_count)
+    timeline = memory.list_thread_messages(thread_id, start=start, limit=count)
+    images = {image.id: image for image in memory.list_images(thread_id=thread_id)}
+    memories = memory.list_memories(thread_id=thread_id, limit=THREAD_MEMORIES_SHOWN, newest_first=True)
+    return render_page(
+        request,
+        "threads/detail.html",
+        {
+            "thread": thread,
+            "timeline": timeline,
+            "images": images,
+            "memories": memories,
+            "standalone_images": [image for image in images.values() if image.message_id is None],
+            "start": start,
+            "last_shown": start + len(timeline),
+            "earlier": max(0, start - MESSAGES_PER_PAGE) if start > 0 else None,
+            "later": start + count if start + count < thread.message_count else None,
+            "history": CurationEntry.objects.filter(thread_id=thread_id)[:10],
+        },
+        fragment="timeline",
+    )
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def thread_edit(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """Edit a thread's metadata; refused when the thread changed since the form was opened."""
+    memory = engine()
+    try:
+        thread = memory.get_thread_record(thread_id)
+    except KeyError:
+        return gone(request, ObjectKind.THREAD, thread_id)
+    form = ThreadMetadataForm(request.POST or None, initial={"metadata": thread.metadata, "version": thread.version})
+    status = 200
+    if request.method == "POST":
+        if form.is_valid():
+            try:
+                curation(request).update_thread(
+                    thread_id, metadata=form.cleaned_data["metadata"], version=form.cleaned_data["version"]
+                )
+            except StaleVersionError:
+                current = memory.get_thread_record(thread_id)
+                return stale(request, "threads/edit.html", {"thread": current, "form": form}, current.version)
+            except KeyError:
+                return gone(request, ObjectKind.THREAD, thread_id)
+            except ValueError as error:
+                refuse(form, error)
+            else:
+                messages.success(request, "Saved the thread's metadata.")
+                return redirect("memory:thread_detail", thread_id)
+        status = 400
+    return render_page(request, "threads/edit.html", {"thread": thread, "form": form}, status=status)
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def thread_delete(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """GET: what goes with the thread (messages, memories, images, links); POST: delete it."""
+    memory = engine()
+    try:
+        thread = memory.get_thread_record(thread_id)
+    except KeyError:
+        return gone(request, ObjectKind.THREAD, thread_id)
+    if request.method == "POST":
+        try:
+            curation(request).delete_thread(thread_id)
+        except KeyError:
+            return gone(request, ObjectKind.THREAD, thread_id)
+        messages.success(request, f"Deleted thread {thread_id}. It can be restored from the history.")
+        return redirect("memory:thread_list")
+    return render_page(
+        request,
+        "threads/delete.html",
+        {
+            "thread": thread,
+            "stats": memory.stats(thread_id=thread_id),
+            "cancel_url": reverse("memory:thread_detail", args=[thread_id]),
+        },
+    )

@@ -1,0 +1,28 @@
+// Small enhancements; every page works without them.
+// - "/" focuses the search box (unless typing in a field already).
+// - Buttons with data-copy copy their value to the clipboard.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  if (target.closest("input, textarea, select, [contenteditable]")) return;
+  const search = document.getElementById("global-search");
+  if (search) {
+    event.preventDefault();
+    search.focus();
+    search.select();
+  }
+});
+
+document.addEventListener("click", (event) => {
+  const button = event.target.closest("[data-copy]");
+  if (!button || !navigator.clipboard) return;
+  navigator.clipboard.writeText(button.dataset.copy).then(() => {
+    const label = button.getAttribute("aria-label");
+    button.setAttribute("aria-label", "Copied");
+    button.classList.add("copied");
+    setTimeout(() => {
+      button.setAttribute("aria-label", label);
+      button.classList.remove("copied");
+    }, 1200);
+  });
+});

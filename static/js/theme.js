@@ -1,0 +1,11 @@
+// The "follow the system" theme: pick light or dark from the OS, and follow it when it changes.
+// Loaded in <head> before the stylesheets so the page never flashes in the wrong theme. Without
+// JavaScript the explicit light and dark choices still work (they are rendered by the server).
+(function () {
+  const root = document.documentElement;
+  if (root.dataset.oamTheme !== "auto") return;
+  const dark = window.matchMedia("(prefers-color-scheme: dark)");
+  const apply = () => root.setAttribute("data-bs-theme", dark.matches ? "dark" : "light");
+  apply();
+  dark.addEventListener("change", apply);
+})();

@@ -1,0 +1,193 @@
+"""Every page requires a login; viewers read and are refused every write; curators do both.
+
+The URL lists below classify every route of the dashboard; a test fails when a new route is not
+classified, so no page can be added without deciding who may use it.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import CommandError, call_command
+from django.urls import reverse
+
+from memory import urls as dashboard_urls
+from memory.access import role_of
+
+from .world import World, build_world
+
+
+@pytest.fixture
+def world(agent_memory) -> World:
+    return build_world(agent_memory)
+
+
+def read_urls(world: World) -> dict[str, str]:
+    message = world.message_ids[0]
+    return {
+        "overview": reverse("memory:overview"),
+        "thread_list": reverse("memory:thread_list"),
+        "thread_detail": reverse("memory:thread_detail", args=[world.thread_id]),
+        "message_detail": reverse("memory:message_detail", args=[world.thread_id, message]),
+        "memory_list": reverse("memory:memory_list"),
+        "memory_detail": reverse("memory:memory_detail", args=[world.fact_id]),
+        "image_detail": reverse("memory:image_detail", args=[world.image_id]),
+        "image_raw": reverse("memory:image_raw", args=[world.image_id]),
+        "user_list": reverse("memory:user_list"),
+        "user_detail": reverse("memory:user_detail", args=[world.user_id]),
+        "agent_list": reverse("memory:agent_list"),
+        "agent_detail": reverse("memory:agent_detail", args=[world.agent_id]),
+        "history": reverse("memory:history"),
+    }
+
+
+def write_urls(world: World) -> dict[str, str]:
+    message = world.message_ids[0]
+    return {
+        "thread_edit": reverse("memory:thread_edit", args=[world.thread_id]),
+        "thread_delete": reverse("memory:thread_delete", args=[world.thread_id]),
+        "image_add": reverse("memory:image_add", args=[world.thread_id]),
+        "message_edit": reverse("memory:message_edit", args=[world.thread_id, message]),
+        "message_delete": reverse("memory:message_delete", args=[world.thread_id, message]),
+        "memory_create": reverse("memory:memory_create"),
+        "memory_edit": reverse("memory:memory_edit", args=[world.fact_id]),
+        "memory_delete": reverse("memory:memory_delete", args=[world.fact_id]),
+        "image_edit": reverse("memory:image_edit", args=[world.image_id]),
+        "image_describe": reverse("memory:image_describe", args=[world.image_id]),
+        "image_delete": reverse("memory:image_delete", args=[world.image_id]),
+        "user_edit": reverse("memory:user_edit", args=[world.user_id]),
+        "user_delete": reverse("memory:user_delete", args=[world.user_id]),
+        "agent_edit": reverse("memory:agent_edit", args=[world.agent_id]),
+        "agent_delete": reverse("memory:agent_delete", args=[world.agent_id]),
+    }
+
+
+# Routes that need a history entry to exist, and routes any logged-in account may post to.
+HISTORY_ROUTES = {"history_entry", "history_revert"}
+PERSONAL_ROUTES = {"set_theme"}
+POST_ONLY = {"image_describe"}
+
+
+def test_every_route_is_classified(world):
+    routes = {pattern.name for pattern in dashboard_urls.urlpatterns}
+    classified = set(read_urls(world)) | set(write_urls(world)) | HISTORY_ROUTES | PERSONAL_ROUTES
+    assert routes == classified
+
+
+def test_anonymous_visitors_are_sent_to_log_in_everywhere(client, world):
+    for url in [*read_urls(world).values(), *write_urls(world).values()]:
+        response = client.get(url)
+        assert response.status_code == 302, url
+        assert response["Location"].startswith(reverse("login")), url
+
+
+def test_anonymous_posts_change_nothing(client, world, agent_memory):
+    before = agent_memory.stats()
+    for url in write_urls(world).values():
+        assert client.post(url, {"content": "x"}).status_code == 302
+    assert agent_memory.stats() == before
+
+
+def test_viewers_read_every_page(viewer_client, world):
+    for name, url in read_urls(world).items():
+        assert viewer_client.get(url).status_code == 200, name
+
+
+def test_viewers_see_no_edit_controls(viewer_client, world):
+    for name in ("thread_detail", "memory_detail", "image_detail", "user_detail", "memory_list", "message_detail"):
+        html = viewer_client.get(read_urls(world)[name]).content.decode()
+        for write_url in write_urls(world).values():
+            assert f'href="{write_url}"' not in html, (name, write_url)
+            assert f'action="{write_url}"' not in html, (name, write_url)
+
+
+def test_viewers_get_403_for_every_write_even_a_hand_made_post(viewer_client, world, agent_memory):
+    before = agent_memory.stats()
+    for name, url in write_urls(world).items():
+        if name not in POST_ONLY:
+            assert viewer_client.get(url).status_code == 403, name
+        assert viewer_client.post(url, {"content": "changed", "version": 1}).status_code == 403, name
+    assert agent_memory.stats() == before
+
+
+def test_curators_reach_every_page_and_form(curator_client, world):
+    for name, url in [*read_urls(world).items(), *write_urls(world).items()]:
+        if name not in POST_ONLY:
+            assert curator_client.get(url).status_code == 200, name
+
+
+def test_an_account_without_a_role_reads_nothing(client, world):
+    client.force_login(User.objects.create_user("nobody", password="nobody-password"))
+
+    response = client.get(reverse("memory:overview"))
+
+    assert response.status_code == 403
+    assert b"no role" in response.content
+
+
+def test_staff_are_admins(client, world):
+    admin = User.objects.create_user("ada", password="ada-password", is_staff=True)
+    client.force_login(admin)
+
+    assert role_of(admin) == "admin"
+    assert client.get(write_urls(world)["memory_edit"]).status_code == 200
+
+
+def test_csrf_stays_on_for_forms_and_htmx(world, curator):
+    from django.test import Client
+
+    strict = Client(enforce_csrf_checks=True)
+    strict.force_login(curator)
+    url = write_urls(world)["thread_edit"]
+
+    assert strict.post(url, {"metadata": "{}", "version": 1}).status_code == 403
+    assert strict.post(url, {"metadata": "{}", "version": 1}, HTTP_HX_REQUEST="true").status_code == 403
+
+
+def test_the_page_carries_the_csrf_token_for_htmx_requests(curator_client, world):
+    html = curator_client.get(reverse("memory:overview")).content.decode()
+
+    assert 'hx-headers=\'{"X-CSRFToken": "' in html
+
+
+# --- manage.py oam_user -------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("role", ["viewer", "curator", "admin"])
+def test_oam_user_adds_a_login_with_a_role(role):
+    call_command("oam_user", "add", "rita", "--role", role, "--password", "a long enough passphrase")
+
+    user = User.objects.get(username="rita")
+    assert user.check_password("a long enough passphrase")
+    assert role_of(user) == role
+
+
+@pytest.mark.django_db
+def test_oam_user_refuses_a_taken_name_and_a_weak_password():
+    call_command("oam_user", "add", "rita", "--role", "viewer", "--password", "a long enough passphrase")
+
+    with pytest.raises(CommandError, match="already exists"):
+        call_command("oam_user", "add", "rita", "--role", "viewer", "--password", "another long passphrase")
+    with pytest.raises(CommandError, match="too short"):
+        call_command("oam_user", "add", "sam", "--role", "viewer", "--password", "abc")
+    assert not User.objects.filter(username="sam").exists()
+
+
+@pytest.mark.django_db
+def test_oam_user_asks_for_the_password_on_a_terminal(monkeypatch):
+    answers = iter(["a long enough passphrase", "a long enough passphrase"])
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    monkeypatch.setattr("getpass.getpass", lambda prompt: next(answers))
+
+    call_command("oam_user", "add", "tom", "--role", "curator")
+
+    assert User.objects.get(username="tom").check_password("a long enough passphrase")
+
+
+@pytest.mark.django_db
+def test_oam_user_without_a_terminal_needs_the_password_option(monkeypatch):
+    monkeypatch.setattr("sys.stdin.isatty", lambda: False)
+
+    with pytest.raises(CommandError, match="--password"):
+        call_command("oam_user", "add", "tom", "--role", "curator")
