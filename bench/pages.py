@@ -1,0 +1,225 @@
+"""Dashboard pages at scale: every list and detail page, timed server-side, against a trivial view.
+
+Seeds a temporary store with 100k memories over 1k users and 10k threads (two messages each,
+links between some memories, a few hundred curation-history entries), then requests each page
+with Django's test client (the whole stack: middleware, session, engine calls, templates) and
+times p50 and p95 over --requests requests, after a warm-up. The baseline is a trivial view behind
+the same middleware and login, in the same run. Targets: every page p95 <= 100 ms and <= 10x the
+trivial view's p95.
+
+Prints one summary line on stdout (PASS/FAIL, the slowest page's p95 and ratio) and a table of
+every page on stderr.
+
+    python bench/pages.py [--memories 100000] [--users 1000] [--threads 10000] [--requests 50]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+P95_TARGET_MS = 100.0
+RATIO_TARGET = 10.0
+WARMUP = 5
+BATCH = 2000
+DIM = 384
+TYPES = ("fact", "preference", "guideline", "memory")
+
+
+def configure(store_path: Path) -> None:
+    """Django over a temporary memory store and an in-memory test database (never var/)."""
+    os.environ["DJANGO_SETTINGS_MODULE"] = "oam_site.settings"
+    os.environ["OAM_STORE_URL"] = f"sqlite://{store_path}"
+    import django
+    from django.conf import settings
+
+    django.setup()
+    settings.ROOT_URLCONF = __name__  # the site's URLs plus the trivial baseline view below
+    settings.ALLOWED_HOSTS = ["testserver"]
+    from django.db import connection
+    from django.test.utils import setup_test_environment
+    from django.urls import include, path
+
+    urlpatterns[:] = [path("bench/trivial/", trivial), path("", include("oam_site.urls"))]
+    setup_test_environment()
+    connection.creation.create_test_db(verbosity=0)
+
+
+def trivial(request):
+    """The baseline: a page behind the same middleware and role check that renders nothing."""
+    from django.http import HttpResponse
+
+    from memory.access import viewer_required
+
+    return viewer_required(lambda request: HttpResponse("ok"))(request)
+
+
+urlpatterns: list = []
+"""This module is the ROOT_URLCONF of the run: filled by configure(), once Django is set up."""
+
+
+def seed(memories: int, users: int, threads: int) -> dict[str, str]:
+    """Write the store through the engine's store API, with random vectors (embedding 100k texts
+    is not what this measures). Returns ids of records the detail pages show."""
+    from memory.services import get_agent_memory
+
+    memory = get_agent_memory()
+    store = memory.store
+    rng = np.random.default_rng(7)
+    started = time.perf_counter()
+    thread_ids = [f"thread-{n}" for n in range(threads)]
+    owner = {thread_id: f"user-{n % users}" for n, thread_id in enumerate(thread_ids)}
+    for first in range(0, threads, BATCH // 2):
+        chunk = thread_ids[first : first + BATCH // 2]
+        rows = [(t, role) for t in chunk for role in ("user", "assistant")]
+        store.add(
+            [f"{role} says hello in {t}" for t, role in rows],
+            "message",
+            embeddings=unit_rows(rng, len(rows)),
+            thread_ids=[t for t, _ in rows],
+            user_ids=[owner[t] for t, _ in rows],
+            agent_ids=[f"agent-{int(t.split('-')[1]) % 20}" for t, _ in rows],
+            roles=[role for _, role in rows],
+        )
+    ids = [f"memory-{n}" for n in range(memories)]
+    for first in range(0, memories, BATCH):
+        chunk = range(first, min(first + BATCH, memories))
+        store_type = TYPES[(first // BATCH) % len(TYPES)]  # one type per batch, as `add` wants
+        store.add(
+            [f"memory {n} of user {n % users}: likes item {n % 97} and place {n % 13}" for n in chunk],
+            store_type,
+            embeddings=unit_rows(rng, len(chunk)),
+            record_ids=[ids[n] for n in chunk],
+            user_ids=[f"user-{n % users}" for n in chunk],
+            thread_ids=[thread_ids[n % threads] for n in chunk],
+            agent_ids=[f"agent-{n % 20}" for n in chunk],
+            metadata=[{"source": "bench", "n": n, "tags": [f"t{n % 5}"]} for n in chunk],
+            statuses=["invalid" if n % 50 == 0 else "valid" for n in chunk],
+        )
+    for user in range(min(users, 200)):
+        memory.add_user(f"user-{user}", f"Profile of user {user}.")
+    links = [
+        {
+            "source_record_id": ids[n + 1],
+            "source_record_type": TYPES[((n + 1) // BATCH) % len(TYPES)],
+            "target_record_id": ids[n],
+            "target_record_type": TYPES[(n // BATCH) % len(TYPES)],
+            "relation_type": "supersedes" if n % 4 else "supports",
+        }
+        for n in range(0, min(memories - 1, 10_000), 2)
+    ]
+    store.add_relations(links)
+    history_entries(memory, ids[:300])
+    print(f"seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    return {"memory": ids[10], "thread": thread_ids[3], "user": "user-3", "agent": "agent-3"}
+
+
+def history_entries(memory, memory_ids: list[str]) -> None:
+    from django.contrib.auth.models import User
+
+    from memory.access import grant_role
+    from memory.curation import Actor, Curation
+
+    curator = User.objects.create_user("bench-curator", password="x")
+    grant_role(curator, "curator")
+    curation = Curation(memory, Actor(curator))
+    for memory_id in memory_ids:
+        record = memory.get_memory(memory_id)
+        curation.update_memory(memory_id, version=record.version, metadata={**(record.metadata or {}), "seen": True})
+
+
+def unit_rows(rng: np.random.Generator, count: int) -> np.ndarray:
+    matrix = rng.standard_normal((count, DIM)).astype(np.float32)
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
+
+
+def pages(ids: dict[str, str], client) -> dict[str, str]:
+    from django.urls import reverse
+
+    from memory.models import CurationEntry
+
+    later = client.get(reverse("memory:memory_list")).context["next_cursor"]
+    message = client.get(reverse("memory:thread_detail", args=[ids["thread"]])).context["timeline"][0]
+    return {
+        "trivial view (baseline)": "/bench/trivial/",
+        "overview": reverse("memory:overview"),
+        "threads": reverse("memory:thread_list"),
+        "threads of a user": reverse("memory:thread_list") + f"?user_id={ids['user']}",
+        "threads, text filter": reverse("memory:thread_list") + "?q=thread-42",
+        "thread": reverse("memory:thread_detail", args=[ids["thread"]]),
+        "message": reverse("memory:message_detail", args=[ids["thread"], message.id]),
+        "memories": reverse("memory:memory_list"),
+        "memories, next page": reverse("memory:memory_list") + f"?cursor={later}",
+        "memories of a user": reverse("memory:memory_list") + f"?user_id={ids['user']}",
+        "memories, type + invalid": reverse("memory:memory_list") + "?memory_type=fact&status=invalid",
+        "memories, oldest first": reverse("memory:memory_list") + "?order=oldest",
+        "memories, metadata filter": reverse("memory:memory_list") + "?metadata_filter=%7B%22n%22%3A+77%7D",
+        "memories, text filter": reverse("memory:memory_list") + "?q=item+42+and",
+        "memory": reverse("memory:memory_detail", args=[ids["memory"]]),
+        "memory edit form": reverse("memory:memory_edit", args=[ids["memory"]]),
+        "users": reverse("memory:user_list"),
+        "user": reverse("memory:user_detail", args=[ids["user"]]),
+        "agents": reverse("memory:agent_list"),
+        "agent": reverse("memory:agent_detail", args=[ids["agent"]]),
+        "history": reverse("memory:history"),
+        "history entry": reverse("memory:history_entry", args=[CurationEntry.objects.first().pk]),
+    }
+
+
+def timed(client, url: str, requests: int) -> tuple[float, float]:
+    for _ in range(WARMUP):
+        assert client.get(url).status_code == 200, url
+    times = []
+    for _ in range(requests):
+        started = time.perf_counter()
+        response = client.get(url)
+        times.append((time.perf_counter() - started) * 1000)
+        assert response.status_code == 200, url
+    return float(np.percentile(times, 50)), float(np.percentile(times, 95))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--memories", type=int, default=100_000)
+    parser.add_argument("--users", type=int, default=1_000)
+    parser.add_argument("--threads", type=int, default=10_000)
+    parser.add_argument("--requests", type=int, default=50)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        configure(Path(directory) / "memory.sqlite3")
+        from django.contrib.auth.models import User
+        from django.test import Client
+
+        from memory.access import grant_role
+
+        ids = seed(args.memories, args.users, args.threads)
+        viewer = User.objects.create_user("bench-viewer", password="x")
+        grant_role(viewer, "viewer")
+        client = Client()
+        client.force_login(viewer)
+        results = {name: timed(client, url, args.requests) for name, url in pages(ids, client).items()}
+    baseline = results.pop("trivial view (baseline)")
+    print(f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8} {'p95 / trivial':>14}", file=sys.stderr)
+    print(f"{'trivial view (baseline)':<28} {baseline[0]:>8.1f} {baseline[1]:>8.1f}", file=sys.stderr)
+    for name, (p50, p95) in results.items():
+        print(f"{name:<28} {p50:>8.1f} {p95:>8.1f} {p95 / baseline[1]:>13.1f}x", file=sys.stderr)
+    slowest, (_, worst) = max(results.items(), key=lambda item: item[1][1])
+    ratio = worst / baseline[1]
+    verdict = "PASS" if worst <= P95_TARGET_MS and ratio <= RATIO_TARGET else "FAIL"
+    print(
+        f"{verdict} pages: slowest p95 {worst:.1f} ms ({slowest}), {ratio:.1f}x the trivial view's "
+        f"{baseline[1]:.1f} ms (targets <= {P95_TARGET_MS:.0f} ms and <= {RATIO_TARGET:.0f}x), "
+        f"{args.memories:,} memories, {args.users:,} users, {args.threads:,} threads"
+    )
+
+
+if __name__ == "__main__":
+    main()
