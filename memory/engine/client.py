@@ -20,7 +20,7 @@ from .records import (
 )
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
-from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_record_types
+from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_id, check_record_types
 from .thread import (
     DELETE_BARRIER_SECONDS,
     Thread,
@@ -33,16 +33,20 @@ from .thread import (
     search_config_from,
 )
 from .types import (
+    AGENT_PROFILE_TYPE,
     IMAGE_TYPE,
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
+    USER_PROFILE_TYPE,
+    AgentProfileRecord,
     ImageInputLimitConfig,
     ImageRecord,
     MemoryExtractionConfig,
     MemoryRecord,
     Page,
     RecordRelation,
+    UserProfileRecord,
 )
 
 
@@ -142,9 +146,10 @@ class AgentMemory:
             raise KeyError(f"no thread {thread_id!r}")
         return Thread(self.store, thread_id=thread_id, client=self)
 
-    def update_thread(self, thread_id: str, metadata: Any = NOT_SET) -> Thread:
-        """Replace a thread's metadata; KeyError when there is no such thread."""
-        if self.store.update_thread(thread_id, metadata=metadata) == 0:
+    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, *, expected_version: Any = NOT_SET) -> Thread:
+        """Replace a thread's metadata; KeyError when there is no such thread, StaleVersionError
+        when `expected_version` is given and the thread is no longer at it."""
+        if self.store.update_thread(thread_id, metadata=metadata, expected_version=expected_version) == 0:
             raise KeyError(f"no thread {thread_id!r}")
         return Thread(self.store, thread_id=thread_id, client=self)
 
@@ -238,8 +243,13 @@ class AgentMemory:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
+        *,
+        expires_at: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> str:
-        """Update a memory; KeyError when it does not exist or has expired."""
+        """Update a memory; KeyError when it does not exist or has expired. `expires_at` sets an
+        absolute expiry (None: never) instead of a lifetime; `expected_version` refuses the
+        update (StaleVersionError) when the memory changed since that version was read."""
         return update_memory_record(
             self.store,
             self.get_memory(memory_id),
@@ -249,6 +259,8 @@ class AgentMemory:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
             status=status,
+            expires_at=expires_at,
+            expected_version=expected_version,
         )
 
     def delete_memory(self, memory_id: str) -> int:
@@ -359,10 +371,13 @@ class AgentMemory:
         timestamp: Any = NOT_SET,
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
+        *,
+        expected_version: Any = NOT_SET,
     ) -> str:
         """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if there is none.
 
         `description=None` clears the description, and the LLM, when there is one, writes a new one.
+        `expected_version`: StaleVersionError when the image changed since that version was read.
         """
         update_image_record(
             self.store,
@@ -375,6 +390,7 @@ class AgentMemory:
             timestamp=timestamp,
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
+            expected_version=expected_version,
         )
         if description is None:
             self._caption_later(image_id)
@@ -444,9 +460,14 @@ class AgentMemory:
         opposite_relation_type: Any = NOT_SET,
         timestamp: Any = NOT_SET,
         metadata: Any = NOT_SET,
+        *,
+        expected_version: Any = NOT_SET,
     ) -> int:
-        """Retype or annotate a link; returns 1, or 0 when there is none."""
-        return self.store.update_relations(relation_id, relation_type, opposite_relation_type, timestamp, metadata)
+        """Retype or annotate a link; returns 1, or 0 when there is none (StaleVersionError when
+        `expected_version` is given and the link changed since)."""
+        return self.store.update_relations(
+            relation_id, relation_type, opposite_relation_type, timestamp, metadata, expected_version=expected_version
+        )
 
     def delete_record_link(
         self,
@@ -485,11 +506,29 @@ class AgentMemory:
 
     # --- users and agents -------------------------------------------------------------------
 
-    def add_user(self, user_id: str, information: str) -> str:
-        return self.store.add_user(user_id, information)
+    def add_user(self, user_id: str, information: str, *, expected_version: Any = NOT_SET) -> str:
+        """Store (or replace) a user's profile; with `expected_version` the profile must exist at
+        that version (StaleVersionError otherwise)."""
+        return self.store.add_user(user_id, information, expected_version=expected_version)
 
-    def add_agent(self, agent_id: str, information: str) -> str:
-        return self.store.add_agent(agent_id, information)
+    def add_agent(self, agent_id: str, information: str, *, expected_version: Any = NOT_SET) -> str:
+        """Store (or replace) an agent's profile; `expected_version` as for add_user."""
+        return self.store.add_agent(agent_id, information, expected_version=expected_version)
+
+    def get_user(self, user_id: str) -> UserProfileRecord:
+        """A user's stored profile; KeyError when there is none."""
+        return self._profile(USER_PROFILE_TYPE, "user_id", user_id)
+
+    def get_agent(self, agent_id: str) -> AgentProfileRecord:
+        """An agent's stored profile; KeyError when there is none."""
+        return self._profile(AGENT_PROFILE_TYPE, "agent_id", agent_id)
+
+    def _profile(self, record_type: str, name: str, owner_id: Any) -> Any:
+        check_id(name, owner_id)
+        record = self.store.get(record_type, owner_id)
+        if record is None:
+            raise KeyError(f"no {record_type.replace('_', ' ')} for {owner_id!r}")
+        return record
 
     def delete_user(self, user_id: str, cascade: bool = True) -> int:
         """Delete a user's profile and, with `cascade`, their threads, messages and memories."""

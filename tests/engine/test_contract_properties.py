@@ -91,6 +91,7 @@ from .properties import (
     valid_part,
     valid_scope_object,
     valid_search_config,
+    version_param,
     wide_dict,
 )
 
@@ -284,6 +285,7 @@ def update_image_params() -> dict[str, P]:
         "timestamp": timestamp_param(),
         "ttl_days": ttl_days_param(),
         "ttl_anchor": ttl_anchor,
+        "expected_version": version_param(),
     }
 
 
@@ -296,6 +298,8 @@ def update_memory_params() -> dict[str, P]:
         "ttl_days": ttl_days_param(),
         "ttl_anchor": ttl_anchor,
         "status": status,
+        "expires_at": P(st.one_of(st.none(), timestamp_param().valid), timestamp_param().hostile),
+        "expected_version": version_param(),
     }
 
 
@@ -320,6 +324,7 @@ def update_link_params() -> dict[str, P]:
         "opposite_relation_type": opposite_type,
         "timestamp": timestamp_param(),
         "metadata": metadata_param(),
+        "expected_version": version_param(),
     }
 
 
@@ -386,7 +391,12 @@ SPECS = [
         },
     ),
     Spec("client", "get_thread", {"thread_id": id_param("thread").req()}, LOOKUP, readonly=True),
-    Spec("client", "update_thread", {"thread_id": id_param("thread").req(), "metadata": metadata_param()}, LOOKUP),
+    Spec(
+        "client",
+        "update_thread",
+        {"thread_id": id_param("thread").req(), "metadata": metadata_param(), "expected_version": version_param()},
+        LOOKUP,
+    ),
     # delete_thread first waits for the thread's accepted background work: TimeoutError after 300 s.
     Spec("client", "delete_thread", {"thread_id": id_param("thread").req()}, BARRIER),
     Spec(
@@ -437,8 +447,18 @@ SPECS = [
         listing(record_id=id_param("memory"), **scope_args()),
         readonly=True,
     ),
-    Spec("client", "add_user", {"user_id": scope_param("user").req(), "information": information.req()}),
-    Spec("client", "add_agent", {"agent_id": scope_param("agent").req(), "information": information.req()}),
+    Spec(
+        "client",
+        "add_user",
+        {"user_id": scope_param("user").req(), "information": information.req(), "expected_version": version_param()},
+    ),
+    Spec(
+        "client",
+        "add_agent",
+        {"agent_id": scope_param("agent").req(), "information": information.req(), "expected_version": version_param()},
+    ),
+    Spec("client", "get_user", {"user_id": id_param("user").req()}, LOOKUP, readonly=True),
+    Spec("client", "get_agent", {"agent_id": id_param("agent").req()}, LOOKUP, readonly=True),
     Spec("client", "delete_user", {"user_id": scope_param("user").req(), "cascade": flag_param()}),
     Spec("client", "delete_agent", {"agent_id": scope_param("agent").req(), "cascade": flag_param()}),
     Spec("client", "list_users", listing(), readonly=True),
@@ -492,6 +512,10 @@ SPECS = [
             "metadata": metadata_param(),
             "ttl_days": ttl_days_param(),
             "ttl_anchor": ttl_anchor,
+            "role": P(st.sampled_from(["user", "assistant", "tool"]), text_param().hostile),
+            "timestamp": timestamp_param(),
+            "expires_at": P(st.one_of(st.none(), timestamp_param().valid), timestamp_param().hostile),
+            "expected_version": version_param(),
         },
         (*LOOKUP, TimeoutError),  # TimeoutError: as add_messages, when re-extraction cannot be queued
     ),

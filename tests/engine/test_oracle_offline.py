@@ -107,6 +107,7 @@ def record_row(**values: Any) -> dict[str, Any]:
         "metadata": None,
         "message_id": None,
         "mime_type": None,
+        "version": 1,
     }
     row.update(values)
     return row
@@ -125,6 +126,7 @@ def relation_row(**values: Any) -> dict[str, Any]:
         "event_at": None,
         "metadata": None,
         "created_at": CREATED,
+        "version": 1,
     }
     row.update(values)
     return row
@@ -142,6 +144,7 @@ def thread_row(**values: Any) -> dict[str, Any]:
         "summary": None,
         "topics": None,
         "message_count": 2,
+        "version": 1,
     }
     row.update(values)
     return row
@@ -157,6 +160,7 @@ def live_row(**values: Any) -> dict[str, Any]:
         "thread_id": "t1",
         "event_at": None,
         "created_at": CREATED,
+        "version": 1,
     }
     row.update(values)
     return row
@@ -283,6 +287,20 @@ def _() -> list[Statement]:
 @scenario("schema_create_if_empty_on_existing_schema")
 def _() -> list[Statement]:
     return _construct(schema_policy=SchemaPolicy.CREATE_IF_EMPTY)
+
+
+@scenario("schema_upgrade_from_version_5")
+def _() -> list[Statement]:
+    """A version-5 schema gains the version columns (one already added by another process is
+    ORA-01430, which counts as done); the meta row then says 6."""
+    conn = RecordingConnection()
+    embedder = HashingEmbedder(DIM)
+    managed_schema(conn, list(OracleSchema("", DIM).names.values()), DIM, embedder.name)
+    conn.answer(r"SELECT meta_value FROM", [{"meta_value": "5"}], once=True)
+    conn.answer(r"FROM user_tab_columns", [{"table_name": "OAM_THREADS"}])
+    conn.fail(r'ALTER TABLE "OAM_RELATIONS"', ora_error(1430))
+    OracleDBMemoryStore(embedder, conn, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)
+    return conn.statements
 
 
 @scenario("schema_require_existing")

@@ -54,6 +54,7 @@ from ..types import (
     RecordRelation,
     RecordStatus,
     SearchStrategy,
+    StaleVersionError,
     ThreadRecord,
     TimeToLiveAnchor,
     UserProfileRecord,
@@ -98,6 +99,21 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> No
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer{' or None' if allow_none else ''}, not {value!r}")
     check_int_range(name, value)
+
+
+def expected_version_of(value: Any) -> int | None:
+    """`expected_version`: NOT_SET (no check, None) or a positive integer."""
+    if value is NOT_SET:
+        return None
+    check_positive_int("expected_version", value)
+    return value
+
+
+def check_version(what: str, expected: int | None, stored: Any) -> None:
+    """The compare of a compare-and-set, inside the write: refuse (StaleVersionError) a row whose
+    stored version (None: no row) is not the one the caller read."""
+    if expected is not None and (stored is None or int(stored) != expected):
+        raise StaleVersionError(what, expected, None if stored is None else int(stored))
 
 
 def check_hops(num_hops: Any, max_linked_results: Any) -> None:
@@ -348,6 +364,8 @@ class UpdatePlan:
     ttl_days: Any = NOT_SET
     ttl_anchor: Any = NOT_SET
     status: Any = NOT_SET
+    role: Any = NOT_SET
+    expires_at: Any = NOT_SET  # canonical UTC text, or None for "never"
 
 
 def prepare_update(
@@ -364,8 +382,23 @@ def prepare_update(
     new_image: bool,
     stored_content: str,
     stored_index_text: str | None,
+    *,
+    record_type: str,
+    role: Any = NOT_SET,
+    expires_at: Any = NOT_SET,
 ) -> UpdatePlan:
-    """Resolve the update table of spec §3.3.10 for one stored row."""
+    """Resolve the update table of spec §3.3.10 for one stored row (plus our `role`, for
+    messages, and `expires_at`, an absolute expiry instead of a lifetime)."""
+    if role is not NOT_SET:
+        if record_type != MESSAGE_TYPE:
+            raise ValueError(f"role is for messages only, not {record_type} records")
+        if not isinstance(role, str) or not role:
+            raise ValueError(f"role must be a non-empty string, not {role!r}")
+        check_id_text("role", role)
+    if expires_at is not NOT_SET:
+        if ttl_days is not NOT_SET or ttl_anchor is not NOT_SET:
+            raise ValueError("pass expires_at (an instant) or ttl_days/ttl_anchor (a lifetime), not both")
+        expires_at = normalize_timestamp(expires_at, "expires_at")
     if content is not NOT_SET:
         if text is not NOT_SET:
             raise ValueError("pass text= or content=, not both")
@@ -373,10 +406,14 @@ def prepare_update(
     if content_parts is not NOT_SET and text is NOT_SET:
         raise ValueError("content_parts come with the text they describe")
     if not new_image and all(
-        v is NOT_SET for v in (text, index_text, embedding, metadata, timestamp, ttl_days, ttl_anchor, status)
+        v is NOT_SET
+        for v in (text, index_text, embedding, metadata, timestamp, ttl_days, ttl_anchor, status, role, expires_at)
     ):
-        raise ValueError("update needs at least one of text, index_text, embedding, metadata, timestamp, ttl or status")
-    plan = UpdatePlan()
+        raise ValueError(
+            "update needs at least one of text, index_text, embedding, metadata, timestamp, ttl, expires_at, "
+            "status or role"
+        )
+    plan = UpdatePlan(role=role, expires_at=expires_at)
     if text is None:
         if index_text not in (NOT_SET, None) or (embedding is not NOT_SET and embedding is not None):
             raise ValueError(
@@ -667,12 +704,20 @@ class MemoryStore(ABC):
         """The DDL of the managed schema, in creation order (shown by `oam_schema --print-sql`)."""
 
     @abstractmethod
-    def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str:
-        """Store (or replace) a user's profile text, embedded for search; returns the user id."""
+    def add_user(
+        self, user_id: str, information: str, metadata: dict | None = None, *, expected_version: Any = NOT_SET
+    ) -> str:
+        """Store (or replace) a user's profile text, embedded for search; returns the user id.
+
+        With `expected_version` the profile must exist at that version (StaleVersionError
+        otherwise, nothing written); a replaced profile's version moves by one."""
 
     @abstractmethod
-    def add_agent(self, agent_id: str, information: str, metadata: dict | None = None) -> str:
-        """Store (or replace) an agent's profile text, embedded for search; returns the agent id."""
+    def add_agent(
+        self, agent_id: str, information: str, metadata: dict | None = None, *, expected_version: Any = NOT_SET
+    ) -> str:
+        """Store (or replace) an agent's profile text, embedded for search; returns the agent id.
+        `expected_version` as for add_user."""
 
     @abstractmethod
     def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None:
@@ -735,10 +780,19 @@ class MemoryStore(ABC):
         status: Any = NOT_SET,
         content_parts: Any = NOT_SET,
         image: Any = NOT_SET,
+        role: Any = NOT_SET,
+        expires_at: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
         """Change one live record (§3.3.7: a changed payload is embedded again unless `embedding`
         is given; None clears it); returns 1, or 0 when there is no such live record. A message's
-        new expiry passes to its images; the thread's activity time moves."""
+        new expiry passes to its images; the thread's activity time moves.
+
+        `role` (messages only) is a non-empty string; `expires_at` an ISO-8601 instant or
+        datetime (None: never), not together with `ttl_days`/`ttl_anchor`. The record's version
+        moves by one (its images' too when a message's expiry changes). With `expected_version`
+        the stored version is compared inside the write: a different one raises
+        StaleVersionError and nothing is written."""
 
     @abstractmethod
     def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int:
@@ -776,17 +830,21 @@ class MemoryStore(ABC):
         """A thread with its live message count, summary and settings, or None."""
 
     @abstractmethod
-    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
-        """Replace a thread's metadata and/or settings and mark activity; returns 1, or 0 for no thread."""
+    def update_thread(
+        self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET, *, expected_version: Any = NOT_SET
+    ) -> int:
+        """Replace a thread's metadata and/or settings and mark activity; returns 1, or 0 for no thread.
+        The thread's version moves by one; `expected_version` as for update."""
 
     @abstractmethod
     def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
-        """Store a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
+        """Store a thread's summary and topics (None clears them); returns 1, or 0 for no thread.
+        The thread's version moves by one."""
 
     @abstractmethod
     def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
         """Merge `state` into the thread's settings under `key` (extraction progress), leaving its
-        activity time alone; returns 1, or 0 for no thread."""
+        activity time and version alone; returns 1, or 0 for no thread."""
 
     @abstractmethod
     def list_threads(
@@ -826,9 +884,11 @@ class MemoryStore(ABC):
         metadata: Any = NOT_SET,
         *,
         thread_id: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
         """Change a relation's labels, timestamp or metadata, recounting its target's lifecycle;
-        returns 1, or 0 when there is none."""
+        returns 1, or 0 when there is none. The relation's version moves by one; `expected_version`
+        as for update."""
 
     @abstractmethod
     def delete_relations(
@@ -1034,7 +1094,7 @@ def relation_changes(
 
 def build_record(row: Mapping[str, Any], *, timestamp: str | None, created_at: str, **fields: Any) -> Record:
     """The record of a stored row (columns kind, id, record_type, content, JSON metadata, status,
-    scope, role, seq_no, JSON parts, message_id, mime_type); `fields` override the row's values.
+    scope, role, seq_no, JSON parts, message_id, mime_type, version); `fields` override the row's values.
 
     `timestamp` is the event time, None when the record has none (it then reads as `created_at`).
     """
@@ -1048,6 +1108,7 @@ def build_record(row: Mapping[str, Any], *, timestamp: str | None, created_at: s
         "status": RecordStatus(values["status"]),
         "created_at": created_at,
         "expires_at": values["expires_at"],
+        "version": int(values["version"]),
     }
     kind = values["kind"]
     if kind == USER_PROFILE_TYPE:

@@ -83,9 +83,11 @@ from .base import (
     check_record_type,
     check_record_types,
     check_relation_selector,
+    check_version,
     decode_cursor,
     dump_metadata,
     encode_cursor,
+    expected_version_of,
     kind_of,
     normalize_rows,
     prepare_update,
@@ -106,8 +108,11 @@ from .ranking import CANDIDATE_DEPTH, fuse_rankings
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
-"""5: one schema for SQLite and Oracle, with the change log. (1-4 were the embedded store's own.)"""
+SCHEMA_VERSION = 6
+"""5: one schema for SQLite and Oracle, with the change log (1-4 were the embedded store's own);
+6: a version on every record, thread and relation (optimistic concurrency)."""
+VERSIONED_TABLES = ("threads", "records", "relations")
+"""The tables whose rows carry a version (schema 6)."""
 PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
 TABLE_KEYS = ("meta", "threads", "records", "relations", "images", "changes")
 CHANGE_LOG_KEEP = 100_000
@@ -262,8 +267,16 @@ class SQLDialect(ABC):
         """INSERT of `values` (column → SQL expression) unless a row with the same keys exists."""
 
     @abstractmethod
-    def upsert(self, table: str, keys: Sequence[str], values: Mapping[str, str], updates: Sequence[str]) -> str:
-        """INSERT of `values`, or UPDATE of the `updates` columns of the row with the same keys."""
+    def upsert(
+        self,
+        table: str,
+        keys: Sequence[str],
+        values: Mapping[str, str],
+        updates: Sequence[str],
+        increments: Sequence[str] = (),
+    ) -> str:
+        """INSERT of `values`, or UPDATE of the `updates` columns of the row with the same keys,
+        adding 1 to its `increments` columns."""
 
     for_update = ""
     """The locking clause of a read before an update in the same transaction."""
@@ -378,16 +391,17 @@ class SQLMemoryStore(MemoryStore):
             "r.pk, r.id, r.kind, r.record_type, r.content, r.index_text, r.index_text_empty, "
             f"{json_text('r.parts')} AS parts, r.thread_id, r.user_id, r.agent_id, r.role, r.role_empty, "
             "r.seq_no, r.event_at, r.created_at, r.expires_at, "
-            f"{EFFECTIVE_STATUS_SQL} AS status, {json_text('r.metadata')} AS metadata, r.message_id, r.mime_type"
+            f"{EFFECTIVE_STATUS_SQL} AS status, {json_text('r.metadata')} AS metadata, r.message_id, r.mime_type, "
+            "r.version"
         )
         self._relation_columns = (
             "rel.pos, rel.id, rel.source_id, rel.source_type, rel.target_id, rel.target_type, rel.relation_type, "
-            f"rel.opposite_type, rel.event_at, {json_text('rel.metadata')} AS metadata, rel.created_at"
+            f"rel.opposite_type, rel.event_at, {json_text('rel.metadata')} AS metadata, rel.created_at, rel.version"
         )
         self._thread_columns = (
             f"t.id, t.user_id, t.agent_id, {json_text('t.metadata')} AS metadata, "
             f"{json_text('t.settings')} AS settings, t.created_at, t.updated_at, t.summary, "
-            f"{json_text('t.topics')} AS topics"
+            f"{json_text('t.topics')} AS topics, t.version"
         )
         self._apply_schema_policy()
 
@@ -595,8 +609,11 @@ class SQLMemoryStore(MemoryStore):
                     ("store_id", str(uuid.uuid4())),  # tells an index snapshot which store it belongs to
                 ):
                     self._merge_meta(cursor, key, str(value))
-                # Oracle's version 1 is this layout, less the change log that creation just added.
+                # Versions 1 (Oracle's) to 5 are this layout less what creation just added (the
+                # change log) and the versions, which columns with a default add to existing rows.
                 if int(self._meta_value(cursor, "schema_version") or SCHEMA_VERSION) < SCHEMA_VERSION:
+                    for statement in self.schema.upgrade_sql(cursor):
+                        self._run_ddl(cursor, statement)
                     self._set_meta(cursor, "schema_version", str(SCHEMA_VERSION))
         self._check_schema()
 
@@ -871,8 +888,11 @@ class SQLMemoryStore(MemoryStore):
                     seq_numbers[i] = int(row["next_seq_no"]) - len(messages) + offset
         return seq_numbers
 
-    def _add_profile(self, record_type: str, owner_id: str, information: str, metadata: Any) -> str:
+    def _add_profile(
+        self, record_type: str, owner_id: str, information: str, metadata: Any, expected_version: Any
+    ) -> str:
         name = check_profile(record_type, owner_id, information)
+        expected = expected_version_of(expected_version)
         vector = normalize_rows(self._embed([information]))[0] if information else None
         params = {
             "id": owner_id,
@@ -884,6 +904,13 @@ class SQLMemoryStore(MemoryStore):
             "now": self.dialect.db_time(utc_now()),
         }
         with self._write() as cursor:
+            if expected is not None:  # the profile must exist, at that version
+                rows = self._fetch(
+                    f"SELECT version FROM {self._records} WHERE kind = :kind AND id = :id{self.dialect.for_update}",
+                    {"kind": record_type, "id": owner_id},
+                    cursor,
+                )
+                check_version(f"{record_type} {owner_id!r}", expected, rows[0]["version"] if rows else None)
             self.dialect.declare(cursor, ["embedding"])  # no LONG binds: Oracle takes those only as inserted values
             cursor.execute(
                 self.dialect.upsert(
@@ -901,6 +928,7 @@ class SQLMemoryStore(MemoryStore):
                         "embedding": ":embedding",
                     },
                     ["content", "search_text", "metadata", "embedding"],
+                    increments=["version"],
                 ),
                 params,
             )
@@ -909,13 +937,17 @@ class SQLMemoryStore(MemoryStore):
             )
         return owner_id
 
-    def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str:
+    def add_user(
+        self, user_id: str, information: str, metadata: dict | None = None, *, expected_version: Any = NOT_SET
+    ) -> str:
         """Insert (or replace) a user's profile text; returns the user id."""
-        return self._add_profile(USER_PROFILE_TYPE, user_id, information, metadata)
+        return self._add_profile(USER_PROFILE_TYPE, user_id, information, metadata, expected_version)
 
-    def add_agent(self, agent_id: str, information: str, metadata: dict | None = None) -> str:
+    def add_agent(
+        self, agent_id: str, information: str, metadata: dict | None = None, *, expected_version: Any = NOT_SET
+    ) -> str:
         """Insert (or replace) an agent's profile text; returns the agent id."""
-        return self._add_profile(AGENT_PROFILE_TYPE, agent_id, information, metadata)
+        return self._add_profile(AGENT_PROFILE_TYPE, agent_id, information, metadata, expected_version)
 
     def update(
         self,
@@ -933,11 +965,15 @@ class SQLMemoryStore(MemoryStore):
         status: Any = NOT_SET,
         content_parts: Any = NOT_SET,
         image: Any = NOT_SET,
+        role: Any = NOT_SET,
+        expires_at: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
         """Update one live record; returns 1, or 0 when it does not exist or has expired."""
         check_record_type(record_type)
         if image is not NOT_SET and (record_type != IMAGE_TYPE or not isinstance(image, CheckedImage)):
             raise ValueError("image= takes a checked image (images.check_image), for image records only")
+        expected = expected_version_of(expected_version)
         with self._write() as cursor:
             row = self._live_row(cursor, record_type, record_id)
             stored_index_text = None
@@ -957,10 +993,18 @@ class SQLMemoryStore(MemoryStore):
                 image is not NOT_SET,
                 (row["content"] or "") if row else "",
                 stored_index_text,
+                record_type=record_type,
+                role=role,
+                expires_at=expires_at,
             )
             if row is None:
                 return 0
+            check_version(f"{record_type} {record_id!r}", expected, row["version"])
             changes: dict[str, Any] = {}
+            if plan.role is not NOT_SET:
+                changes["role"], changes["role_empty"] = plan.role, 0
+            if plan.expires_at is not NOT_SET:
+                changes["expires_at"] = self.dialect.db_time(plan.expires_at)
             if plan.content is not NOT_SET:
                 changes["content"] = plan.content or None
             if plan.index_text is not NOT_SET:
@@ -1005,11 +1049,15 @@ class SQLMemoryStore(MemoryStore):
                 )
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
             self.dialect.declare(cursor, changes)
-            cursor.execute(f"UPDATE {self._records} SET {assignments} WHERE pk = :pk", {**changes, "pk": row["pk"]})
+            cursor.execute(
+                f"UPDATE {self._records} SET {assignments}, version = version + 1 WHERE pk = :pk",
+                {**changes, "pk": row["pk"]},
+            )
             self._log_keys(cursor, "record", [row["pk"]])
             if record_type == MESSAGE_TYPE and "expires_at" in changes:
                 cursor.execute(
-                    f"UPDATE {self._records} SET expires_at = :expires_at WHERE kind = 'image' AND message_id = :id",
+                    f"UPDATE {self._records} SET expires_at = :expires_at, version = version + 1 "
+                    "WHERE kind = 'image' AND message_id = :id",
                     {"expires_at": changes["expires_at"], "id": record_id},
                 )
                 self._log(cursor, "record", self._records, "r.kind = 'image' AND r.message_id = :id", {"id": record_id})
@@ -1029,8 +1077,8 @@ class SQLMemoryStore(MemoryStore):
         if not storable_id(record_id):
             return None
         rows = self._fetch(
-            f"SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at "
-            f"FROM {self._records} r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type "
+            f"SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at, "
+            f"r.version FROM {self._records} r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type "
             "AND (r.expires_at IS NULL OR r.expires_at > :now)" + self.dialect.for_update,
             {
                 "kind": kind_of(record_type),
@@ -1162,16 +1210,21 @@ class SQLMemoryStore(MemoryStore):
             timestamp=self.dialect.text_time(row["event_at"]),
             metadata=json.loads(row["metadata"]) if row["metadata"] else None,
             created_at=self.dialect.text_time(row["created_at"]),
+            version=int(row["version"]),
         )
 
     def _recount_lifecycle(self, cursor: Any, memory_ids: Iterable[str]) -> None:
-        """D2: a memory is invalid while at least one lifecycle link points at it."""
+        """D2: a memory is invalid while at least one lifecycle link points at it. A memory whose
+        count changes is a changed row: its version moves."""
         ids = sorted(set(memory_ids))
         if ids:
+            count = (
+                f"(SELECT count(*) FROM {self._relations} rel "
+                f"WHERE rel.target_id = {self._records}.id AND rel.relation_type IN {_LIFECYCLE_SQL})"
+            )
             cursor.execute(
-                f"UPDATE {self._records} SET lifecycle_links = (SELECT count(*) FROM {self._relations} rel "
-                f"WHERE rel.target_id = {self._records}.id AND rel.relation_type IN {_LIFECYCLE_SQL}) "
-                f"WHERE kind = 'memory' AND {self._in('id', 'ids')}",
+                f"UPDATE {self._records} SET lifecycle_links = {count}, version = version + 1 "
+                f"WHERE kind = 'memory' AND {self._in('id', 'ids')} AND lifecycle_links <> {count}",
                 {"ids": _ids_json(ids)},
             )
             self._log(
@@ -1274,20 +1327,26 @@ class SQLMemoryStore(MemoryStore):
         metadata: Any = NOT_SET,
         *,
         thread_id: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
         """Change a relation's labels, timestamp or metadata; returns 1, or 0 when there is none."""
         relation_changes(None, None, relation_type, opposite_relation_type, timestamp, metadata)  # checks first
+        expected = expected_version_of(expected_version)
         with self._write() as cursor:
             row = self._owned_relation(cursor, relation_id, thread_id)
             if row is None:
                 return 0
+            check_version(f"relation {row['id']!r}", expected, row["version"])
             changes = relation_changes(
                 row["relation_type"], row["opposite_type"], relation_type, opposite_relation_type, timestamp, metadata
             )
             if "timestamp" in changes:
                 changes["event_at"] = self.dialect.db_time(changes.pop("timestamp"))
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
-            cursor.execute(f"UPDATE {self._relations} SET {assignments} WHERE id = :id", {**changes, "id": row["id"]})
+            cursor.execute(
+                f"UPDATE {self._relations} SET {assignments}, version = version + 1 WHERE id = :id",
+                {**changes, "id": row["id"]},
+            )
             self._log_keys(cursor, "link", [row["pos"]])
             self._recount_lifecycle(cursor, [row["target_id"]])
         return 1
@@ -1388,6 +1447,7 @@ class SQLMemoryStore(MemoryStore):
             message_count=int(row["message_count"]),
             summary=row["summary"],
             topics=json.loads(row["topics"]) if row["topics"] else None,
+            version=int(row["version"]),
         )
 
     def save_thread(
@@ -1415,13 +1475,25 @@ class SQLMemoryStore(MemoryStore):
         )
         return self._thread_record(rows[0]) if rows else None
 
-    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
+    def update_thread(
+        self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET, *, expected_version: Any = NOT_SET
+    ) -> int:
         check_id("thread_id", thread_id)
         changes = thread_changes(metadata, settings)
+        expected = expected_version_of(expected_version)
         assignments = ", ".join(f"{column} = :{column}" for column in changes)
         with self._write() as cursor:
+            if expected is not None:
+                rows = self._fetch(
+                    f"SELECT version FROM {self._threads} WHERE id = :id{self.dialect.for_update}",
+                    {"id": thread_id},
+                    cursor,
+                )
+                if not rows:
+                    return 0
+                check_version(f"thread {thread_id!r}", expected, rows[0]["version"])
             cursor.execute(
-                f"UPDATE {self._threads} SET {assignments}, updated_at = :now WHERE id = :id",
+                f"UPDATE {self._threads} SET {assignments}, updated_at = :now, version = version + 1 WHERE id = :id",
                 {**changes, "now": self.dialect.db_time(utc_now()), "id": thread_id},
             )
             return cursor.rowcount
@@ -1433,7 +1505,8 @@ class SQLMemoryStore(MemoryStore):
         with self._write() as cursor:
             self.dialect.declare(cursor, ["summary"])
             cursor.execute(
-                f"UPDATE {self._threads} SET summary = :summary, topics = :topics WHERE id = :id",
+                f"UPDATE {self._threads} SET summary = :summary, topics = :topics, version = version + 1 "
+                "WHERE id = :id",
                 {"summary": summary, "topics": topics_json, "id": thread_id},
             )
             return cursor.rowcount
@@ -1496,7 +1569,7 @@ class SQLMemoryStore(MemoryStore):
         sql = (
             f"WITH owners AS (SELECT {column} AS id FROM {self._threads} WHERE {column} IS NOT NULL "
             f"UNION SELECT {column} FROM {self._records} WHERE {column} IS NOT NULL) "
-            f"SELECT o.id, p.content, {self.dialect.json_text('p.metadata')} AS metadata, p.created_at "
+            f"SELECT o.id, p.content, {self.dialect.json_text('p.metadata')} AS metadata, p.created_at, p.version "
             f"FROM owners o LEFT JOIN {self._records} p ON p.kind = :kind AND p.id = o.id {after} ORDER BY o.id"
         )
         rows = self._fetch(sql + self._fetch_first(limit, params), params)
@@ -1508,6 +1581,7 @@ class SQLMemoryStore(MemoryStore):
                 metadata=json.loads(row["metadata"]) if row["metadata"] else None,
                 created_at=self.dialect.text_time(row["created_at"]),
                 timestamp=self.dialect.text_time(row["created_at"]),
+                version=0 if row["version"] is None else int(row["version"]),  # 0: no stored profile
             )
             for row in rows[:limit]
         ]
@@ -2057,6 +2131,7 @@ class _IndexSource:
                 text_time(row["event_at"]),
                 row["metadata"],
                 text_time(row["created_at"]),
+                int(row["version"]),
             )
             for row in self._fetch(
                 f"SELECT {store._relation_columns} FROM {store._relations} rel {where}ORDER BY rel.created_at, rel.id",
