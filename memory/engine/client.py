@@ -170,10 +170,13 @@ class AgentMemory:
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Threads, latest activity first; pass `page.next_cursor` back as `cursor` for the next page."""
+        """Threads, latest activity first; pass `page.next_cursor` back as `cursor` for the next page.
+        `text`: a case-insensitive substring of the thread id or its metadata as JSON text."""
         return self.store.list_threads(
-            user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, limit=limit, cursor=cursor
+            user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, limit=limit, cursor=cursor, text=text
         )
 
     # --- memories ---------------------------------------------------------------------------
@@ -277,8 +280,13 @@ class AgentMemory:
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        status: Any = NOT_SET,
+        newest_first: bool = False,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Memory-like records in insertion order, with exact scope filters (None = unscoped)."""
+        """Memory-like records in insertion order (or `newest_first`), with exact scope filters
+        (None = unscoped); `status` and `text` filter as in MemoryStore.list."""
         types = MEMORY_TYPES if memory_types is None else check_record_types(memory_types, MEMORY_TYPES)
         return self.store.list(
             types,
@@ -288,6 +296,9 @@ class AgentMemory:
             agent_id=agent_id,
             metadata_filter=metadata_filter,
             cursor=cursor,
+            status=status,
+            newest_first=newest_first,
+            text=text,
         )
 
     def list_messages(
@@ -298,8 +309,13 @@ class AgentMemory:
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        status: Any = NOT_SET,
+        newest_first: bool = False,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Messages in insertion order, with exact scope filters (None = unscoped)."""
+        """Messages in insertion order (or `newest_first`), with exact scope filters (None =
+        unscoped); `status` and `text` filter as in MemoryStore.list."""
         return self.store.list(
             MESSAGE_TYPE,
             limit=limit,
@@ -308,6 +324,9 @@ class AgentMemory:
             agent_id=agent_id,
             metadata_filter=metadata_filter,
             cursor=cursor,
+            status=status,
+            newest_first=newest_first,
+            text=text,
         )
 
     # --- images -----------------------------------------------------------------------------

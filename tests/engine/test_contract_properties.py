@@ -343,6 +343,25 @@ def listing(**params: P) -> dict[str, P]:
     return {**params, "limit": limit_param(), "cursor": cursor_param()}
 
 
+listing_text = text_param(st.sampled_from(["pizza", "PIZZA", "50%", "a_b", "", "mem-1", '"n":1', "Ünï"]))
+
+
+def record_listing(**params: P) -> dict[str, P]:
+    """A listing of records: the scope and metadata filters, and status, order and text."""
+    return listing(
+        **params,
+        status=choice(
+            "valid",
+            "invalid",
+            "expired",
+            RecordStatus.INVALID,
+            hostile=st.one_of(st.sampled_from(["Valid", "", "live"]), hostile_scalar),
+        ),
+        newest_first=flag_param(),
+        text=listing_text,
+    )
+
+
 # --- the methods ---------------------------------------------------------------------------------
 
 LINKED = {"memory_id_to_link": "mem-1", "link_type": "supports"}
@@ -402,7 +421,12 @@ SPECS = [
     Spec(
         "client",
         "list_threads",
-        listing(user_id=scope_param("user"), agent_id=scope_param("agent"), metadata_filter=filter_param()),
+        listing(
+            user_id=scope_param("user"),
+            agent_id=scope_param("agent"),
+            metadata_filter=filter_param(),
+            text=listing_text,
+        ),
         readonly=True,
     ),
     Spec("client", "add_memory", add_memory_params(), bases=(("", {}), ("linked", LINKED))),
@@ -412,10 +436,10 @@ SPECS = [
     Spec(
         "client",
         "list_memories",
-        listing(**scope_args(), memory_types=memory_types, metadata_filter=filter_param()),
+        record_listing(**scope_args(), memory_types=memory_types, metadata_filter=filter_param()),
         readonly=True,
     ),
-    Spec("client", "list_messages", listing(**scope_args(), metadata_filter=filter_param()), readonly=True),
+    Spec("client", "list_messages", record_listing(**scope_args(), metadata_filter=filter_param()), readonly=True),
     Spec("client", "add_image", add_image_params()),
     Spec(
         "client",

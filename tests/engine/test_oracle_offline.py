@@ -462,6 +462,33 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("list_status_newest_first_text")
+def _() -> list[Statement]:
+    """Effective status, key descending after a newest-first cursor, and a text filter whose LIKE
+    wildcards are escaped inside the one bind."""
+    conn, store = open_store()
+    conn.answer(r"ORDER BY r\.pk DESC", [record_row(pk=6), record_row(pk=5, id="m2")])
+    page = store.list(
+        ["fact", "memory"],
+        limit=1,
+        user_id="u1",
+        status="invalid",
+        newest_first=True,
+        text="50%_Off\\É",
+        cursor=encode_cursor(7, "desc"),
+    )
+    assert page.next_cursor == encode_cursor(6, "desc")
+    store.list("message", status="valid")
+    return conn.statements
+
+
+@scenario("list_expired_only")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list("fact", status="expired", limit=10)
+    return conn.statements
+
+
 @scenario("list_include_expired")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -711,6 +738,13 @@ def _() -> list[Statement]:
         limit=5,
         cursor=encode_cursor("2025-01-02T03:04:05.000000Z", "t9"),
     )
+    return conn.statements
+
+
+@scenario("list_threads_by_text")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list_threads(user_id="u1", text="Köln %", limit=5)
     return conn.statements
 
 

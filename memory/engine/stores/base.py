@@ -738,10 +738,20 @@ class MemoryStore(ABC):
         *,
         cursor: str | None = None,
         include_expired: bool = False,
+        status: Any = NOT_SET,
+        newest_first: bool = False,
+        text: Any = NOT_SET,
     ) -> Page:
         """Records of these types in insertion order, filtered exactly by scope (None matches
         unscoped), id (one or a list) and metadata (`None`: records without metadata); a Page
-        whose `next_cursor` continues it, stable while records are added."""
+        whose `next_cursor` continues it, stable while records are added.
+
+        `status`: "valid" or "invalid" (the effective status, D2; RecordStatus members too), or
+        "expired" (only records past their expiry, awaiting purge_expired). `newest_first`: key
+        descending; a cursor continues in the order it was made in (the other order's cursor is
+        a ValueError). `text`: a case-insensitive (Unicode lower case) substring of the content,
+        the id or the metadata as JSON text, LIKE wildcards in it matching only themselves; ''
+        means no filter."""
 
     @abstractmethod
     def list_thread_messages(
@@ -854,8 +864,11 @@ class MemoryStore(ABC):
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Threads, latest activity first, filtered exactly by owner and metadata; cursor-paged."""
+        """Threads, latest activity first, filtered exactly by owner and metadata, and by `text`
+        (a case-insensitive substring of the thread id or its metadata as JSON text); cursor-paged."""
 
     @abstractmethod
     def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
@@ -1230,6 +1243,40 @@ def summary_topics(summary: Any, topics: Any) -> str | None:
     if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
         raise ValueError("topics must be a list of strings or None")
     return None if topics is None else json.dumps(topics)
+
+
+LIKE_ESCAPE = "\\"
+
+
+def like_pattern(text: Any) -> str | None:
+    """A listing's `text` filter as a LIKE pattern matching it as a substring, in lower case, with
+    LIKE's wildcards escaped (a % or _ in the text matches only itself); None for no filter
+    (NOT_SET or ''). Bound as a parameter: a text never reaches SQL."""
+    if text is NOT_SET:
+        return None
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, not {type(text).__name__}")
+    check_length("text", text)
+    if "\x00" in text:
+        raise ValueError("text must not contain NUL characters")
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        raise ValueError("text is not valid Unicode text") from None
+    if not text:
+        return None
+    escaped = "".join(LIKE_ESCAPE + char if char in ("%", "_", LIKE_ESCAPE) else char for char in text.lower())
+    return f"%{escaped}%"
+
+
+def listing_status(status: Any) -> str | None:
+    """list()'s `status`: "valid", "invalid" (effective status; RecordStatus members too),
+    "expired", or NOT_SET (None: no filter)."""
+    if status is NOT_SET:
+        return None
+    if not isinstance(status, str) or status not in ("valid", "invalid", "expired"):
+        raise ValueError(f"status must be 'valid', 'invalid' or 'expired', not {status!r}")
+    return str(status.value if isinstance(status, RecordStatus) else status)
 
 
 def record_id_list(record_id: Any) -> list[str]:

@@ -247,6 +247,9 @@ class OracleDialect(SQLDialect):
     def is_empty_object(self, column: str) -> str:
         return f"JSON_EQUAL({column}, JSON('{{}}'))"
 
+    def lower(self, expression: str) -> str:
+        return f"LOWER({expression})"
+
     def first_rows(self, count: str) -> str:
         return f" FETCH FIRST {count} ROWS ONLY"
 

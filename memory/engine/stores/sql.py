@@ -89,6 +89,8 @@ from .base import (
     encode_cursor,
     expected_version_of,
     kind_of,
+    like_pattern,
+    listing_status,
     normalize_rows,
     prepare_update,
     record_id_list,
@@ -120,6 +122,9 @@ CHANGE_LOG_KEEP = 100_000
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
+INVALID_SQL = "(r.status <> 'valid' OR r.lifecycle_links <> 0)"
+"""The records whose effective status is invalid; SQLite's partial index of them has this condition."""
+LISTING_STATUSES = ("valid", "invalid", "expired")
 
 
 def table_names(prefix: str) -> dict[str, str]:
@@ -233,6 +238,10 @@ class SQLDialect(ABC):
     @abstractmethod
     def is_empty_object(self, column: str) -> str:
         """A condition: the JSON column holds {}."""
+
+    @abstractmethod
+    def lower(self, expression: str) -> str:
+        """A text (or CLOB) expression in lower case, by Unicode rules (not only ASCII's)."""
 
     @abstractmethod
     def first_rows(self, count: str) -> str:
@@ -1531,11 +1540,16 @@ class SQLMemoryStore(MemoryStore):
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        text: Any = NOT_SET,
     ) -> Page:
         """Threads, latest activity first; `cursor` continues from an earlier page."""
         check_positive_int("limit", limit, allow_none=True)
         where: list[str] = []
         params: dict[str, Any] = {"now": self.dialect.db_time(utc_now())}
+        matching = self._text_condition(["t.id", self.dialect.json_text("t.metadata")], text, params)
+        if matching is not None:
+            where.append(matching)
         for column, value in (("user_id", user_id), ("agent_id", agent_id)):
             if value is not NOT_SET:
                 check_scope_value(column, value)
@@ -1671,10 +1685,17 @@ class SQLMemoryStore(MemoryStore):
         *,
         cursor: str | None = None,
         include_expired: bool = False,
+        status: Any = NOT_SET,
+        newest_first: bool = False,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Records of one or more types in insertion order, with exact scope filters (MemoryStore.list)."""
+        """Records of one or more types in insertion order (or newest first), with exact scope
+        filters, status and text filters (MemoryStore.list)."""
         types = check_record_types(record_type)
         check_positive_int("limit", limit, allow_none=True)
+        check_bool("include_expired", include_expired)
+        check_bool("newest_first", newest_first)
+        wanted = listing_status(status)
         params: dict[str, Any] = {}
         where = [_types_condition("r", types, params)]
         for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
@@ -1691,18 +1712,47 @@ class SQLMemoryStore(MemoryStore):
             compiler = self.dialect.filter_compiler()
             where.append(compiler.compile(parse_filter(metadata_filter), "r.metadata"))
             params.update(compiler.params)
-        if not include_expired:
+        if wanted == "expired":
+            where.append("r.expires_at IS NOT NULL AND r.expires_at <= :now")
+        elif not include_expired:
             where.append("(r.expires_at IS NULL OR r.expires_at > :now)")
+        if wanted == "valid":
+            where.append("r.status = 'valid' AND r.lifecycle_links = 0")
+        elif wanted == "invalid":
+            where.append(INVALID_SQL)
+        if wanted == "expired" or not include_expired:
             params["now"] = self.dialect.db_time(utc_now())
+        matching = self._text_condition(["r.content", "r.id", self.dialect.json_text("r.metadata")], text, params)
+        if matching is not None:
+            where.append(matching)
         if cursor is not None:
-            where.append("r.pk > :after")
-            params["after"] = decode_cursor(cursor, (int,))[0]
-        sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY r.pk"
+            # An ascending cursor is [pk] (as every earlier engine wrote it), a newest-first one
+            # [pk, "desc"]: each order refuses the other's.
+            values = decode_cursor(cursor, (int, str) if newest_first else (int,))
+            if newest_first and values[1] != "desc":
+                raise ValueError(f"invalid cursor: {cursor!r}")
+            where.append("r.pk < :after" if newest_first else "r.pk > :after")
+            params["after"] = values[0]
+        order = "r.pk DESC" if newest_first else "r.pk"
+        sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY {order}"
         rows = self._fetch(sql + self._fetch_first(limit, params), params)
         more = limit is not None and len(rows) > limit
         rows = rows[:limit]
         records = self._with_bytes([self._record(row) for row in rows], include_bytes)
-        return Page(records, encode_cursor(int(rows[-1]["pk"])) if more else None)
+        last = int(rows[-1]["pk"]) if more else None
+        return Page(
+            records, None if last is None else encode_cursor(last, "desc") if newest_first else encode_cursor(last)
+        )
+
+    def _text_condition(self, expressions: Sequence[str], text: Any, params: dict[str, Any]) -> str | None:
+        """A listing's `text` filter: a case-insensitive substring of any of `expressions`, as a
+        LIKE of their lower case against one bind (wildcards escaped); None without a filter."""
+        pattern = like_pattern(text)
+        if pattern is None:
+            return None
+        params["text_pattern"] = pattern
+        lower = self.dialect.lower
+        return "(" + " OR ".join(f"{lower(e)} LIKE :text_pattern ESCAPE '\\'" for e in expressions) + ")"
 
     def list_thread_messages(
         self,
