@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
@@ -20,6 +20,7 @@ from .records import (
 )
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
+from .snapshot import Snapshot
 from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_id, check_record_types
 from .thread import (
     DELETE_BARRIER_SECONDS,
@@ -46,6 +47,8 @@ from .types import (
     MemoryRecord,
     Page,
     RecordRelation,
+    RestoreReport,
+    StoreStats,
     UserProfileRecord,
 )
 
@@ -556,6 +559,30 @@ class AgentMemory:
     def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
         """Delete an agent's profile and, with `cascade`, its threads, messages and memories."""
         return self.store.delete_agent(agent_id, cascade=cascade)
+
+    def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
+        """Counts of the store, or of what delete_thread/delete_user/delete_agent would remove
+        (MemoryStore.stats)."""
+        return self.store.stats(thread_id=thread_id, user_id=user_id, agent_id=agent_id)
+
+    def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Threads, live messages and live memories per user ("user") or agent ("agent") id."""
+        return self.store.owner_counts(owner, ids)
+
+    def snapshot(
+        self,
+        *,
+        record_ids: Sequence[tuple[str, str]] = (),
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+    ) -> Snapshot:
+        """Everything the matching delete would remove, for a later restore (MemoryStore.snapshot)."""
+        return self.store.snapshot(record_ids=record_ids, thread_id=thread_id, user_id=user_id, agent_id=agent_id)
+
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+        """Write a snapshot back with its ids, links and times (MemoryStore.restore)."""
+        return self.store.restore(snapshot, skip_existing=skip_existing)
 
     def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
         return self.store.list_users(limit=limit, cursor=cursor)

@@ -85,7 +85,7 @@ def test_like_wildcards_in_the_text_match_only_themselves(memory):
     assert ids(memory.list_memories(text="k\\s")) == ["slash"]
 
 
-@pytest.mark.parametrize("bad", [5, None, ["tea"], b"tea", "a\x00b", "\ud800", "x" * 1_000_001])
+@pytest.mark.parametrize("bad", [5, None, ["tea"], b"tea", "a\x00b", "\ud800", "x" * 501])
 def test_a_bad_text_is_a_value_error_naming_text(memory, bad):
     with pytest.raises(ValueError, match="text"):
         memory.list_memories(text=bad)

@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ..limits import (
     MAX_INT,
     MAX_JSON_CHARS,
     MAX_JSON_DEPTH,
+    MAX_SEARCH_TEXT_CHARS,
     check_id_text,
     check_int_range,
     check_json_tree,
@@ -53,8 +54,10 @@ from ..types import (
     Record,
     RecordRelation,
     RecordStatus,
+    RestoreReport,
     SearchStrategy,
     StaleVersionError,
+    StoreStats,
     ThreadRecord,
     TimeToLiveAnchor,
     UserProfileRecord,
@@ -62,6 +65,9 @@ from ..types import (
     new_id,
     new_ids,
 )
+
+if TYPE_CHECKING:  # snapshot.py checks values with this module's helpers
+    from ..snapshot import Snapshot
 
 ADDABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
 DEFAULT_BATCH_SIZE = 500
@@ -930,6 +936,54 @@ class MemoryStore(ABC):
         """Relations in creation order: of one memory (either end) and/or of a scope; cursor-paged."""
 
     @abstractmethod
+    def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
+        """Counts (StoreStats) of the whole store, or, with one of the arguments, of exactly what
+        delete_thread(thread_id), delete_user(user_id, cascade=True) or delete_agent(agent_id,
+        cascade=True) would delete: the thread or the owner's profile, their records, their
+        threads and those threads' records, a message's images, and the links touching the
+        memories among them. Records by type as valid/invalid (live, effective status) and
+        expired (awaiting purge_expired); links by relation_type; threads; distinct users and
+        agents owning a profile, thread or record; live messages and memories by UTC day of
+        their event time (else creation time). A few aggregate queries; a repeated call costs
+        one look at the change log until something changes or a record expires."""
+
+    @abstractmethod
+    def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """For each user (owner "user") or agent ("agent") id: {"threads": n, "messages": n,
+        "memories": n}, the threads it owns and its live messages and memories, in one grouped
+        query for the whole list (an id with nothing has zeros)."""
+
+    @abstractmethod
+    def snapshot(
+        self,
+        *,
+        record_ids: Sequence[tuple[str, str]] = (),
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+    ) -> Snapshot:
+        """Everything the matching delete would remove, as stored (expired records included):
+        `record_ids`, (record_type, id) pairs, those records with what delete() removes with
+        them (a message's images, a memory's links); `thread_id`, the thread (metadata,
+        settings, summary, topics, times, version) with all its records and the links touching
+        its memories; `user_id`/`agent_id`, what the cascading delete removes (stats' scope).
+        No argument: the whole store (an export). Images carry their bytes; `Snapshot.stored`
+        keeps each record's explicit status, event time and index text. One consistent read."""
+
+    @abstractmethod
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+        """Write a snapshot back exactly, in one transaction: ids, types, content, parts, index
+        text, scope, role, sequence numbers, times, expiry, explicit status, metadata, image
+        bytes; absent threads as they were (present ones are kept, and reported), each thread's
+        next sequence number kept above its restored messages'; relations with their ids,
+        labels, times and metadata. Texts are embedded again, lifecycle statuses recounted, and
+        every restored row takes its snapshot version + 1 (an edit read before the delete is
+        refused). A taken record or relation id (or linked pair) is a ValueError naming it, and
+        nothing is written, unless `skip_existing`, which skips and reports it; a relation whose
+        end is missing after the restore is skipped and reported. A malformed snapshot is a
+        ValueError before anything is written."""
+
+    @abstractmethod
     def close(self) -> None:
         """Release connections (and save what an in-memory index keeps for the next start)."""
 
@@ -1245,6 +1299,28 @@ def summary_topics(summary: Any, topics: Any) -> str | None:
     return None if topics is None else json.dumps(topics)
 
 
+@dataclass(frozen=True)
+class DeleteScope:
+    """What one delete_thread, or cascading delete_user/delete_agent, would remove: the thread, or
+    the owner's profile, records, threads and those threads' records (column: thread_id, user_id
+    or agent_id)."""
+
+    column: str
+    owner_id: str
+
+
+def delete_scope(thread_id: Any, user_id: Any, agent_id: Any) -> DeleteScope | None:
+    """stats()/snapshot()'s scope arguments: at most one of them (None: the whole store)."""
+    given = [(name, value) for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id))]
+    given = [(name, value) for name, value in given if value is not NOT_SET]
+    if len(given) > 1:
+        raise ValueError("pass at most one of thread_id, user_id and agent_id")
+    if not given:
+        return None
+    name, value = given[0]
+    return DeleteScope(name, check_id(name, value))
+
+
 LIKE_ESCAPE = "\\"
 
 
@@ -1256,7 +1332,7 @@ def like_pattern(text: Any) -> str | None:
         return None
     if not isinstance(text, str):
         raise ValueError(f"text must be a string, not {type(text).__name__}")
-    check_length("text", text)
+    check_length("text", text, MAX_SEARCH_TEXT_CHARS)
     if "\x00" in text:
         raise ValueError("text must not contain NUL characters")
     try:

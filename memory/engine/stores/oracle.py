@@ -178,6 +178,9 @@ class OracleDialect(SQLDialect):
     the filters, so a filtered search can return fewer than k results.
     """
 
+    name = "oracle"
+    from_nothing = " FROM dual"
+
     def __init__(self, vector_index_transform: bool = False) -> None:
         self.vector_index_transform = vector_index_transform
         self.max_string_bytes = STANDARD_STRING_BYTES
@@ -249,6 +252,9 @@ class OracleDialect(SQLDialect):
 
     def lower(self, expression: str) -> str:
         return f"LOWER({expression})"
+
+    def utc_day(self, expression: str) -> str:
+        return f"TO_CHAR({expression}, 'YYYY-MM-DD')"  # the TIMESTAMP columns hold UTC
 
     def first_rows(self, count: str) -> str:
         return f" FETCH FIRST {count} ROWS ONLY"

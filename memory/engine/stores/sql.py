@@ -23,6 +23,7 @@ marking an explicit ''.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -43,6 +44,7 @@ from ..graph import grow_trees, walk_nodes
 from ..images import CheckedImage
 from ..limits import MAX_INT
 from ..scope import check_scope_value
+from ..snapshot import RestorePlan, Snapshot, plan_restore, snapshot_pairs
 from ..ttl import expiry, normalize_timestamp, utc_now
 from ..types import (
     AGENT_PROFILE_TYPE,
@@ -51,23 +53,30 @@ from ..types import (
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
+    RECORD_TYPES,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
+    ImageRecord,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
     Record,
     RecordRelation,
+    RecordStatus,
+    RestoreReport,
     SchemaPolicy,
     SearchStrategy,
+    StoreStats,
     ThreadRecord,
     UserProfileRecord,
     check_bool,
     coerce_enum,
 )
 from .base import (
+    DEFAULT_BATCH_SIZE,
     DEFAULT_LIST_LIMIT,
     AddPlan,
+    DeleteScope,
     MemoryStore,
     NewRecord,
     SchemaError,
@@ -85,7 +94,9 @@ from .base import (
     check_relation_selector,
     check_version,
     decode_cursor,
+    delete_scope,
     dump_metadata,
+    dump_parts,
     encode_cursor,
     expected_version_of,
     kind_of,
@@ -117,6 +128,8 @@ VERSIONED_TABLES = ("threads", "records", "relations")
 """The tables whose rows carry a version (schema 6)."""
 PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
 TABLE_KEYS = ("meta", "threads", "records", "relations", "images", "changes")
+STATS_MEMO_SIZE = 64
+"""stats() keeps the counts of this many scopes (all cleared when full)."""
 CHANGE_LOG_KEEP = 100_000
 """The change log keeps this many newest entries; an index further behind reloads instead."""
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
@@ -149,11 +162,31 @@ def _ids_json(ids: Iterable[Any]) -> str:
     return json.dumps(list(ids))
 
 
+def _runs(items: Sequence[Any], key: Any) -> list[list[Any]]:
+    """The items cut into runs of consecutive items with the same key, in order."""
+    runs: list[list[Any]] = []
+    for item in items:
+        if runs and key(runs[-1][0]) == key(item):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
+
+
 class SQLDialect(ABC):
     """What SQLMemoryStore needs to know about one database: SQL fragments and value conversions.
 
     Fragments take bind names (without the colon) or SQL expressions, never user values.
     """
+
+    name: str
+    """The database's name, as StoreStats.backend reports it."""
+    from_nothing = ""
+    """What a SELECT of expressions alone needs after them (Oracle: FROM dual)."""
+
+    @abstractmethod
+    def utc_day(self, expression: str) -> str:
+        """A timestamp column's UTC day as YYYY-MM-DD text."""
 
     @abstractmethod
     def schema(self, prefix: str, vector_dim: int, vector_index: bool, keyword_index: bool) -> Any:
@@ -395,6 +428,9 @@ class SQLMemoryStore(MemoryStore):
         self._relations, self._image_bytes, self._changes = q["relations"], q["images"], q["changes"]
         self._text_index_name = self.schema.text_index
         self._has_text_index: bool | None = None
+        # stats() per scope: (scope, store id, newest change) -> (StoreStats, next expiry or None)
+        self._stats_memo: dict[tuple, tuple[StoreStats, str | None]] = {}
+        self._stats_lock = threading.Lock()
         json_text = dialect.json_text
         self._record_columns = (
             "r.pk, r.id, r.kind, r.record_type, r.content, r.index_text, r.index_text_empty, "
@@ -791,25 +827,27 @@ class SQLMemoryStore(MemoryStore):
                         f"a {kind_of(rows[0].record_type)} record with one of these ids already exists"
                     ) from None
                 raise
-            if checked:
-                keys = {
-                    row["id"]: row["pk"]
-                    for row in self._fetch(
-                        f"SELECT id, pk FROM {self._records} r WHERE kind = 'image' AND {self._in('r.id', 'ids')}",
-                        {"ids": _ids_json(row.id for row in rows)},
-                        cursor,
-                    )
-                }
-                cursor.executemany(
-                    f"INSERT INTO {self._image_bytes} (record_pk, bytes) VALUES (:record_pk, :bytes)",
-                    [
-                        {"record_pk": keys[row.id], "bytes": image.data}
-                        for row, (image, _) in zip(rows, checked, strict=True)
-                    ],
-                )
+            self._insert_image_bytes(cursor, rows, checked)
             ids = [row.id for row in rows]
             self._log_inserted(cursor, kind_of(rows[0].record_type), ids, inserted)
         return ids
+
+    def _insert_image_bytes(self, cursor: Any, rows: list[NewRecord], checked: list[tuple[Any, Any]]) -> None:
+        """The bytes of newly inserted image records (`checked`: one (image, owner) per row)."""
+        if not checked:
+            return
+        keys = {
+            row["id"]: row["pk"]
+            for row in self._fetch(
+                f"SELECT id, pk FROM {self._records} r WHERE kind = 'image' AND {self._in('r.id', 'ids')}",
+                {"ids": _ids_json(row.id for row in rows)},
+                cursor,
+            )
+        }
+        cursor.executemany(
+            f"INSERT INTO {self._image_bytes} (record_pk, bytes) VALUES (:record_pk, :bytes)",
+            [{"record_pk": keys[row.id], "bytes": image.data} for row, (image, _) in zip(rows, checked, strict=True)],
+        )
 
     def _record_values(self, plan: AddPlan, seq_numbers: list[int | None]) -> dict[str, list]:
         """The new records' column values, one list per column: a comprehension per column runs
@@ -872,6 +910,18 @@ class SQLMemoryStore(MemoryStore):
         except Exception as exc:
             if not self.dialect.is_unique_violation(exc):
                 raise
+        else:
+            self._log_threads(cursor, cursor.rowcount)
+
+    def _log_threads(self, cursor: Any, count: int) -> None:
+        """Note in the change log that threads were created or deleted (`count` of them, if any):
+        indexes ignore such entries, but stats() knows from the log's newest entry that its
+        memoised counts are out of date."""
+        if count > 0:
+            cursor.execute(
+                f"INSERT INTO {self._changes} (entity, first_key, last_key) VALUES ('thread', 0, 0)",
+            )
+            self._trim_log(cursor)
 
     def _touch_threads(self, cursor: Any, rows: list[NewRecord], now: str) -> list[int | None]:
         """Create missing thread rows, mark activity, and number new messages within each thread."""
@@ -1171,7 +1221,9 @@ class SQLMemoryStore(MemoryStore):
         with self._write() as cursor:
             self._delete_where(cursor, "r.thread_id = :thread_id", {"thread_id": thread_id})
             cursor.execute(f"DELETE FROM {self._threads} WHERE id = :id", {"id": thread_id})
-            return cursor.rowcount
+            deleted = cursor.rowcount
+            self._log_threads(cursor, deleted)
+            return deleted
 
     def _delete_owner(self, column: str, profile_type: str, owner_id: str, cascade: bool) -> int:
         check_id(column, owner_id)
@@ -1188,7 +1240,9 @@ class SQLMemoryStore(MemoryStore):
                 {"owner": owner_id},
             )
             cursor.execute(f"DELETE FROM {self._threads} WHERE {column} = :owner", {"owner": owner_id})
-            return deleted + cursor.rowcount
+            threads = cursor.rowcount
+            self._log_threads(cursor, threads)
+            return deleted + threads
 
     def delete_user(self, user_id: str, cascade: bool = True) -> int:
         """Delete a user's profile and, with `cascade`, their threads and records; returns rows deleted."""
@@ -1222,9 +1276,9 @@ class SQLMemoryStore(MemoryStore):
             version=int(row["version"]),
         )
 
-    def _recount_lifecycle(self, cursor: Any, memory_ids: Iterable[str]) -> None:
+    def _recount_lifecycle(self, cursor: Any, memory_ids: Iterable[str], *, bump: bool = True) -> None:
         """D2: a memory is invalid while at least one lifecycle link points at it. A memory whose
-        count changes is a changed row: its version moves."""
+        count changes is a changed row: its version moves (unless `bump` is off: rows just restored)."""
         ids = sorted(set(memory_ids))
         if ids:
             count = (
@@ -1232,7 +1286,7 @@ class SQLMemoryStore(MemoryStore):
                 f"WHERE rel.target_id = {self._records}.id AND rel.relation_type IN {_LIFECYCLE_SQL})"
             )
             cursor.execute(
-                f"UPDATE {self._records} SET lifecycle_links = {count}, version = version + 1 "
+                f"UPDATE {self._records} SET lifecycle_links = {count}{', version = version + 1' if bump else ''} "
                 f"WHERE kind = 'memory' AND {self._in('id', 'ids')} AND lifecycle_links <> {count}",
                 {"ids": _ids_json(ids)},
             )
@@ -1609,6 +1663,504 @@ class SQLMemoryStore(MemoryStore):
     def list_agents(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
         """Every agent id that owns a profile, thread or record, by id, with its profile text if any."""
         return self._list_owners("agent_id", AGENT_PROFILE_TYPE, limit, cursor)
+
+    # --- counts -----------------------------------------------------------------------------
+
+    def _deleted_by(self, alias: str, scope: DeleteScope, params: dict[str, Any]) -> str:
+        """The records (alias) the delete of `scope` removes directly (a message's images aside)."""
+        if scope.column == "thread_id":
+            params["scope_id"] = scope.owner_id
+            return f"{alias}.thread_id = :scope_id"
+        params["scope_id"] = scope.owner_id
+        return (
+            f"({alias}.{scope.column} = :scope_id OR {alias}.thread_id IN "
+            f"(SELECT st.id FROM {self._threads} st WHERE st.{scope.column} = :scope_id))"
+        )
+
+    def _scope_records(self, scope: DeleteScope | None, params: dict[str, Any]) -> str:
+        """What the delete of `scope` removes (alias r): its records and their messages' images."""
+        if scope is None:
+            return "1 = 1"
+        direct = self._deleted_by("r", scope, params)
+        messages = self._deleted_by("sm", scope, params)
+        return (
+            f"({direct} OR (r.kind = 'image' AND r.message_id IN "
+            f"(SELECT sm.id FROM {self._records} sm WHERE sm.kind = 'message' AND {messages})))"
+        )
+
+    def _scope_threads(self, scope: DeleteScope | None, params: dict[str, Any]) -> str:
+        if scope is None:
+            return "1 = 1"
+        params["scope_id"] = scope.owner_id
+        return f"t.{'id' if scope.column == 'thread_id' else scope.column} = :scope_id"
+
+    def _scope_links(self, scope: DeleteScope | None, params: dict[str, Any]) -> str:
+        """The links the delete of `scope` removes: those touching a memory it deletes."""
+        if scope is None:
+            return "1 = 1"
+        memories = self._deleted_by("lm", scope, params)
+        return (
+            f"EXISTS (SELECT 1 FROM {self._records} lm WHERE lm.kind = 'memory' "
+            f"AND (lm.id = rel.source_id OR lm.id = rel.target_id) AND {memories})"
+        )
+
+    def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
+        """Counts of the store, or of what one delete would remove (MemoryStore.stats).
+
+        A handful of grouped queries, memoised per scope: the memo holds while the change log's
+        newest entry (every write adds one, threads' creation and deletion included) and the
+        store id are those it was computed at, and no record has reached its expiry since."""
+        scope = delete_scope(thread_id, user_id, agent_id)
+        # Inside a transaction that has written, the counts are of uncommitted rows whose log
+        # entries may be rolled back and their numbers taken again: no memo then.
+        shared = self._written() is None
+        with self._read() as cursor:
+            [state] = self._fetch(f"SELECT MAX(seq) AS seq FROM {self._changes}", None, cursor)
+            key = (scope, self._meta_value(cursor, "store_id"), state["seq"])
+            now = utc_now()
+            with self._stats_lock:
+                memo = self._stats_memo.get(key) if shared else None
+            if memo is not None and (memo[1] is None or now < memo[1]):
+                return copy.deepcopy(memo[0])
+            stats, next_expiry = self._count(cursor, scope, now)
+        if not shared:
+            return stats
+        with self._stats_lock:
+            if len(self._stats_memo) >= STATS_MEMO_SIZE:
+                self._stats_memo.clear()
+            self._stats_memo[key] = (stats, next_expiry)
+        return copy.deepcopy(stats)
+
+    def _count(self, cursor: Any, scope: DeleteScope | None, now: str) -> tuple[StoreStats, str | None]:
+        """The counts of `scope` at `now`, and the next expiry after it (None: none)."""
+        params: dict[str, Any] = {"now": self.dialect.db_time(now)}
+        in_scope = self._scope_records(scope, params)
+        records = {record_type: {"valid": 0, "invalid": 0, "expired": 0} for record_type in RECORD_TYPES}
+        state = (
+            "CASE WHEN r.expires_at IS NOT NULL AND r.expires_at <= :now THEN 'expired' "
+            "WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
+        )
+        # Grouped over an inline view: Oracle takes a bind inside a GROUP BY expression for another
+        # expression than the same text in the select list (ORA-00979).
+        for row in self._fetch(
+            f"SELECT s.record_type, s.state, count(*) AS n FROM (SELECT r.record_type, {state} AS state "
+            f"FROM {self._records} r WHERE {in_scope}) s GROUP BY s.record_type, s.state",
+            params,
+            cursor,
+        ):
+            records.setdefault(row["record_type"], {"valid": 0, "invalid": 0, "expired": 0})[row["state"]] = int(
+                row["n"]
+            )
+        day = self.dialect.utc_day("COALESCE(r.event_at, r.created_at)")
+        by_day = sorted(
+            (row["day"], row["kind"], int(row["n"]))
+            for row in self._fetch(
+                f"SELECT s.day, s.kind, count(*) AS n FROM (SELECT {day} AS day, r.kind FROM {self._records} r "
+                f"WHERE {in_scope} AND r.kind IN ('message', 'memory') "
+                "AND (r.expires_at IS NULL OR r.expires_at > :now)) s GROUP BY s.day, s.kind",
+                params,
+                cursor,
+            )
+        )
+        link_params: dict[str, Any] = {}
+        links = {
+            row["relation_type"]: int(row["n"])
+            for row in self._fetch(
+                f"SELECT rel.relation_type, count(*) AS n FROM {self._relations} rel "
+                f"WHERE {self._scope_links(scope, link_params)} GROUP BY rel.relation_type ORDER BY rel.relation_type",
+                link_params,
+                cursor,
+            )
+        }
+        owner_params: dict[str, Any] = {}
+        thread_scope = self._scope_threads(scope, owner_params)
+        record_scope = self._scope_records(scope, owner_params)
+        [owners] = self._fetch(
+            f"SELECT (SELECT count(*) FROM {self._threads} t WHERE {thread_scope}) AS threads, "
+            + ", ".join(
+                f"(SELECT count(*) FROM (SELECT t.{column} AS id FROM {self._threads} t "
+                f"WHERE t.{column} IS NOT NULL AND {thread_scope} UNION SELECT r.{column} FROM {self._records} r "
+                f"WHERE r.{column} IS NOT NULL AND {record_scope}) o) AS {name}"
+                for column, name in (("user_id", "users"), ("agent_id", "agents"))
+            )
+            + self.dialect.from_nothing,
+            owner_params,
+            cursor,
+        )
+        [upcoming] = self._fetch(
+            f"SELECT MIN(r.expires_at) AS at FROM {self._records} r WHERE r.expires_at > :now",
+            {"now": params["now"]},
+            cursor,
+        )
+        stats = StoreStats(
+            records=records,
+            links=links,
+            threads=int(owners["threads"]),
+            users=int(owners["users"]),
+            agents=int(owners["agents"]),
+            by_day=by_day,
+            backend=self.dialect.name,
+            embedder=self.embedder.name,
+            vector_dim=self.vector_dim,
+            schema_version=SCHEMA_VERSION,
+        )
+        return stats, self.dialect.text_time(upcoming["at"])
+
+    def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Threads, live messages and live memories of each user or agent, in one grouped query."""
+        if not isinstance(owner, str) or owner not in ("user", "agent"):
+            raise ValueError(f"owner must be 'user' or 'agent', not {owner!r}")
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+            raise ValueError(f"ids must be a list of {owner} ids, not {type(ids).__name__}")
+        column = f"{owner}_id"
+        wanted = list(dict.fromkeys(check_id(f"ids[{i}]", value) for i, value in enumerate(ids)))
+        counts = {owner_id: {"threads": 0, "messages": 0, "memories": 0} for owner_id in wanted}
+        if not wanted:
+            return counts
+        # Every kind is counted (the others are dropped here): a condition on kind would steer
+        # SQLite to its (kind, id) key instead of the owner index.
+        rows = self._fetch(
+            f"SELECT t.{column} AS owner, 'thread' AS kind, count(*) AS n FROM {self._threads} t "
+            f"WHERE {self._in(f't.{column}', 'ids')} GROUP BY t.{column} "
+            f"UNION ALL SELECT r.{column}, r.kind, count(*) FROM {self._records} r "
+            f"WHERE {self._in(f'r.{column}', 'ids')} AND (r.expires_at IS NULL OR r.expires_at > :now) "
+            f"GROUP BY r.{column}, r.kind",
+            {"ids": _ids_json(wanted), "now": self.dialect.db_time(utc_now())},
+        )
+        names = {"thread": "threads", MESSAGE_TYPE: "messages", "memory": "memories"}
+        for row in rows:
+            if row["kind"] in names:
+                counts[row["owner"]][names[row["kind"]]] = int(row["n"])
+        return counts
+
+    # --- snapshots --------------------------------------------------------------------------
+
+    def snapshot(
+        self,
+        *,
+        record_ids: Sequence[tuple[str, str]] = (),
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+    ) -> Snapshot:
+        """Everything the matching delete would remove, as stored (MemoryStore.snapshot)."""
+        scope = delete_scope(thread_id, user_id, agent_id)
+        pairs = snapshot_pairs(record_ids)
+        if pairs and scope is not None:
+            raise ValueError("pass record_ids or one of thread_id, user_id and agent_id, not both")
+        params: dict[str, Any] = {}
+        if pairs:
+            # The records by type and id (one bind of ids per type), a message's images, and the
+            # links of a memory.
+            by_type: dict[str, list[str]] = {}
+            for record_type, record_id in pairs:
+                by_type.setdefault(record_type, []).append(record_id)
+
+            def chosen(alias: str) -> str:
+                groups = [
+                    f"({alias}.kind = :sk{i} AND {alias}.record_type = :st{i} "
+                    f"AND {self._in(f'{alias}.id', f'sids{i}')})"
+                    for i in range(len(by_type))
+                ]
+                return "(" + " OR ".join(groups) + ")"
+
+            for i, (record_type, chosen_ids) in enumerate(sorted(by_type.items())):
+                params.update(
+                    {f"sk{i}": kind_of(record_type), f"st{i}": record_type, f"sids{i}": _ids_json(chosen_ids)}
+                )
+            records = (
+                f"({chosen('r')} OR (r.kind = 'image' AND r.message_id IN (SELECT sm.id FROM {self._records} sm "
+                f"WHERE sm.kind = 'message' AND {chosen('sm')})))"
+            )
+            links = (
+                f"EXISTS (SELECT 1 FROM {self._records} lm WHERE lm.kind = 'memory' "
+                f"AND (lm.id = rel.source_id OR lm.id = rel.target_id) AND {chosen('lm')})"
+            )
+            threads = None
+        else:
+            records = self._scope_records(scope, params)
+            links = self._scope_links(scope, params)
+            threads = self._scope_threads(scope, params)
+        with self._read() as cursor:
+            thread_rows = []
+            if threads is not None:
+                thread_rows = self._fetch(
+                    f"{self._thread_select()} WHERE {threads} ORDER BY t.created_at, t.id",
+                    {**params, "now": self.dialect.db_time(utc_now())},
+                    cursor,
+                )
+            rows = self._fetch(
+                f"SELECT {self._record_columns}, r.status AS explicit_status FROM {self._records} r "
+                f"WHERE {records} ORDER BY r.pk",
+                params,
+                cursor,
+            )
+            relation_rows = self._fetch(
+                f"SELECT {self._relation_columns} FROM {self._relations} rel WHERE {links} ORDER BY rel.pos",
+                params,
+                cursor,
+            )
+            images = [row["id"] for row in rows if row["kind"] == IMAGE_TYPE]
+            data = {}
+            if images:
+                data = {
+                    row["id"]: row["bytes"]
+                    for row in self._fetch(
+                        f"SELECT r.id, b.bytes FROM {self._records} r JOIN {self._image_bytes} b "
+                        f"ON b.record_pk = r.pk WHERE r.kind = 'image' AND {self._in('r.id', 'ids')}",
+                        {"ids": _ids_json(images)},
+                        cursor,
+                    )
+                }
+        snapshot = Snapshot(
+            threads=[self._thread_record(row) for row in thread_rows],
+            relations=[self._relation(row) for row in relation_rows],
+        )
+        for row in rows:
+            record = self._record(row)
+            if isinstance(record, ImageRecord):
+                record.bytes = data.get(record.id)
+            snapshot.records.append(record)
+            snapshot.stored[(record.record_type, record.id)] = {
+                "status": RecordStatus(row["explicit_status"]),
+                "event_at": self.dialect.text_time(row["event_at"]),
+                "index_text": "" if row["index_text_empty"] else row["index_text"],
+            }
+        return snapshot
+
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+        """Write a snapshot back, ids, links and times included (MemoryStore.restore)."""
+        check_bool("skip_existing", skip_existing)
+        plan = plan_restore(snapshot)
+        payloads = [plan.payload(record) for record in plan.records]
+        wanted = [i for i, text in enumerate(payloads) if text]
+        vectors: list[np.ndarray | None] = [None] * len(payloads)
+        if wanted:  # embedded before the write lock is taken
+            for i, vector in zip(wanted, normalize_rows(self._embed([payloads[i] for i in wanted])), strict=True):
+                vectors[i] = vector
+        report = RestoreReport()
+        now = utc_now()
+        with self._write() as cursor:
+            records = self._restorable_records(cursor, plan, vectors, skip_existing, report)
+            self._restore_threads(cursor, plan, records, now, report)
+            for run in _runs(records, lambda item: kind_of(item[0].record_type)):
+                self._insert_restored(cursor, plan, run)
+            report.restored["records"] = len(records)
+            relations = self._restorable_relations(cursor, plan, skip_existing, report)
+            if relations:
+                cursor.executemany(
+                    f"INSERT INTO {self._relations} ({', '.join(relations[0])}) "
+                    f"VALUES ({', '.join(':' + column for column in relations[0])})",
+                    relations,
+                )
+                self._log(
+                    cursor,
+                    "link",
+                    self._relations,
+                    self._in("rel.id", "ids"),
+                    {"ids": _ids_json(row["id"] for row in relations)},
+                )
+            report.restored["relations"] = len(relations)
+            restored = [record.id for record, _ in records if record.record_type in MEMORY_TYPES]
+            self._recount_lifecycle(cursor, restored, bump=False)  # they are new rows: no change of theirs
+            self._recount_lifecycle(cursor, {row["target_id"] for row in relations} - set(restored))
+        return report
+
+    def _restorable_records(
+        self, cursor: Any, plan: RestorePlan, vectors: list, skip_existing: bool, report: RestoreReport
+    ) -> list[tuple[Record, Any]]:
+        """The snapshot's records whose ids are free, with their vectors; a taken one is an error
+        unless `skip_existing`, which reports it."""
+        taken: set[tuple[str, str]] = set()
+        by_kind: dict[str, list[str]] = {}
+        for record in plan.records:
+            by_kind.setdefault(kind_of(record.record_type), []).append(record.id)
+        for kind, ids in by_kind.items():
+            rows = self._fetch(
+                f"SELECT r.id FROM {self._records} r WHERE r.kind = :kind AND {self._in('r.id', 'ids')}",
+                {"kind": kind, "ids": _ids_json(ids)},
+                cursor,
+            )
+            taken.update((kind, row["id"]) for row in rows)
+        kept = []
+        for record, vector in zip(plan.records, vectors, strict=True):
+            kind = kind_of(record.record_type)
+            if (kind, record.id) in taken:
+                if not skip_existing:
+                    raise ValueError(f"a {kind} record with id {record.id!r} already exists; nothing was restored")
+                report.skipped.append(("record", record.id, "exists"))
+                continue
+            kept.append((record, vector))
+        return kept
+
+    def _restore_threads(
+        self, cursor: Any, plan: RestorePlan, records: list[tuple[Record, Any]], now: str, report: RestoreReport
+    ) -> None:
+        """Create the snapshot's absent threads as they were (and, as add does, the thread of a
+        record whose thread is gone); keep each thread's next sequence number above its restored
+        messages'."""
+        db_time = self.dialect.db_time
+        for thread in plan.threads:  # (a long summary binds as a CLOB: no LONG inside a MERGE)
+            cursor.execute(
+                self.dialect.insert_if_absent(
+                    self._threads,
+                    ["id"],
+                    {
+                        column: f":{column}"
+                        for column in (
+                            "id",
+                            "user_id",
+                            "agent_id",
+                            "metadata",
+                            "settings",
+                            "created_at",
+                            "updated_at",
+                            "summary",
+                            "topics",
+                            "version",
+                        )
+                    },
+                ),
+                {
+                    "id": thread.id,
+                    "user_id": thread.user_id,
+                    "agent_id": thread.agent_id,
+                    "metadata": dump_metadata(thread.metadata),
+                    "settings": json.dumps(thread.settings),
+                    "created_at": db_time(thread.created_at or now),
+                    "updated_at": db_time(thread.updated_at or thread.created_at or now),
+                    "summary": thread.summary,
+                    "topics": None if thread.topics is None else json.dumps(thread.topics),
+                    "version": thread.version + 1,
+                },
+            )
+            created = cursor.rowcount
+            self._log_threads(cursor, created)
+            if created:
+                report.restored["threads"] += 1
+            else:
+                report.skipped.append(("thread", thread.id, "exists"))
+        next_seq: dict[str, int] = {}
+        for record, _ in records:
+            thread_id = getattr(record, "thread_id", None)
+            if thread_id is not None:
+                if thread_id not in next_seq:
+                    self._ensure_thread(cursor, thread_id, record.user_id, record.agent_id, now, settings="{}")
+                seq_no = getattr(record, "seq_no", None)
+                next_seq[thread_id] = max(next_seq.get(thread_id, 0), 0 if seq_no is None else seq_no + 1)
+        for thread_id, after in sorted(next_seq.items()):
+            cursor.execute(
+                f"UPDATE {self._threads} SET next_seq_no = :after WHERE id = :id AND next_seq_no < :after",
+                {"after": after, "id": thread_id},
+            )
+
+    def _insert_restored(self, cursor: Any, plan: RestorePlan, run: list[tuple[Record, Any]]) -> None:
+        """Insert a run of restored records of one kind, with their image bytes, and log them:
+        the columns of an add (_record_values), with the snapshot's types, times and versions."""
+        records = [record for record, _ in run]
+        rows = []
+        for record in records:
+            facts = plan.stored_of(record)
+            rows.append(
+                NewRecord(
+                    id=record.id,
+                    record_type=record.record_type,
+                    content=record.content,
+                    index_text=facts["index_text"],
+                    thread_id=getattr(record, "thread_id", None),
+                    user_id=getattr(record, "user_id", None),
+                    agent_id=getattr(record, "agent_id", None),
+                    role=getattr(record, "role", None),
+                    timestamp=facts["event_at"],
+                    metadata=dump_metadata(record.metadata),
+                    status=facts["status"].value,
+                    parts=dump_parts(getattr(record, "parts", None)),
+                )
+            )
+        # An image's stored dimensions are not needed to store it again: its bytes were checked when added.
+        images = [
+            (CheckedImage(r.bytes, r.mime_type, 0, 0), r.message_id) for r in records if isinstance(r, ImageRecord)
+        ]
+        expiries = [record.expires_at for record in records]
+        values = self._record_values(
+            AddPlan(rows, [vector for _, vector in run], images, expiries, utc_now()),
+            [getattr(record, "seq_no", None) for record in records],
+        )
+        db_time = self.dialect.db_time
+        values["record_type"] = [record.record_type for record in records]
+        values["created_at"] = [db_time(record.created_at) for record in records]
+        values["version"] = [record.version + 1 for record in records]
+        kind = values["kind"][0]
+        if kind in (USER_PROFILE_TYPE, AGENT_PROFILE_TYPE):  # a profile is its owner's record
+            values["user_id" if kind == USER_PROFILE_TYPE else "agent_id"] = [record.id for record in records]
+        inserted = self.dialect.insert_rows(cursor, self._records, values, DEFAULT_BATCH_SIZE)
+        self._insert_image_bytes(cursor, rows, images)
+        self._log_inserted(cursor, kind, values["id"], inserted)
+
+    def _restorable_relations(
+        self, cursor: Any, plan: RestorePlan, skip_existing: bool, report: RestoreReport
+    ) -> list[dict[str, Any]]:
+        """Rows of the snapshot's relations to insert: a taken id or pair is an error unless
+        `skip_existing`; a relation whose end is not a stored memory of its type is skipped."""
+        if not plan.relations:
+            return []
+        ends = {end for relation in plan.relations for end in (relation.source_record_id, relation.target_record_id)}
+        found = {
+            row["id"]: row["record_type"]
+            for row in self._fetch(
+                f"SELECT r.id, r.record_type FROM {self._records} r WHERE r.kind = 'memory' "
+                f"AND {self._in('r.id', 'ids')}",
+                {"ids": _ids_json(sorted(ends))},
+                cursor,
+            )
+        }
+        taken = self._fetch(
+            f"SELECT rel.id, rel.pair FROM {self._relations} rel WHERE {self._in('rel.id', 'ids')} "
+            f"OR {self._in('rel.pair', 'pairs')}",
+            {
+                "ids": _ids_json(relation.id for relation in plan.relations),
+                "pairs": _ids_json(plan.pair(relation) for relation in plan.relations),
+            },
+            cursor,
+        )
+        taken_ids, taken_pairs = {row["id"] for row in taken}, {row["pair"] for row in taken}
+        rows = []
+        for relation in plan.relations:
+            missing = [
+                end
+                for end, end_type in (
+                    (relation.source_record_id, relation.source_record_type),
+                    (relation.target_record_id, relation.target_record_type),
+                )
+                if found.get(end) != end_type
+            ]
+            if missing:
+                report.skipped.append(("relation", relation.id, f"no memory {missing[0]!r} to link"))
+                continue
+            if relation.id in taken_ids or plan.pair(relation) in taken_pairs:
+                if not skip_existing:
+                    raise ValueError(
+                        f"relation {relation.id!r} (or a link of the same pair) already exists; nothing was restored"
+                    )
+                report.skipped.append(("relation", relation.id, "exists"))
+                continue
+            rows.append(
+                {
+                    "id": relation.id,
+                    "source_id": relation.source_record_id,
+                    "source_type": relation.source_record_type,
+                    "target_id": relation.target_record_id,
+                    "target_type": relation.target_record_type,
+                    "relation_type": relation.relation_type,
+                    "opposite_type": relation.opposite_relation_type,
+                    "event_at": self.dialect.db_time(relation.timestamp),
+                    "metadata": dump_metadata(relation.metadata),
+                    "created_at": self.dialect.db_time(relation.created_at or utc_now()),
+                    "pair": plan.pair(relation),
+                    "version": relation.version + 1,
+                }
+            )
+        return rows
 
     # --- reads ------------------------------------------------------------------------------
 

@@ -194,6 +194,11 @@ SELECT rowid, id, source_id, source_type, target_id, target_type, relation_type,
 class SQLiteDialect(SQLDialect):
     """SQLite 3.38+ (JSON functions built in, FTS5), through SQLitePool or SQLiteConnection."""
 
+    name = "sqlite"
+
+    def utc_day(self, expression: str) -> str:
+        return f"substr({expression}, 1, 10)"  # canonical UTC text starts with the day
+
     def schema(self, prefix: str, vector_dim: int, vector_index: bool, keyword_index: bool) -> SQLiteSchema:
         return SQLiteSchema(prefix, vector_dim)
 
