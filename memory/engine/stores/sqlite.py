@@ -76,8 +76,8 @@ class SQLiteSchema:
             # agent or type index: searches here are answered by the in-memory index, listings
             # filtered by them scan in key order (agents and types are few, so a page fills fast),
             # and each index costs ingest. The user index serves listings of one user among
-            # thousands (0.5 ms instead of up to 65 ms at 100k records) for about a fourteenth of
-            # ingest speed (bench/ingest.py: 0.58x to 0.54x).
+            # thousands (0.5 ms instead of up to 65 ms at 100k records) for a few hundredths of
+            # ingest speed (bench/ingest.py: 0.53-0.56x raw, 0.54-0.58x without it).
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_THREAD" ON {r} (thread_id, kind, seq_no) '
             "WHERE thread_id IS NOT NULL",
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_EXPIRY" ON {r} (expires_at) WHERE expires_at IS NOT NULL',
