@@ -14,6 +14,15 @@ from .formatting import SearchResultFormatConfig
 from .llm import Llm, OpenAICompatibleLlm, llm_from_settings
 from .scope import Scope, SearchScope
 from .search import SearchResult, estimate_tokens
+from .snapshot import (
+    Snapshot,
+    record_from_json,
+    record_to_json,
+    relation_from_json,
+    relation_to_json,
+    thread_from_json,
+    thread_to_json,
+)
 from .stores import MemoryStore, OracleDBMemoryStore, OracleInDatabaseEmbedder, SchemaError, SQLiteMemoryStore
 from .stores.oracle import open_pool
 from .thread import Thread
@@ -39,9 +48,12 @@ from .types import (
     Record,
     RecordRelation,
     RecordStatus,
+    RestoreReport,
     SchemaPolicy,
     ScopedRecord,
     SearchStrategy,
+    StaleVersionError,
+    StoreStats,
     TextContent,
     ThreadRecord,
     TimeToLiveAnchor,
@@ -120,6 +132,7 @@ __all__ = [
     "Record",
     "RecordRelation",
     "RecordStatus",
+    "RestoreReport",
     "SQLiteMemoryStore",
     "SchemaError",
     "SchemaPolicy",
@@ -129,6 +142,9 @@ __all__ = [
     "SearchResultFormatConfig",
     "SearchScope",
     "SearchStrategy",
+    "Snapshot",
+    "StaleVersionError",
+    "StoreStats",
     "Summary",
     "TextContent",
     "Thread",
@@ -139,4 +155,10 @@ __all__ = [
     "embedder_from_spec",
     "estimate_tokens",
     "llm_from_settings",
+    "record_from_json",
+    "record_to_json",
+    "relation_from_json",
+    "relation_to_json",
+    "thread_from_json",
+    "thread_to_json",
 ]

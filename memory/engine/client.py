@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
@@ -21,6 +21,7 @@ from .records import (
 )
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
+from .snapshot import Snapshot
 from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_id, check_positive_int, check_record_types
 from .thread import (
     DELETE_BARRIER_SECONDS,
@@ -34,10 +35,13 @@ from .thread import (
     search_config_from,
 )
 from .types import (
+    AGENT_PROFILE_TYPE,
     IMAGE_TYPE,
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
+    USER_PROFILE_TYPE,
+    AgentProfileRecord,
     ImageInputLimitConfig,
     ImageRecord,
     MemoryExtractionConfig,
@@ -45,7 +49,10 @@ from .types import (
     MessageRecord,
     Page,
     RecordRelation,
+    RestoreReport,
+    StoreStats,
     ThreadRecord,
+    UserProfileRecord,
     check_bool,
 )
 
@@ -172,9 +179,10 @@ class AgentMemory:
             raise KeyError(f"no message {message_id!r} in thread {thread_id!r}")
         return record
 
-    def update_thread(self, thread_id: str, metadata: Any = NOT_SET) -> Thread:
-        """Replace a thread's metadata; KeyError when there is no such thread."""
-        if self.store.update_thread(thread_id, metadata=metadata) == 0:
+    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, *, expected_version: Any = NOT_SET) -> Thread:
+        """Replace a thread's metadata; KeyError when there is no such thread, StaleVersionError
+        when `expected_version` is given and the thread is no longer at it."""
+        if self.store.update_thread(thread_id, metadata=metadata, expected_version=expected_version) == 0:
             raise KeyError(f"no thread {thread_id!r}")
         return Thread(self.store, thread_id=thread_id, client=self)
 
@@ -195,10 +203,13 @@ class AgentMemory:
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Threads, latest activity first; pass `page.next_cursor` back as `cursor` for the next page."""
+        """Threads, latest activity first; pass `page.next_cursor` back as `cursor` for the next page.
+        `text`: a case-insensitive substring of the thread id or its metadata as JSON text."""
         return self.store.list_threads(
-            user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, limit=limit, cursor=cursor
+            user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, limit=limit, cursor=cursor, text=text
         )
 
     # --- memories ---------------------------------------------------------------------------
@@ -268,8 +279,13 @@ class AgentMemory:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
+        *,
+        expires_at: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> str:
-        """Update a memory; KeyError when it does not exist or has expired."""
+        """Update a memory; KeyError when it does not exist or has expired. `expires_at` sets an
+        absolute expiry (None: never) instead of a lifetime; `expected_version` refuses the
+        update (StaleVersionError) when the memory changed since that version was read."""
         return update_memory_record(
             self.store,
             self.get_memory(memory_id),
@@ -279,6 +295,8 @@ class AgentMemory:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
             status=status,
+            expires_at=expires_at,
+            expected_version=expected_version,
         )
 
     def delete_memory(self, memory_id: str) -> int:
@@ -295,8 +313,13 @@ class AgentMemory:
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        status: Any = NOT_SET,
+        newest_first: bool = False,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Memory-like records in insertion order, with exact scope filters (None = unscoped)."""
+        """Memory-like records in insertion order (or `newest_first`), with exact scope filters
+        (None = unscoped); `status` and `text` filter as in MemoryStore.list."""
         types = MEMORY_TYPES if memory_types is None else check_record_types(memory_types, MEMORY_TYPES)
         return self.store.list(
             types,
@@ -306,6 +329,9 @@ class AgentMemory:
             agent_id=agent_id,
             metadata_filter=metadata_filter,
             cursor=cursor,
+            status=status,
+            newest_first=newest_first,
+            text=text,
         )
 
     def list_messages(
@@ -316,8 +342,13 @@ class AgentMemory:
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        status: Any = NOT_SET,
+        newest_first: bool = False,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Messages in insertion order, with exact scope filters (None = unscoped)."""
+        """Messages in insertion order (or `newest_first`), with exact scope filters (None =
+        unscoped); `status` and `text` filter as in MemoryStore.list."""
         return self.store.list(
             MESSAGE_TYPE,
             limit=limit,
@@ -326,6 +357,9 @@ class AgentMemory:
             agent_id=agent_id,
             metadata_filter=metadata_filter,
             cursor=cursor,
+            status=status,
+            newest_first=newest_first,
+            text=text,
         )
 
     # --- images -----------------------------------------------------------------------------
@@ -399,10 +433,13 @@ class AgentMemory:
         timestamp: Any = NOT_SET,
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
+        *,
+        expected_version: Any = NOT_SET,
     ) -> str:
         """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if there is none.
 
         `description=None` clears the description, and the LLM, when there is one, writes a new one.
+        `expected_version`: StaleVersionError when the image changed since that version was read.
         """
         update_image_record(
             self.store,
@@ -415,6 +452,7 @@ class AgentMemory:
             timestamp=timestamp,
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
+            expected_version=expected_version,
         )
         if description is None:
             self._caption_later(image_id)
@@ -484,9 +522,14 @@ class AgentMemory:
         opposite_relation_type: Any = NOT_SET,
         timestamp: Any = NOT_SET,
         metadata: Any = NOT_SET,
+        *,
+        expected_version: Any = NOT_SET,
     ) -> int:
-        """Retype or annotate a link; returns 1, or 0 when there is none."""
-        return self.store.update_relations(relation_id, relation_type, opposite_relation_type, timestamp, metadata)
+        """Retype or annotate a link; returns 1, or 0 when there is none (StaleVersionError when
+        `expected_version` is given and the link changed since)."""
+        return self.store.update_relations(
+            relation_id, relation_type, opposite_relation_type, timestamp, metadata, expected_version=expected_version
+        )
 
     def delete_record_link(
         self,
@@ -525,11 +568,29 @@ class AgentMemory:
 
     # --- users and agents -------------------------------------------------------------------
 
-    def add_user(self, user_id: str, information: str) -> str:
-        return self.store.add_user(user_id, information)
+    def add_user(self, user_id: str, information: str, *, expected_version: Any = NOT_SET) -> str:
+        """Store (or replace) a user's profile; with `expected_version` the profile must exist at
+        that version (StaleVersionError otherwise)."""
+        return self.store.add_user(user_id, information, expected_version=expected_version)
 
-    def add_agent(self, agent_id: str, information: str) -> str:
-        return self.store.add_agent(agent_id, information)
+    def add_agent(self, agent_id: str, information: str, *, expected_version: Any = NOT_SET) -> str:
+        """Store (or replace) an agent's profile; `expected_version` as for add_user."""
+        return self.store.add_agent(agent_id, information, expected_version=expected_version)
+
+    def get_user(self, user_id: str) -> UserProfileRecord:
+        """A user's stored profile; KeyError when there is none."""
+        return self._profile(USER_PROFILE_TYPE, "user_id", user_id)
+
+    def get_agent(self, agent_id: str) -> AgentProfileRecord:
+        """An agent's stored profile; KeyError when there is none."""
+        return self._profile(AGENT_PROFILE_TYPE, "agent_id", agent_id)
+
+    def _profile(self, record_type: str, name: str, owner_id: Any) -> Any:
+        check_id(name, owner_id)
+        record = self.store.get(record_type, owner_id)
+        if record is None:
+            raise KeyError(f"no {record_type.replace('_', ' ')} for {owner_id!r}")
+        return record
 
     def delete_user(self, user_id: str, cascade: bool = True) -> int:
         """Delete a user's profile and, with `cascade`, their threads, messages and memories."""
@@ -538,6 +599,30 @@ class AgentMemory:
     def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
         """Delete an agent's profile and, with `cascade`, its threads, messages and memories."""
         return self.store.delete_agent(agent_id, cascade=cascade)
+
+    def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
+        """Counts of the store, or of what delete_thread/delete_user/delete_agent would remove
+        (MemoryStore.stats)."""
+        return self.store.stats(thread_id=thread_id, user_id=user_id, agent_id=agent_id)
+
+    def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Threads, live messages and live memories per user ("user") or agent ("agent") id."""
+        return self.store.owner_counts(owner, ids)
+
+    def snapshot(
+        self,
+        *,
+        record_ids: Sequence[tuple[str, str]] = (),
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+    ) -> Snapshot:
+        """Everything the matching delete would remove, for a later restore (MemoryStore.snapshot)."""
+        return self.store.snapshot(record_ids=record_ids, thread_id=thread_id, user_id=user_id, agent_id=agent_id)
+
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+        """Write a snapshot back with its ids, links and times (MemoryStore.restore)."""
+        return self.store.restore(snapshot, skip_existing=skip_existing)
 
     def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
         return self.store.list_users(limit=limit, cursor=cursor)

@@ -13,6 +13,10 @@ MAX_ID_BYTES = 512
 """Ids (record, link, thread, user, agent), roles and link labels, in UTF-8 bytes: Oracle's VARCHAR2(512)."""
 MAX_CONTENT_CHARS = 1_000_000
 """Characters of one record's content, index text or description."""
+MAX_SEARCH_TEXT_CHARS = 500
+"""Characters of a listing's `text` filter: its LIKE pattern stays a plain bind on Oracle
+(4,000 bytes, every character escaped or four bytes long) and far below SQLite's 50,000-byte
+limit on LIKE patterns."""
 MAX_JSON_DEPTH = 32
 """Levels of nesting of metadata and settings (the dict itself is level 1)."""
 MAX_JSON_CHARS = 1_000_000

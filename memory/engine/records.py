@@ -188,6 +188,7 @@ def update_image_record(
     timestamp: Any,
     ttl_days: Any,
     ttl_anchor: Any,
+    expected_version: Any = NOT_SET,
 ) -> str:
     """The update shared by Thread.update_image and AgentMemory.update_image (spec §4.3.4)."""
     if image is not NOT_SET and mime_type is NOT_SET:
@@ -199,6 +200,7 @@ def update_image_record(
         "timestamp": timestamp,
         "ttl_days": ttl_days,
         "ttl_anchor": ttl_anchor,
+        "expected_version": expected_version,
     }
     if image is not NOT_SET:
         changes["image"] = check_image(image, mime_type, limits)

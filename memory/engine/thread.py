@@ -511,14 +511,30 @@ class Thread:
         metadata: Any = NOT_SET,
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
+        *,
+        role: Any = NOT_SET,
+        timestamp: Any = NOT_SET,
+        expires_at: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> str:
-        """Replace a message's content and/or metadata, or refresh its expiry. Role and timestamp stay.
+        """Replace a message's content, metadata, role or timestamp, or set its expiry (a lifetime,
+        `ttl_days`/`ttl_anchor`, or an instant, `expires_at`; its images share it).
 
         New content replaces the parts: its images are added, images it no longer names are
-        deleted, and an image part without bytes keeps one the message already has.
+        deleted, and an image part without bytes keeps one the message already has. With
+        `expected_version`, a message changed since that version was read is refused
+        (StaleVersionError) and nothing is written.
         """
         record = self._owned_message(message_id)
-        changes: dict[str, Any] = {"metadata": metadata, "ttl_days": ttl_days, "ttl_anchor": ttl_anchor}
+        changes: dict[str, Any] = {
+            "metadata": metadata,
+            "ttl_days": ttl_days,
+            "ttl_anchor": ttl_anchor,
+            "role": role,
+            "timestamp": timestamp,
+            "expires_at": expires_at,
+            "expected_version": expected_version,
+        }
         before = {part["id"] for part in record.parts or () if part["type"] == "image"}
         new = None
         if content is not NOT_SET:
@@ -625,8 +641,12 @@ class Thread:
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
+        *,
+        expires_at: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> str:
-        """Update a memory of this thread; KeyError when it is missing, expired or another thread's."""
+        """Update a memory of this thread; KeyError when it is missing, expired or another thread's.
+        `expires_at` and `expected_version` as in AgentMemory.update_memory."""
         return update_memory_record(
             self.store,
             self._owned_memory(memory_id),
@@ -636,6 +656,8 @@ class Thread:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
             status=status,
+            expires_at=expires_at,
+            expected_version=expected_version,
         )
 
     def delete_memory(self, memory_id: str) -> int:
@@ -709,10 +731,13 @@ class Thread:
         timestamp: Any = NOT_SET,
         ttl_days: Any = NOT_SET,
         ttl_anchor: Any = NOT_SET,
+        *,
+        expected_version: Any = NOT_SET,
     ) -> str:
         """Replace an image's bytes, description, metadata, timestamp or lifetime; KeyError if not this thread's.
 
         `description=None` clears the description, and the LLM, when there is one, writes a new one.
+        `expected_version`: StaleVersionError when the image changed since that version was read.
         """
         update_image_record(
             self.store,
@@ -725,6 +750,7 @@ class Thread:
             timestamp=timestamp,
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
+            expected_version=expected_version,
         )
         if description is None:
             self._caption_later(image_id)
@@ -779,10 +805,19 @@ class Thread:
         opposite_relation_type: Any = NOT_SET,
         timestamp: Any = NOT_SET,
         metadata: Any = NOT_SET,
+        *,
+        expected_version: Any = NOT_SET,
     ) -> int:
-        """Retype or annotate a link between memories of this thread; returns 1, or 0 if there is none."""
+        """Retype or annotate a link between memories of this thread; returns 1, or 0 if there is none
+        (StaleVersionError when `expected_version` is given and the link changed since)."""
         return self.store.update_relations(
-            relation_id, relation_type, opposite_relation_type, timestamp, metadata, thread_id=self.thread_id
+            relation_id,
+            relation_type,
+            opposite_relation_type,
+            timestamp,
+            metadata,
+            thread_id=self.thread_id,
+            expected_version=expected_version,
         )
 
     def delete_record_link(

@@ -63,6 +63,18 @@ class RecordStatus(StrEnum):
     INVALID = "invalid"
 
 
+class StaleVersionError(ValueError):
+    """The record changed since the version the caller read (`expected_version`): nothing was written."""
+
+    def __init__(self, what: str, expected: int, actual: int | None) -> None:
+        if actual is None:
+            message = f"{what} no longer exists (expected version {expected})"
+        else:
+            message = f"{what} is at version {actual}, not {expected}: it changed since it was read"
+        super().__init__(message)
+        self.expected, self.actual = expected, actual
+
+
 class SchemaPolicy(StrEnum):
     REQUIRE_EXISTING = "require_existing"
     CREATE_IF_EMPTY = "create_if_empty"
@@ -414,7 +426,13 @@ class Message:
 
 @dataclass(kw_only=True)
 class Record:
-    """A stored record. `timestamp` is the event time, or the creation time when none was given."""
+    """A stored record. `timestamp` is the event time, or the creation time when none was given.
+
+    `version` starts at 1 and grows by one whenever the stored row changes (an update, a change
+    of the record's lifecycle-link count; for a thread: its metadata, settings, summary or topics),
+    so that a writer can pass the version it read as `expected_version` and be refused
+    (StaleVersionError) if someone changed the record meanwhile.
+    """
 
     id: str
     record_type: str
@@ -424,6 +442,7 @@ class Record:
     status: RecordStatus = RecordStatus.VALID
     created_at: str | None = None
     expires_at: str | None = None
+    version: int = 1
     linked_results: list = field(default_factory=list)
 
 
@@ -498,6 +517,7 @@ class RecordRelation:
     timestamp: str | None = None
     metadata: dict[str, Any] | None = None
     created_at: str | None = None
+    version: int = 1
 
     def label_from(self, record_id: str) -> str:
         """The label as read from `record_id`'s side of the link."""
@@ -527,3 +547,66 @@ class Page(list):
     def __init__(self, items: Sequence = (), next_cursor: str | None = None) -> None:
         super().__init__(items)
         self.next_cursor = next_cursor
+
+
+RECORD_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE, *PROFILE_TYPES)
+"""Every stored record type, in the order StoreStats lists them."""
+
+
+@dataclass
+class StoreStats:
+    """Counts of a store, or of what one delete would remove (MemoryStore.stats).
+
+    `records[type]` holds "valid" and "invalid" (live records by effective status) and "expired"
+    (past their expiry, awaiting purge_expired, whatever their status) for every record type;
+    `links` counts links by relation_type (stored direction); `by_day` lists (UTC day of the
+    record's event time, else its creation time; "message" or "memory"; live records) sorted
+    by day.
+    """
+
+    records: dict[str, dict[str, int]]
+    links: dict[str, int]
+    threads: int
+    users: int
+    agents: int
+    by_day: list[tuple[str, str, int]]
+    backend: str
+    embedder: str
+    vector_dim: int
+    schema_version: int
+
+    def _live(self, record_types: Sequence[str]) -> int:
+        return sum(self.records[t]["valid"] + self.records[t]["invalid"] for t in record_types)
+
+    @property
+    def messages(self) -> int:
+        """Live messages."""
+        return self._live((MESSAGE_TYPE,))
+
+    @property
+    def memories(self) -> int:
+        """Live memories of the four memory types."""
+        return self._live(MEMORY_TYPES)
+
+    @property
+    def images(self) -> int:
+        """Live images."""
+        return self._live((IMAGE_TYPE,))
+
+    @property
+    def expired(self) -> int:
+        """Records past their expiry, awaiting purge_expired."""
+        return sum(counts["expired"] for counts in self.records.values())
+
+    @property
+    def link_count(self) -> int:
+        return sum(self.links.values())
+
+
+@dataclass
+class RestoreReport:
+    """What MemoryStore.restore wrote: `restored` counts by kind ("threads", "records",
+    "relations"); `skipped` lists (kind, id, reason) of what it left out."""
+
+    restored: dict[str, int] = field(default_factory=lambda: {"threads": 0, "records": 0, "relations": 0})
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)

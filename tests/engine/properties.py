@@ -464,6 +464,12 @@ def limit_param() -> P:
     return int_param(st.one_of(st.integers(1, 5), st.none()))
 
 
+def version_param() -> P:
+    """expected_version: the seeded records are at versions 1-3; a stale one is a ValueError
+    (StaleVersionError) that must write nothing."""
+    return int_param(st.integers(1, 4), 0, -1)
+
+
 # --- images and messages -----------------------------------------------------------------------
 
 valid_image = st.sampled_from([PNG, JPEG, WEBP])

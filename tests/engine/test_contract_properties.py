@@ -36,8 +36,12 @@ from memory.engine import (
     NOT_SET,
     AgentMemory,
     ImageInputLimitConfig,
+    MemoryRecord,
+    RecordRelation,
     RecordStatus,
+    Snapshot,
     Thread,
+    ThreadRecord,
     TimeToLiveAnchor,
 )
 from memory.engine.stores.base import encode_cursor
@@ -91,6 +95,7 @@ from .properties import (
     valid_part,
     valid_scope_object,
     valid_search_config,
+    version_param,
     wide_dict,
 )
 
@@ -284,6 +289,7 @@ def update_image_params() -> dict[str, P]:
         "timestamp": timestamp_param(),
         "ttl_days": ttl_days_param(),
         "ttl_anchor": ttl_anchor,
+        "expected_version": version_param(),
     }
 
 
@@ -296,6 +302,8 @@ def update_memory_params() -> dict[str, P]:
         "ttl_days": ttl_days_param(),
         "ttl_anchor": ttl_anchor,
         "status": status,
+        "expires_at": P(st.one_of(st.none(), timestamp_param().valid), timestamp_param().hostile),
+        "expected_version": version_param(),
     }
 
 
@@ -320,6 +328,7 @@ def update_link_params() -> dict[str, P]:
         "opposite_relation_type": opposite_type,
         "timestamp": timestamp_param(),
         "metadata": metadata_param(),
+        "expected_version": version_param(),
     }
 
 
@@ -338,8 +347,81 @@ def listing(**params: P) -> dict[str, P]:
     return {**params, "limit": limit_param(), "cursor": cursor_param()}
 
 
+listing_text = text_param(st.sampled_from(["pizza", "PIZZA", "50%", "a_b", "", "mem-1", '"n":1', "Ünï"]))
+
+
+def record_listing(**params: P) -> dict[str, P]:
+    """A listing of records: the scope and metadata filters, and status, order and text."""
+    return listing(
+        **params,
+        status=choice(
+            "valid",
+            "invalid",
+            "expired",
+            RecordStatus.INVALID,
+            hostile=st.one_of(st.sampled_from(["Valid", "", "live"]), hostile_scalar),
+        ),
+        newest_first=flag_param(),
+        text=listing_text,
+    )
+
+
 # --- the methods ---------------------------------------------------------------------------------
 
+CREATED = "2024-01-01T00:00:00.000000+00:00"
+
+
+def restored_fact(memory_id: str) -> MemoryRecord:
+    return MemoryRecord(
+        id=memory_id,
+        record_type="fact",
+        content="a restored pizza fact",
+        timestamp=CREATED,
+        created_at=CREATED,
+        user_id="u1",
+        thread_id="t1",
+    )
+
+
+def restored_link(source: str, target: str, relation_id: str = "rel-new") -> RecordRelation:
+    return RecordRelation(
+        id=relation_id,
+        source_record_id=source,
+        source_record_type="fact",
+        target_record_id=target,
+        target_record_type="preference",
+        relation_type="supersedes",
+        opposite_relation_type="is_superseded_by",
+        created_at=CREATED,
+    )
+
+
+snapshot_value = P(
+    st.sampled_from(
+        [
+            Snapshot(),
+            Snapshot(records=[restored_fact("restored-1")]),
+            Snapshot(records=[restored_fact("mem-3")]),  # taken: an error unless skip_existing
+            Snapshot(records=[restored_fact("restored-2")], relations=[restored_link("restored-2", "mem-1")]),
+            Snapshot(threads=[ThreadRecord(id="t-restored", user_id="u1", created_at=CREATED, updated_at=CREATED)]),
+        ]
+    ),
+    st.one_of(
+        st.sampled_from(
+            [
+                {"format": 1, "threads": [], "records": [], "relations": []},
+                Snapshot(records=[restored_fact("x" * 600)]),
+                Snapshot(records=[restored_fact("dup"), restored_fact("dup")]),
+                Snapshot(records=["not a record"]),  # type: ignore[list-item]
+                Snapshot(records=[restored_fact("r-3")], relations=[restored_link("r-3", "r-3")]),
+                Snapshot(threads=[ThreadRecord(id="t-new", settings={"a": Opaque()})]),
+                Snapshot(records=[restored_fact("r-4")], relations=[restored_link("r-4", "mem-2", "rel-1")]),
+            ]
+        ),
+        hostile_scalar,
+    ),
+    required=True,
+)
 LINKED = {"memory_id_to_link": "mem-1", "link_type": "supports"}
 FREE_PAIR = {  # two memories of thread t1 with no link between them yet
     "source_record_id": "mem-ts",
@@ -386,13 +468,23 @@ SPECS = [
         },
     ),
     Spec("client", "get_thread", {"thread_id": id_param("thread").req()}, LOOKUP, readonly=True),
-    Spec("client", "update_thread", {"thread_id": id_param("thread").req(), "metadata": metadata_param()}, LOOKUP),
+    Spec(
+        "client",
+        "update_thread",
+        {"thread_id": id_param("thread").req(), "metadata": metadata_param(), "expected_version": version_param()},
+        LOOKUP,
+    ),
     # delete_thread first waits for the thread's accepted background work: TimeoutError after 300 s.
     Spec("client", "delete_thread", {"thread_id": id_param("thread").req()}, BARRIER),
     Spec(
         "client",
         "list_threads",
-        listing(user_id=scope_param("user"), agent_id=scope_param("agent"), metadata_filter=filter_param()),
+        listing(
+            user_id=scope_param("user"),
+            agent_id=scope_param("agent"),
+            metadata_filter=filter_param(),
+            text=listing_text,
+        ),
         readonly=True,
     ),
     Spec("client", "add_memory", add_memory_params(), bases=(("", {}), ("linked", LINKED))),
@@ -402,10 +494,10 @@ SPECS = [
     Spec(
         "client",
         "list_memories",
-        listing(**scope_args(), memory_types=memory_types, metadata_filter=filter_param()),
+        record_listing(**scope_args(), memory_types=memory_types, metadata_filter=filter_param()),
         readonly=True,
     ),
-    Spec("client", "list_messages", listing(**scope_args(), metadata_filter=filter_param()), readonly=True),
+    Spec("client", "list_messages", record_listing(**scope_args(), metadata_filter=filter_param()), readonly=True),
     Spec("client", "add_image", add_image_params()),
     Spec(
         "client",
@@ -437,8 +529,63 @@ SPECS = [
         listing(record_id=id_param("memory"), **scope_args()),
         readonly=True,
     ),
-    Spec("client", "add_user", {"user_id": scope_param("user").req(), "information": information.req()}),
-    Spec("client", "add_agent", {"agent_id": scope_param("agent").req(), "information": information.req()}),
+    Spec(
+        "client",
+        "add_user",
+        {"user_id": scope_param("user").req(), "information": information.req(), "expected_version": version_param()},
+    ),
+    Spec(
+        "client",
+        "add_agent",
+        {"agent_id": scope_param("agent").req(), "information": information.req(), "expected_version": version_param()},
+    ),
+    Spec(
+        "client",
+        "stats",
+        {"thread_id": id_param("thread"), "user_id": id_param("user"), "agent_id": id_param("agent")},
+        readonly=True,
+    ),
+    Spec(
+        "client",
+        "owner_counts",
+        {
+            "owner": choice(
+                "user", "agent", hostile=st.one_of(st.sampled_from(["users", "thread", ""]), hostile_scalar)
+            ).req(),
+            "ids": P(
+                st.lists(st.sampled_from([*IDS["user"], *IDS["agent"], "missing-id"]), max_size=4),
+                st.one_of(st.sampled_from(["u1", [""], [None], [["u1"]], ("u1", 5)]), hostile_scalar),
+                required=True,
+            ),
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
+        "snapshot",
+        {
+            "record_ids": P(
+                st.lists(
+                    st.tuples(
+                        st.sampled_from(["message", "fact", "preference", "memory", "image", "user_profile"]),
+                        st.sampled_from(ALL_IDS),
+                    ),
+                    max_size=3,
+                ),
+                st.one_of(
+                    st.sampled_from(["mem-1", [("fact",)], [("thread", "t1")], [["fact", 5]], {"fact": "m"}]),
+                    hostile_scalar,
+                ),
+            ),
+            "thread_id": id_param("thread"),
+            "user_id": id_param("user"),
+            "agent_id": id_param("agent"),
+        },
+        readonly=True,
+    ),
+    Spec("client", "restore", {"snapshot": snapshot_value, "skip_existing": flag_param()}),
+    Spec("client", "get_user", {"user_id": id_param("user").req()}, LOOKUP, readonly=True),
+    Spec("client", "get_agent", {"agent_id": id_param("agent").req()}, LOOKUP, readonly=True),
     Spec("client", "delete_user", {"user_id": scope_param("user").req(), "cascade": flag_param()}),
     Spec("client", "delete_agent", {"agent_id": scope_param("agent").req(), "cascade": flag_param()}),
     Spec("client", "list_users", listing(), readonly=True),
@@ -492,6 +639,10 @@ SPECS = [
             "metadata": metadata_param(),
             "ttl_days": ttl_days_param(),
             "ttl_anchor": ttl_anchor,
+            "role": P(st.sampled_from(["user", "assistant", "tool"]), text_param().hostile),
+            "timestamp": timestamp_param(),
+            "expires_at": P(st.one_of(st.none(), timestamp_param().valid), timestamp_param().hostile),
+            "expected_version": version_param(),
         },
         (*LOOKUP, TimeoutError),  # TimeoutError: as add_messages, when re-extraction cannot be queued
     ),

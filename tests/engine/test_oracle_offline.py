@@ -33,7 +33,18 @@ import oracledb
 import pytest
 from PIL import Image
 
-from memory.engine import HashingEmbedder, SchemaPolicy
+from memory.engine import (
+    HashingEmbedder,
+    ImageMimeType,
+    ImageRecord,
+    MemoryRecord,
+    MessageRecord,
+    RecordRelation,
+    RecordStatus,
+    SchemaPolicy,
+    Snapshot,
+    ThreadRecord,
+)
 from memory.engine.images import check_image
 from memory.engine.stores.base import SchemaError, encode_cursor
 from memory.engine.stores.oracle import (
@@ -107,6 +118,7 @@ def record_row(**values: Any) -> dict[str, Any]:
         "metadata": None,
         "message_id": None,
         "mime_type": None,
+        "version": 1,
     }
     row.update(values)
     return row
@@ -125,6 +137,7 @@ def relation_row(**values: Any) -> dict[str, Any]:
         "event_at": None,
         "metadata": None,
         "created_at": CREATED,
+        "version": 1,
     }
     row.update(values)
     return row
@@ -142,6 +155,7 @@ def thread_row(**values: Any) -> dict[str, Any]:
         "summary": None,
         "topics": None,
         "message_count": 2,
+        "version": 1,
     }
     row.update(values)
     return row
@@ -157,6 +171,7 @@ def live_row(**values: Any) -> dict[str, Any]:
         "thread_id": "t1",
         "event_at": None,
         "created_at": CREATED,
+        "version": 1,
     }
     row.update(values)
     return row
@@ -283,6 +298,20 @@ def _() -> list[Statement]:
 @scenario("schema_create_if_empty_on_existing_schema")
 def _() -> list[Statement]:
     return _construct(schema_policy=SchemaPolicy.CREATE_IF_EMPTY)
+
+
+@scenario("schema_upgrade_from_version_5")
+def _() -> list[Statement]:
+    """A version-5 schema gains the version columns (one already added by another process is
+    ORA-01430, which counts as done); the meta row then says 6."""
+    conn = RecordingConnection()
+    embedder = HashingEmbedder(DIM)
+    managed_schema(conn, list(OracleSchema("", DIM).names.values()), DIM, embedder.name)
+    conn.answer(r"SELECT meta_value FROM", [{"meta_value": "5"}], once=True)
+    conn.answer(r"FROM user_tab_columns", [{"table_name": "OAM_THREADS"}])
+    conn.fail(r'ALTER TABLE "OAM_RELATIONS"', ora_error(1430))
+    OracleDBMemoryStore(embedder, conn, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)
+    return conn.statements
 
 
 @scenario("schema_require_existing")
@@ -441,6 +470,33 @@ def _() -> list[Statement]:
     conn.answer(r"ORDER BY r\.pk", [record_row(pk=6), record_row(pk=7, id="m2")])
     page = store.list("fact", limit=1, cursor=encode_cursor(5))
     assert page.next_cursor == encode_cursor(6)
+    return conn.statements
+
+
+@scenario("list_status_newest_first_text")
+def _() -> list[Statement]:
+    """Effective status, key descending after a newest-first cursor, and a text filter whose LIKE
+    wildcards are escaped inside the one bind."""
+    conn, store = open_store()
+    conn.answer(r"ORDER BY r\.pk DESC", [record_row(pk=6), record_row(pk=5, id="m2")])
+    page = store.list(
+        ["fact", "memory"],
+        limit=1,
+        user_id="u1",
+        status="invalid",
+        newest_first=True,
+        text="50%_Off\\É",
+        cursor=encode_cursor(7, "desc"),
+    )
+    assert page.next_cursor == encode_cursor(6, "desc")
+    store.list("message", status="valid")
+    return conn.statements
+
+
+@scenario("list_expired_only")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list("fact", status="expired", limit=10)
     return conn.statements
 
 
@@ -693,6 +749,133 @@ def _() -> list[Statement]:
         limit=5,
         cursor=encode_cursor("2025-01-02T03:04:05.000000Z", "t9"),
     )
+    return conn.statements
+
+
+@scenario("list_threads_by_text")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list_threads(user_id="u1", text="Köln %", limit=5)
+    return conn.statements
+
+
+def _stats_answers(conn: RecordingConnection) -> None:
+    conn.answer(r"SELECT MAX\(seq\) AS seq", [{"seq": 41}])
+    conn.answer(r"SELECT meta_value FROM", [{"meta_value": "store-1"}])
+    conn.answer(r"s.state, count", [{"record_type": "fact", "state": "valid", "n": 3}])
+    conn.answer(r"SELECT s\.day", [{"day": "2025-01-02", "kind": "memory", "n": 3}])
+    conn.answer(r"SELECT rel\.relation_type, count", [{"relation_type": "supports", "n": 1}])
+    conn.answer(r"AS threads", [{"threads": 1, "users": 1, "agents": 1}])
+    conn.answer(r"MIN\(r\.expires_at\)", [{"at": None}])
+
+
+@scenario("stats_whole_store_then_memoised")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    _stats_answers(conn)
+    assert store.stats().records["fact"]["valid"] == 3
+    assert store.stats().links == {"supports": 1}  # the second call reads only the log's newest entry
+    return conn.statements
+
+
+@scenario("stats_of_a_user_cascade")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    _stats_answers(conn)
+    assert store.stats(user_id="u1").threads == 1
+    return conn.statements
+
+
+@scenario("stats_of_a_thread")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    _stats_answers(conn)
+    store.stats(thread_id="t1")
+    return conn.statements
+
+
+@scenario("owner_counts")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"'thread' AS kind", [{"owner": "a1", "kind": "thread", "n": 2}])
+    assert store.owner_counts("agent", ["a1", "a2"])["a1"]["threads"] == 2
+    return conn.statements
+
+
+@scenario("snapshot_of_records")
+def _() -> list[Statement]:
+    """A message with its images (bytes included) and a memory with its links, in one read."""
+    conn, store = open_store()
+    conn.answer(
+        r"AS explicit_status",
+        [
+            {
+                **record_row(pk=4, id="msg-1", kind="message", record_type="message", seq_no=0),
+                "explicit_status": "valid",
+            },
+            {
+                **record_row(
+                    pk=5, id="img-1", kind="image", record_type="image", message_id="msg-1", mime_type="image/png"
+                ),
+                "explicit_status": "valid",
+            },
+        ],
+    )
+    conn.answer(r"SELECT r\.id, b\.bytes", [{"id": "img-1", "bytes": IMAGE.data}])
+    snapshot = store.snapshot(record_ids=[("message", "msg-1"), ("fact", "m1"), ("fact", "m2")])
+    assert snapshot.records[1].bytes == IMAGE.data
+    return conn.statements
+
+
+@scenario("snapshot_of_a_thread")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"message_count", [thread_row()])
+    store.snapshot(thread_id="t1")
+    return conn.statements
+
+
+@scenario("restore")
+def _() -> list[Statement]:
+    """A thread (absent: created), a message with an image part, two facts and their link."""
+    conn, store = open_store()
+    conn.answer(r"SELECT id, pk FROM", [{"id": "img-1", "pk": 12}])
+    conn.answer(
+        r"SELECT r\.id, r\.record_type FROM", [{"id": "m1", "record_type": "fact"}, {"id": "m2", "record_type": "fact"}]
+    )
+    created = "2025-01-02T03:04:05.000000+00:00"
+    scope = {"thread_id": "t1", "user_id": "u1", "agent_id": "a1", "created_at": created, "timestamp": created}
+    snapshot = Snapshot(
+        threads=[ThreadRecord(id="t1", user_id="u1", agent_id="a1", created_at=created, updated_at=created, version=3)],
+        records=[
+            MessageRecord(id="msg-1", record_type="message", content="hello", role="user", seq_no=4, **scope),
+            ImageRecord(
+                id="img-1",
+                content="a red square",
+                message_id="msg-1",
+                mime_type=ImageMimeType.PNG,
+                bytes=IMAGE.data,
+                **scope,
+            ),
+            MemoryRecord(id="m1", record_type="fact", content="the sky is blue", metadata={"n": 1}, **scope),
+            MemoryRecord(id="m2", record_type="fact", content="the sky was grey", **scope),
+        ],
+        relations=[
+            RecordRelation(
+                id="rel-1",
+                source_record_id="m1",
+                source_record_type="fact",
+                target_record_id="m2",
+                target_record_type="fact",
+                relation_type="supersedes",
+                opposite_relation_type="is_superseded_by",
+                created_at=created,
+            )
+        ],
+    )
+    snapshot.stored[("fact", "m1")] = {"status": RecordStatus.VALID, "event_at": None, "index_text": "sky colour"}
+    report = store.restore(snapshot)
+    assert report.restored == {"threads": 1, "records": 4, "relations": 1}
     return conn.statements
 
 

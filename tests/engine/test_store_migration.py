@@ -2,7 +2,10 @@
 
 fixtures/store_v4.sqlite3 was written by the schema-version-4 SQLiteMemoryStore (the embedded
 store before the one SQL store); fixtures/store_v4.expected.json is what that engine listed from
-it, cursors included. After the upgrade the same calls must give the same answers.
+it, cursors included. fixtures/store_v5.sqlite3 is that file opened once with
+CREATE_IF_NECESSARY by the schema-version-5 engine (commit 32d833b), then VACUUMed: the same
+records in the layout before record versions. After the upgrade (to 6) the same calls must give
+the same answers, every row at version 1.
 """
 
 from __future__ import annotations
@@ -22,13 +25,28 @@ from memory.engine.types import MEMORY_TYPES
 FIXTURES = Path(__file__).parent / "fixtures"
 EXPECTED = json.loads((FIXTURES / "store_v4.expected.json").read_text())
 LISTED = ["message", *MEMORY_TYPES, "image"]
+PROFILES = ("user_profile", "agent_profile")
+
+
+def copy_fixture(tmp_path, name: str) -> Path:
+    path = tmp_path / f"{name}.sqlite3"
+    shutil.copy(FIXTURES / f"{name}.sqlite3", path)
+    return path
 
 
 @pytest.fixture
 def v4_path(tmp_path) -> Path:
-    path = tmp_path / "store_v4.sqlite3"
-    shutil.copy(FIXTURES / "store_v4.sqlite3", path)
-    return path
+    return copy_fixture(tmp_path, "store_v4")
+
+
+@pytest.fixture
+def v5_path(tmp_path) -> Path:
+    return copy_fixture(tmp_path, "store_v5")
+
+
+@pytest.fixture(params=["store_v4", "store_v5"])
+def old_path(request, tmp_path) -> Path:
+    return copy_fixture(tmp_path, request.param)
 
 
 def open_store(path, **options) -> SQLiteMemoryStore:
@@ -36,22 +54,62 @@ def open_store(path, **options) -> SQLiteMemoryStore:
 
 
 def as_json(record) -> dict:
+    """The record as the version-4 engine listed it: without bytes, and without the version
+    (schema 6), which every upgraded row starts at 1 (0 for a listed owner without a profile)."""
     fields = {key: value for key, value in dataclasses.asdict(record).items() if key != "bytes"}
+    assert fields.pop("version") == (
+        0 if getattr(record, "record_type", "") in PROFILES and not record.created_at else 1
+    )
     return json.loads(json.dumps(fields, default=str))
 
 
 @pytest.fixture(params=[True, False], ids=["index", "sql"])
-def upgraded(request, v4_path):
-    store = open_store(v4_path, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY, search_index=request.param)
+def upgraded(request, old_path):
+    store = open_store(old_path, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY, search_index=request.param)
     yield store
     store.close()
 
 
-def test_a_version_4_file_is_refused_without_create_if_necessary_and_left_untouched(v4_path):
-    before = v4_path.read_bytes()
-    with pytest.raises(SchemaError, match=r"version 4.*CREATE_IF_NECESSARY"):
-        open_store(v4_path)
-    assert v4_path.read_bytes() == before
+@pytest.mark.parametrize("version", [4, 5])
+def test_an_older_file_is_refused_without_create_if_necessary_and_left_untouched(version, tmp_path):
+    path = copy_fixture(tmp_path, f"store_v{version}")
+    before = path.read_bytes()
+    with pytest.raises(SchemaError, match=rf"version {version}; this engine needs 6.*CREATE_IF_NECESSARY"):
+        open_store(path)
+    assert path.read_bytes() == before
+
+
+def test_a_version_5_file_gains_versions_and_they_move_from_1(v5_path):
+    store = open_store(v5_path, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)
+    memory = AgentMemory(store)
+    assert {record.version for record in store.list(LISTED, limit=None)} == {1}
+    assert {thread.version for thread in store.list_threads(limit=None)} == {1}
+    assert {relation.version for relation in store.list_relations(limit=None)} == {1}
+    memory.update_memory("m-new", metadata={"edited": True}, expected_version=1)
+    assert memory.get_memory("m-new").version == 2
+    store.close()
+    with sqlite3.connect(v5_path) as connection:
+        columns = {
+            table: {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+            for table in ("OAM_RECORDS", "OAM_THREADS", "OAM_RELATIONS")
+        }
+        version = connection.execute("SELECT meta_value FROM OAM_META WHERE meta_key = 'schema_version'").fetchone()
+    assert all("version" in names for names in columns.values()) and version == ("6",)
+    open_store(v5_path).close()  # REQUIRE_EXISTING now passes
+
+
+def test_a_failed_version_5_upgrade_leaves_the_file_as_it_was(v5_path, monkeypatch):
+    from memory.engine.stores import sqlite as sqlite_store
+
+    def broken(self, cursor):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(sqlite_store.SQLiteSchema, "upgrade_sql", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        open_store(v5_path, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)
+    monkeypatch.undo()
+    with pytest.raises(SchemaError, match="version 5"):
+        open_store(v5_path)
 
 
 def test_the_upgrade_keeps_every_record_link_thread_and_profile(upgraded):
@@ -72,12 +130,12 @@ def test_cursors_handed_out_by_the_old_engine_continue_where_they_were(upgraded)
     assert upgraded.list_threads(limit=1).next_cursor == EXPECTED["threads_cursor"]
 
 
-def test_the_upgraded_store_searches_writes_and_keeps_lifecycle_and_cascades(upgraded, v4_path):
+def test_the_upgraded_store_searches_writes_and_keeps_lifecycle_and_cascades(upgraded, old_path):
     memory = AgentMemory(upgraded)
     assert memory.get_memory("m-old").status.value == "invalid"  # superseded by m-new, as before
     hits = memory.search("starter feeding", user_id="u1", num_hops=1, max_linked_results=5)
     assert "m-new" in [hit.id for hit in hits]
-    keywords = open_store(v4_path, search_strategy=SearchStrategy.KEYWORD, search_index=upgraded.index is not None)
+    keywords = open_store(old_path, search_strategy=SearchStrategy.KEYWORD, search_index=upgraded.index is not None)
     found = keywords.search("acetone", 5)
     keywords.close()
     assert found[0][0].content == "My sourdough starter smells of acetone."  # (the index adds neighbouring turns)

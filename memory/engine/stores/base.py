@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ..limits import (
     MAX_INT,
     MAX_JSON_CHARS,
     MAX_JSON_DEPTH,
+    MAX_SEARCH_TEXT_CHARS,
     check_id_text,
     check_int_range,
     check_json_tree,
@@ -53,7 +54,10 @@ from ..types import (
     Record,
     RecordRelation,
     RecordStatus,
+    RestoreReport,
     SearchStrategy,
+    StaleVersionError,
+    StoreStats,
     ThreadRecord,
     TimeToLiveAnchor,
     UserProfileRecord,
@@ -61,6 +65,9 @@ from ..types import (
     new_id,
     new_ids,
 )
+
+if TYPE_CHECKING:  # snapshot.py checks values with this module's helpers
+    from ..snapshot import Snapshot
 
 ADDABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
 DEFAULT_BATCH_SIZE = 500
@@ -98,6 +105,21 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> No
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive integer{' or None' if allow_none else ''}, not {value!r}")
     check_int_range(name, value)
+
+
+def expected_version_of(value: Any) -> int | None:
+    """`expected_version`: NOT_SET (no check, None) or a positive integer."""
+    if value is NOT_SET:
+        return None
+    check_positive_int("expected_version", value)
+    return value
+
+
+def check_version(what: str, expected: int | None, stored: Any) -> None:
+    """The compare of a compare-and-set, inside the write: refuse (StaleVersionError) a row whose
+    stored version (None: no row) is not the one the caller read."""
+    if expected is not None and (stored is None or int(stored) != expected):
+        raise StaleVersionError(what, expected, None if stored is None else int(stored))
 
 
 def check_hops(num_hops: Any, max_linked_results: Any) -> None:
@@ -348,6 +370,8 @@ class UpdatePlan:
     ttl_days: Any = NOT_SET
     ttl_anchor: Any = NOT_SET
     status: Any = NOT_SET
+    role: Any = NOT_SET
+    expires_at: Any = NOT_SET  # canonical UTC text, or None for "never"
 
 
 def prepare_update(
@@ -364,8 +388,23 @@ def prepare_update(
     new_image: bool,
     stored_content: str,
     stored_index_text: str | None,
+    *,
+    record_type: str,
+    role: Any = NOT_SET,
+    expires_at: Any = NOT_SET,
 ) -> UpdatePlan:
-    """Resolve the update table of spec §3.3.10 for one stored row."""
+    """Resolve the update table of spec §3.3.10 for one stored row (plus our `role`, for
+    messages, and `expires_at`, an absolute expiry instead of a lifetime)."""
+    if role is not NOT_SET:
+        if record_type != MESSAGE_TYPE:
+            raise ValueError(f"role is for messages only, not {record_type} records")
+        if not isinstance(role, str) or not role:
+            raise ValueError(f"role must be a non-empty string, not {role!r}")
+        check_id_text("role", role)
+    if expires_at is not NOT_SET:
+        if ttl_days is not NOT_SET or ttl_anchor is not NOT_SET:
+            raise ValueError("pass expires_at (an instant) or ttl_days/ttl_anchor (a lifetime), not both")
+        expires_at = normalize_timestamp(expires_at, "expires_at")
     if content is not NOT_SET:
         if text is not NOT_SET:
             raise ValueError("pass text= or content=, not both")
@@ -373,10 +412,14 @@ def prepare_update(
     if content_parts is not NOT_SET and text is NOT_SET:
         raise ValueError("content_parts come with the text they describe")
     if not new_image and all(
-        v is NOT_SET for v in (text, index_text, embedding, metadata, timestamp, ttl_days, ttl_anchor, status)
+        v is NOT_SET
+        for v in (text, index_text, embedding, metadata, timestamp, ttl_days, ttl_anchor, status, role, expires_at)
     ):
-        raise ValueError("update needs at least one of text, index_text, embedding, metadata, timestamp, ttl or status")
-    plan = UpdatePlan()
+        raise ValueError(
+            "update needs at least one of text, index_text, embedding, metadata, timestamp, ttl, expires_at, "
+            "status or role"
+        )
+    plan = UpdatePlan(role=role, expires_at=expires_at)
     if text is None:
         if index_text not in (NOT_SET, None) or (embedding is not NOT_SET and embedding is not None):
             raise ValueError(
@@ -667,12 +710,20 @@ class MemoryStore(ABC):
         """The DDL of the managed schema, in creation order (shown by `oam_schema --print-sql`)."""
 
     @abstractmethod
-    def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str:
-        """Store (or replace) a user's profile text, embedded for search; returns the user id."""
+    def add_user(
+        self, user_id: str, information: str, metadata: dict | None = None, *, expected_version: Any = NOT_SET
+    ) -> str:
+        """Store (or replace) a user's profile text, embedded for search; returns the user id.
+
+        With `expected_version` the profile must exist at that version (StaleVersionError
+        otherwise, nothing written); a replaced profile's version moves by one."""
 
     @abstractmethod
-    def add_agent(self, agent_id: str, information: str, metadata: dict | None = None) -> str:
-        """Store (or replace) an agent's profile text, embedded for search; returns the agent id."""
+    def add_agent(
+        self, agent_id: str, information: str, metadata: dict | None = None, *, expected_version: Any = NOT_SET
+    ) -> str:
+        """Store (or replace) an agent's profile text, embedded for search; returns the agent id.
+        `expected_version` as for add_user."""
 
     @abstractmethod
     def get(self, record_type: str, record_id: str, include_bytes: bool = False) -> Record | None:
@@ -693,10 +744,20 @@ class MemoryStore(ABC):
         *,
         cursor: str | None = None,
         include_expired: bool = False,
+        status: Any = NOT_SET,
+        newest_first: bool = False,
+        text: Any = NOT_SET,
     ) -> Page:
         """Records of these types in insertion order, filtered exactly by scope (None matches
         unscoped), id (one or a list) and metadata (`None`: records without metadata); a Page
-        whose `next_cursor` continues it, stable while records are added."""
+        whose `next_cursor` continues it, stable while records are added.
+
+        `status`: "valid" or "invalid" (the effective status, D2; RecordStatus members too), or
+        "expired" (only records past their expiry, awaiting purge_expired). `newest_first`: key
+        descending; a cursor continues in the order it was made in (the other order's cursor is
+        a ValueError). `text`: a case-insensitive (Unicode lower case) substring of the content,
+        the id or the metadata as JSON text, LIKE wildcards in it matching only themselves; ''
+        means no filter."""
 
     @abstractmethod
     def list_thread_messages(
@@ -735,10 +796,19 @@ class MemoryStore(ABC):
         status: Any = NOT_SET,
         content_parts: Any = NOT_SET,
         image: Any = NOT_SET,
+        role: Any = NOT_SET,
+        expires_at: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
         """Change one live record (§3.3.7: a changed payload is embedded again unless `embedding`
         is given; None clears it); returns 1, or 0 when there is no such live record. A message's
-        new expiry passes to its images; the thread's activity time moves."""
+        new expiry passes to its images; the thread's activity time moves.
+
+        `role` (messages only) is a non-empty string; `expires_at` an ISO-8601 instant or
+        datetime (None: never), not together with `ttl_days`/`ttl_anchor`. The record's version
+        moves by one (its images' too when a message's expiry changes). With `expected_version`
+        the stored version is compared inside the write: a different one raises
+        StaleVersionError and nothing is written."""
 
     @abstractmethod
     def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int:
@@ -776,17 +846,21 @@ class MemoryStore(ABC):
         """A thread with its live message count, summary and settings, or None."""
 
     @abstractmethod
-    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
-        """Replace a thread's metadata and/or settings and mark activity; returns 1, or 0 for no thread."""
+    def update_thread(
+        self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET, *, expected_version: Any = NOT_SET
+    ) -> int:
+        """Replace a thread's metadata and/or settings and mark activity; returns 1, or 0 for no thread.
+        The thread's version moves by one; `expected_version` as for update."""
 
     @abstractmethod
     def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
-        """Store a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
+        """Store a thread's summary and topics (None clears them); returns 1, or 0 for no thread.
+        The thread's version moves by one."""
 
     @abstractmethod
     def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
         """Merge `state` into the thread's settings under `key` (extraction progress), leaving its
-        activity time alone; returns 1, or 0 for no thread."""
+        activity time and version alone; returns 1, or 0 for no thread."""
 
     @abstractmethod
     def list_threads(
@@ -796,8 +870,11 @@ class MemoryStore(ABC):
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Threads, latest activity first, filtered exactly by owner and metadata; cursor-paged."""
+        """Threads, latest activity first, filtered exactly by owner and metadata, and by `text`
+        (a case-insensitive substring of the thread id or its metadata as JSON text); cursor-paged."""
 
     @abstractmethod
     def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
@@ -826,9 +903,11 @@ class MemoryStore(ABC):
         metadata: Any = NOT_SET,
         *,
         thread_id: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
         """Change a relation's labels, timestamp or metadata, recounting its target's lifecycle;
-        returns 1, or 0 when there is none."""
+        returns 1, or 0 when there is none. The relation's version moves by one; `expected_version`
+        as for update."""
 
     @abstractmethod
     def delete_relations(
@@ -855,6 +934,54 @@ class MemoryStore(ABC):
         cursor: str | None = None,
     ) -> Page:
         """Relations in creation order: of one memory (either end) and/or of a scope; cursor-paged."""
+
+    @abstractmethod
+    def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
+        """Counts (StoreStats) of the whole store, or, with one of the arguments, of exactly what
+        delete_thread(thread_id), delete_user(user_id, cascade=True) or delete_agent(agent_id,
+        cascade=True) would delete: the thread or the owner's profile, their records, their
+        threads and those threads' records, a message's images, and the links touching the
+        memories among them. Records by type as valid/invalid (live, effective status) and
+        expired (awaiting purge_expired); links by relation_type; threads; distinct users and
+        agents owning a profile, thread or record; live messages and memories by UTC day of
+        their event time (else creation time). A few aggregate queries; a repeated call costs
+        one look at the change log until something changes or a record expires."""
+
+    @abstractmethod
+    def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """For each user (owner "user") or agent ("agent") id: {"threads": n, "messages": n,
+        "memories": n}, the threads it owns and its live messages and memories, in one grouped
+        query for the whole list (an id with nothing has zeros)."""
+
+    @abstractmethod
+    def snapshot(
+        self,
+        *,
+        record_ids: Sequence[tuple[str, str]] = (),
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+    ) -> Snapshot:
+        """Everything the matching delete would remove, as stored (expired records included):
+        `record_ids`, (record_type, id) pairs, those records with what delete() removes with
+        them (a message's images, a memory's links); `thread_id`, the thread (metadata,
+        settings, summary, topics, times, version) with all its records and the links touching
+        its memories; `user_id`/`agent_id`, what the cascading delete removes (stats' scope).
+        No argument: the whole store (an export). Images carry their bytes; `Snapshot.stored`
+        keeps each record's explicit status, event time and index text. One consistent read."""
+
+    @abstractmethod
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+        """Write a snapshot back exactly, in one transaction: ids, types, content, parts, index
+        text, scope, role, sequence numbers, times, expiry, explicit status, metadata, image
+        bytes; absent threads as they were (present ones are kept, and reported), each thread's
+        next sequence number kept above its restored messages'; relations with their ids,
+        labels, times and metadata. Texts are embedded again, lifecycle statuses recounted, and
+        every restored row takes its snapshot version + 1 (an edit read before the delete is
+        refused). A taken record or relation id (or linked pair) is a ValueError naming it, and
+        nothing is written, unless `skip_existing`, which skips and reports it; a relation whose
+        end is missing after the restore is skipped and reported. A malformed snapshot is a
+        ValueError before anything is written."""
 
     @abstractmethod
     def close(self) -> None:
@@ -1034,7 +1161,7 @@ def relation_changes(
 
 def build_record(row: Mapping[str, Any], *, timestamp: str | None, created_at: str, **fields: Any) -> Record:
     """The record of a stored row (columns kind, id, record_type, content, JSON metadata, status,
-    scope, role, seq_no, JSON parts, message_id, mime_type); `fields` override the row's values.
+    scope, role, seq_no, JSON parts, message_id, mime_type, version); `fields` override the row's values.
 
     `timestamp` is the event time, None when the record has none (it then reads as `created_at`).
     """
@@ -1048,6 +1175,7 @@ def build_record(row: Mapping[str, Any], *, timestamp: str | None, created_at: s
         "status": RecordStatus(values["status"]),
         "created_at": created_at,
         "expires_at": values["expires_at"],
+        "version": int(values["version"]),
     }
     kind = values["kind"]
     if kind == USER_PROFILE_TYPE:
@@ -1169,6 +1297,62 @@ def summary_topics(summary: Any, topics: Any) -> str | None:
     if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
         raise ValueError("topics must be a list of strings or None")
     return None if topics is None else json.dumps(topics)
+
+
+@dataclass(frozen=True)
+class DeleteScope:
+    """What one delete_thread, or cascading delete_user/delete_agent, would remove: the thread, or
+    the owner's profile, records, threads and those threads' records (column: thread_id, user_id
+    or agent_id)."""
+
+    column: str
+    owner_id: str
+
+
+def delete_scope(thread_id: Any, user_id: Any, agent_id: Any) -> DeleteScope | None:
+    """stats()/snapshot()'s scope arguments: at most one of them (None: the whole store)."""
+    given = [(name, value) for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id))]
+    given = [(name, value) for name, value in given if value is not NOT_SET]
+    if len(given) > 1:
+        raise ValueError("pass at most one of thread_id, user_id and agent_id")
+    if not given:
+        return None
+    name, value = given[0]
+    return DeleteScope(name, check_id(name, value))
+
+
+LIKE_ESCAPE = "\\"
+
+
+def like_pattern(text: Any) -> str | None:
+    """A listing's `text` filter as a LIKE pattern matching it as a substring, in lower case, with
+    LIKE's wildcards escaped (a % or _ in the text matches only itself); None for no filter
+    (NOT_SET or ''). Bound as a parameter: a text never reaches SQL."""
+    if text is NOT_SET:
+        return None
+    if not isinstance(text, str):
+        raise ValueError(f"text must be a string, not {type(text).__name__}")
+    check_length("text", text, MAX_SEARCH_TEXT_CHARS)
+    if "\x00" in text:
+        raise ValueError("text must not contain NUL characters")
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        raise ValueError("text is not valid Unicode text") from None
+    if not text:
+        return None
+    escaped = "".join(LIKE_ESCAPE + char if char in ("%", "_", LIKE_ESCAPE) else char for char in text.lower())
+    return f"%{escaped}%"
+
+
+def listing_status(status: Any) -> str | None:
+    """list()'s `status`: "valid", "invalid" (effective status; RecordStatus members too),
+    "expired", or NOT_SET (None: no filter)."""
+    if status is NOT_SET:
+        return None
+    if not isinstance(status, str) or status not in ("valid", "invalid", "expired"):
+        raise ValueError(f"status must be 'valid', 'invalid' or 'expired', not {status!r}")
+    return str(status.value if isinstance(status, RecordStatus) else status)
 
 
 def record_id_list(record_id: Any) -> list[str]:

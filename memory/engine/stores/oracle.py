@@ -26,7 +26,7 @@ from ..ttl import format_utc, parse_timestamp
 from ..types import NOT_SET, SchemaPolicy
 from .base import check_positive_int
 from .keywords import query_words
-from .sql import PREFIX_PATTERN, SQLDialect, SQLMemoryStore, table_names
+from .sql import PREFIX_PATTERN, VERSIONED_TABLES, SQLDialect, SQLMemoryStore, table_names
 
 _MODEL_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_$#]{0,127}(\.[A-Za-z][A-Za-z0-9_$#]{0,127})?$")
 STANDARD_STRING_BYTES = 4000
@@ -39,6 +39,7 @@ ID_TYPE = "VARCHAR2(512)"
 # ORA- codes read from errors (exc.args[0].code).
 ORA_UNIQUE_VIOLATED = 1
 ORA_NAME_IN_USE = 955
+ORA_COLUMN_EXISTS = 1430
 
 
 def _error_code(exc: Exception) -> int | None:
@@ -83,7 +84,7 @@ class OracleSchema:
     id {ID_TYPE} PRIMARY KEY,
     user_id {ID_TYPE}, agent_id {ID_TYPE}, metadata JSON, settings JSON,
     created_at TIMESTAMP(6) NOT NULL, updated_at TIMESTAMP(6) NOT NULL,
-    next_seq_no NUMBER(19) DEFAULT 0 NOT NULL, summary CLOB, topics JSON)""",
+    next_seq_no NUMBER(19) DEFAULT 0 NOT NULL, summary CLOB, topics JSON, version NUMBER(19) DEFAULT 1 NOT NULL)""",
             f'CREATE INDEX IF NOT EXISTS "{n["threads"]}_ACTIVITY" ON {t} (updated_at, id)',
             f'CREATE INDEX IF NOT EXISTS "{n["threads"]}_USER" ON {t} (user_id)',
             f'CREATE INDEX IF NOT EXISTS "{n["threads"]}_AGENT" ON {t} (agent_id)',
@@ -96,7 +97,7 @@ class OracleSchema:
     event_at TIMESTAMP(6), created_at TIMESTAMP(6) NOT NULL, expires_at TIMESTAMP(6),
     status VARCHAR2(10) DEFAULT 'valid' NOT NULL, lifecycle_links NUMBER(10) DEFAULT 0 NOT NULL,
     metadata JSON, embedding VECTOR({self.vector_dim}, FLOAT32), message_id {ID_TYPE}, mime_type VARCHAR2(20),
-    CONSTRAINT "{n["records"]}_KIND_ID" UNIQUE (kind, id))""",
+    version NUMBER(19) DEFAULT 1 NOT NULL, CONSTRAINT "{n["records"]}_KIND_ID" UNIQUE (kind, id))""",
             f'CREATE INDEX IF NOT EXISTS "{n["records"]}_THREAD" ON {r} (thread_id, kind, seq_no)',
             f'CREATE INDEX IF NOT EXISTS "{n["records"]}_USER" ON {r} (user_id, record_type)',
             f'CREATE INDEX IF NOT EXISTS "{n["records"]}_AGENT" ON {r} (agent_id, record_type)',
@@ -113,7 +114,7 @@ class OracleSchema:
     target_id {ID_TYPE} NOT NULL, target_type VARCHAR2(20) NOT NULL,
     relation_type VARCHAR2(512) NOT NULL, opposite_type VARCHAR2(512) NOT NULL,
     event_at TIMESTAMP(6), metadata JSON, created_at TIMESTAMP(6) NOT NULL,
-    pair VARCHAR2(1100) NOT NULL CONSTRAINT "{n["relations"]}_PAIR" UNIQUE)""",
+    pair VARCHAR2(1100) NOT NULL CONSTRAINT "{n["relations"]}_PAIR" UNIQUE, version NUMBER(19) DEFAULT 1 NOT NULL)""",
             # A graph hop reads links in link order (creation time, then id) from these indexes.
             f'CREATE INDEX IF NOT EXISTS "{n["relations"]}_FROM" ON {rel} (source_id, created_at, id, target_id)',
             f'CREATE INDEX IF NOT EXISTS "{n["relations"]}_TO" ON {rel} (target_id, created_at, id, source_id)',
@@ -140,6 +141,21 @@ class OracleSchema:
     def upgrade(self, cursor: Any) -> None:
         """Nothing to rebuild: CREATE_IF_NECESSARY adds the change log table."""
 
+    def upgrade_sql(self, cursor: Any) -> list[str]:
+        """What a schema of version 1-5 lacks: the record, thread and relation versions (schema 6),
+        each row starting at 1 (a metadata-only change: the default is not written to every row)."""
+        names = [self.names[key] for key in VERSIONED_TABLES]
+        cursor.execute(
+            "SELECT table_name FROM user_tab_columns WHERE column_name = 'VERSION' "
+            f"AND table_name IN ({', '.join(f':t{i}' for i in range(len(names)))})",
+            {f"t{i}": name for i, name in enumerate(names)},
+            fetch_lobs=False,
+        )
+        present = {row[0] for row in cursor.fetchall()}
+        return [
+            f'ALTER TABLE "{name}" ADD (version NUMBER(19) DEFAULT 1 NOT NULL)' for name in names if name not in present
+        ]
+
     def text_index_sql(self) -> str:
         """The Oracle Text index of the keyword ranking, synchronised at each commit."""
         return (
@@ -161,6 +177,9 @@ class OracleDialect(SQLDialect):
     VECTOR INDEX HNSW SCAN first): the index then answers, but Oracle may apply the top-k before
     the filters, so a filtered search can return fewer than k results.
     """
+
+    name = "oracle"
+    from_nothing = " FROM dual"
 
     def __init__(self, vector_index_transform: bool = False) -> None:
         self.vector_index_transform = vector_index_transform
@@ -231,6 +250,12 @@ class OracleDialect(SQLDialect):
     def is_empty_object(self, column: str) -> str:
         return f"JSON_EQUAL({column}, JSON('{{}}'))"
 
+    def lower(self, expression: str) -> str:
+        return f"LOWER({expression})"
+
+    def utc_day(self, expression: str) -> str:
+        return f"TO_CHAR({expression}, 'YYYY-MM-DD')"  # the TIMESTAMP columns hold UTC
+
     def first_rows(self, count: str) -> str:
         return f" FETCH FIRST {count} ROWS ONLY"
 
@@ -269,8 +294,18 @@ class OracleDialect(SQLDialect):
             f"WHEN NOT MATCHED THEN INSERT ({', '.join(values)}) VALUES ({', '.join(values.values())})"
         )
 
-    def upsert(self, table: str, keys: Sequence[str], values: Mapping[str, str], updates: Sequence[str]) -> str:
-        assignments = ", ".join(f"t.{column} = {values[column]}" for column in updates)
+    def upsert(
+        self,
+        table: str,
+        keys: Sequence[str],
+        values: Mapping[str, str],
+        updates: Sequence[str],
+        increments: Sequence[str] = (),
+    ) -> str:
+        assignments = ", ".join(
+            [f"t.{column} = {values[column]}" for column in updates]
+            + [f"t.{column} = t.{column} + 1" for column in increments]
+        )
         return self.insert_if_absent(table, keys, values).replace(
             " WHEN NOT MATCHED", f" WHEN MATCHED THEN UPDATE SET {assignments} WHEN NOT MATCHED", 1
         )
@@ -295,7 +330,8 @@ class OracleDialect(SQLDialect):
         return _error_code(exc) == ORA_UNIQUE_VIOLATED
 
     def is_name_in_use(self, exc: Exception) -> bool:
-        return _error_code(exc) == ORA_NAME_IN_USE
+        """ORA-00955 for a table or index, ORA-01430 for a column another process added first."""
+        return _error_code(exc) in (ORA_NAME_IN_USE, ORA_COLUMN_EXISTS)
 
 
 class OracleDBMemoryStore(SQLMemoryStore):

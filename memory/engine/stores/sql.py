@@ -23,6 +23,7 @@ marking an explicit ''.
 
 from __future__ import annotations
 
+import copy
 import json
 import logging
 import math
@@ -43,6 +44,7 @@ from ..graph import grow_trees, walk_nodes
 from ..images import CheckedImage
 from ..limits import MAX_INT
 from ..scope import check_scope_value
+from ..snapshot import RestorePlan, Snapshot, plan_restore, snapshot_pairs
 from ..ttl import expiry, normalize_timestamp, utc_now
 from ..types import (
     AGENT_PROFILE_TYPE,
@@ -51,23 +53,30 @@ from ..types import (
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
+    RECORD_TYPES,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
+    ImageRecord,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
     Record,
     RecordRelation,
+    RecordStatus,
+    RestoreReport,
     SchemaPolicy,
     SearchStrategy,
+    StoreStats,
     ThreadRecord,
     UserProfileRecord,
     check_bool,
     coerce_enum,
 )
 from .base import (
+    DEFAULT_BATCH_SIZE,
     DEFAULT_LIST_LIMIT,
     AddPlan,
+    DeleteScope,
     MemoryStore,
     NewRecord,
     SchemaError,
@@ -83,10 +92,16 @@ from .base import (
     check_record_type,
     check_record_types,
     check_relation_selector,
+    check_version,
     decode_cursor,
+    delete_scope,
     dump_metadata,
+    dump_parts,
     encode_cursor,
+    expected_version_of,
     kind_of,
+    like_pattern,
+    listing_status,
     normalize_rows,
     prepare_update,
     record_id_list,
@@ -106,15 +121,23 @@ from .ranking import CANDIDATE_DEPTH, fuse_rankings
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 5
-"""5: one schema for SQLite and Oracle, with the change log. (1-4 were the embedded store's own.)"""
+SCHEMA_VERSION = 6
+"""5: one schema for SQLite and Oracle, with the change log (1-4 were the embedded store's own);
+6: a version on every record, thread and relation (optimistic concurrency)."""
+VERSIONED_TABLES = ("threads", "records", "relations")
+"""The tables whose rows carry a version (schema 6)."""
 PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
 TABLE_KEYS = ("meta", "threads", "records", "relations", "images", "changes")
+STATS_MEMO_SIZE = 64
+"""stats() keeps the counts of this many scopes (all cleared when full)."""
 CHANGE_LOG_KEEP = 100_000
 """The change log keeps this many newest entries; an index further behind reloads instead."""
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
+INVALID_SQL = "(r.status <> 'valid' OR r.lifecycle_links <> 0)"
+"""The records whose effective status is invalid; SQLite's partial index of them has this condition."""
+LISTING_STATUSES = ("valid", "invalid", "expired")
 
 
 def table_names(prefix: str) -> dict[str, str]:
@@ -139,11 +162,31 @@ def _ids_json(ids: Iterable[Any]) -> str:
     return json.dumps(list(ids))
 
 
+def _runs(items: Sequence[Any], key: Any) -> list[list[Any]]:
+    """The items cut into runs of consecutive items with the same key, in order."""
+    runs: list[list[Any]] = []
+    for item in items:
+        if runs and key(runs[-1][0]) == key(item):
+            runs[-1].append(item)
+        else:
+            runs.append([item])
+    return runs
+
+
 class SQLDialect(ABC):
     """What SQLMemoryStore needs to know about one database: SQL fragments and value conversions.
 
     Fragments take bind names (without the colon) or SQL expressions, never user values.
     """
+
+    name: str
+    """The database's name, as StoreStats.backend reports it."""
+    from_nothing = ""
+    """What a SELECT of expressions alone needs after them (Oracle: FROM dual)."""
+
+    @abstractmethod
+    def utc_day(self, expression: str) -> str:
+        """A timestamp column's UTC day as YYYY-MM-DD text."""
 
     @abstractmethod
     def schema(self, prefix: str, vector_dim: int, vector_index: bool, keyword_index: bool) -> Any:
@@ -230,6 +273,10 @@ class SQLDialect(ABC):
         """A condition: the JSON column holds {}."""
 
     @abstractmethod
+    def lower(self, expression: str) -> str:
+        """A text (or CLOB) expression in lower case, by Unicode rules (not only ASCII's)."""
+
+    @abstractmethod
     def first_rows(self, count: str) -> str:
         """A clause keeping the first `count` rows (a bind reference or a literal)."""
 
@@ -262,8 +309,16 @@ class SQLDialect(ABC):
         """INSERT of `values` (column → SQL expression) unless a row with the same keys exists."""
 
     @abstractmethod
-    def upsert(self, table: str, keys: Sequence[str], values: Mapping[str, str], updates: Sequence[str]) -> str:
-        """INSERT of `values`, or UPDATE of the `updates` columns of the row with the same keys."""
+    def upsert(
+        self,
+        table: str,
+        keys: Sequence[str],
+        values: Mapping[str, str],
+        updates: Sequence[str],
+        increments: Sequence[str] = (),
+    ) -> str:
+        """INSERT of `values`, or UPDATE of the `updates` columns of the row with the same keys,
+        adding 1 to its `increments` columns."""
 
     for_update = ""
     """The locking clause of a read before an update in the same transaction."""
@@ -373,21 +428,25 @@ class SQLMemoryStore(MemoryStore):
         self._relations, self._image_bytes, self._changes = q["relations"], q["images"], q["changes"]
         self._text_index_name = self.schema.text_index
         self._has_text_index: bool | None = None
+        # stats() per scope: (scope, store id, newest change) -> (StoreStats, next expiry or None)
+        self._stats_memo: dict[tuple, tuple[StoreStats, str | None]] = {}
+        self._stats_lock = threading.Lock()
         json_text = dialect.json_text
         self._record_columns = (
             "r.pk, r.id, r.kind, r.record_type, r.content, r.index_text, r.index_text_empty, "
             f"{json_text('r.parts')} AS parts, r.thread_id, r.user_id, r.agent_id, r.role, r.role_empty, "
             "r.seq_no, r.event_at, r.created_at, r.expires_at, "
-            f"{EFFECTIVE_STATUS_SQL} AS status, {json_text('r.metadata')} AS metadata, r.message_id, r.mime_type"
+            f"{EFFECTIVE_STATUS_SQL} AS status, {json_text('r.metadata')} AS metadata, r.message_id, r.mime_type, "
+            "r.version"
         )
         self._relation_columns = (
             "rel.pos, rel.id, rel.source_id, rel.source_type, rel.target_id, rel.target_type, rel.relation_type, "
-            f"rel.opposite_type, rel.event_at, {json_text('rel.metadata')} AS metadata, rel.created_at"
+            f"rel.opposite_type, rel.event_at, {json_text('rel.metadata')} AS metadata, rel.created_at, rel.version"
         )
         self._thread_columns = (
             f"t.id, t.user_id, t.agent_id, {json_text('t.metadata')} AS metadata, "
             f"{json_text('t.settings')} AS settings, t.created_at, t.updated_at, t.summary, "
-            f"{json_text('t.topics')} AS topics"
+            f"{json_text('t.topics')} AS topics, t.version"
         )
         self._apply_schema_policy()
 
@@ -595,8 +654,11 @@ class SQLMemoryStore(MemoryStore):
                     ("store_id", str(uuid.uuid4())),  # tells an index snapshot which store it belongs to
                 ):
                     self._merge_meta(cursor, key, str(value))
-                # Oracle's version 1 is this layout, less the change log that creation just added.
+                # Versions 1 (Oracle's) to 5 are this layout less what creation just added (the
+                # change log) and the versions, which columns with a default add to existing rows.
                 if int(self._meta_value(cursor, "schema_version") or SCHEMA_VERSION) < SCHEMA_VERSION:
+                    for statement in self.schema.upgrade_sql(cursor):
+                        self._run_ddl(cursor, statement)
                     self._set_meta(cursor, "schema_version", str(SCHEMA_VERSION))
         self._check_schema()
 
@@ -765,25 +827,27 @@ class SQLMemoryStore(MemoryStore):
                         f"a {kind_of(rows[0].record_type)} record with one of these ids already exists"
                     ) from None
                 raise
-            if checked:
-                keys = {
-                    row["id"]: row["pk"]
-                    for row in self._fetch(
-                        f"SELECT id, pk FROM {self._records} r WHERE kind = 'image' AND {self._in('r.id', 'ids')}",
-                        {"ids": _ids_json(row.id for row in rows)},
-                        cursor,
-                    )
-                }
-                cursor.executemany(
-                    f"INSERT INTO {self._image_bytes} (record_pk, bytes) VALUES (:record_pk, :bytes)",
-                    [
-                        {"record_pk": keys[row.id], "bytes": image.data}
-                        for row, (image, _) in zip(rows, checked, strict=True)
-                    ],
-                )
+            self._insert_image_bytes(cursor, rows, checked)
             ids = [row.id for row in rows]
             self._log_inserted(cursor, kind_of(rows[0].record_type), ids, inserted)
         return ids
+
+    def _insert_image_bytes(self, cursor: Any, rows: list[NewRecord], checked: list[tuple[Any, Any]]) -> None:
+        """The bytes of newly inserted image records (`checked`: one (image, owner) per row)."""
+        if not checked:
+            return
+        keys = {
+            row["id"]: row["pk"]
+            for row in self._fetch(
+                f"SELECT id, pk FROM {self._records} r WHERE kind = 'image' AND {self._in('r.id', 'ids')}",
+                {"ids": _ids_json(row.id for row in rows)},
+                cursor,
+            )
+        }
+        cursor.executemany(
+            f"INSERT INTO {self._image_bytes} (record_pk, bytes) VALUES (:record_pk, :bytes)",
+            [{"record_pk": keys[row.id], "bytes": image.data} for row, (image, _) in zip(rows, checked, strict=True)],
+        )
 
     def _record_values(self, plan: AddPlan, seq_numbers: list[int | None]) -> dict[str, list]:
         """The new records' column values, one list per column: a comprehension per column runs
@@ -846,6 +910,18 @@ class SQLMemoryStore(MemoryStore):
         except Exception as exc:
             if not self.dialect.is_unique_violation(exc):
                 raise
+        else:
+            self._log_threads(cursor, cursor.rowcount)
+
+    def _log_threads(self, cursor: Any, count: int) -> None:
+        """Note in the change log that threads were created or deleted (`count` of them, if any):
+        indexes ignore such entries, but stats() knows from the log's newest entry that its
+        memoised counts are out of date."""
+        if count > 0:
+            cursor.execute(
+                f"INSERT INTO {self._changes} (entity, first_key, last_key) VALUES ('thread', 0, 0)",
+            )
+            self._trim_log(cursor)
 
     def _touch_threads(self, cursor: Any, rows: list[NewRecord], now: str) -> list[int | None]:
         """Create missing thread rows, mark activity, and number new messages within each thread."""
@@ -871,8 +947,11 @@ class SQLMemoryStore(MemoryStore):
                     seq_numbers[i] = int(row["next_seq_no"]) - len(messages) + offset
         return seq_numbers
 
-    def _add_profile(self, record_type: str, owner_id: str, information: str, metadata: Any) -> str:
+    def _add_profile(
+        self, record_type: str, owner_id: str, information: str, metadata: Any, expected_version: Any
+    ) -> str:
         name = check_profile(record_type, owner_id, information)
+        expected = expected_version_of(expected_version)
         vector = normalize_rows(self._embed([information]))[0] if information else None
         params = {
             "id": owner_id,
@@ -884,6 +963,13 @@ class SQLMemoryStore(MemoryStore):
             "now": self.dialect.db_time(utc_now()),
         }
         with self._write() as cursor:
+            if expected is not None:  # the profile must exist, at that version
+                rows = self._fetch(
+                    f"SELECT version FROM {self._records} WHERE kind = :kind AND id = :id{self.dialect.for_update}",
+                    {"kind": record_type, "id": owner_id},
+                    cursor,
+                )
+                check_version(f"{record_type} {owner_id!r}", expected, rows[0]["version"] if rows else None)
             self.dialect.declare(cursor, ["embedding"])  # no LONG binds: Oracle takes those only as inserted values
             cursor.execute(
                 self.dialect.upsert(
@@ -901,6 +987,7 @@ class SQLMemoryStore(MemoryStore):
                         "embedding": ":embedding",
                     },
                     ["content", "search_text", "metadata", "embedding"],
+                    increments=["version"],
                 ),
                 params,
             )
@@ -909,13 +996,17 @@ class SQLMemoryStore(MemoryStore):
             )
         return owner_id
 
-    def add_user(self, user_id: str, information: str, metadata: dict | None = None) -> str:
+    def add_user(
+        self, user_id: str, information: str, metadata: dict | None = None, *, expected_version: Any = NOT_SET
+    ) -> str:
         """Insert (or replace) a user's profile text; returns the user id."""
-        return self._add_profile(USER_PROFILE_TYPE, user_id, information, metadata)
+        return self._add_profile(USER_PROFILE_TYPE, user_id, information, metadata, expected_version)
 
-    def add_agent(self, agent_id: str, information: str, metadata: dict | None = None) -> str:
+    def add_agent(
+        self, agent_id: str, information: str, metadata: dict | None = None, *, expected_version: Any = NOT_SET
+    ) -> str:
         """Insert (or replace) an agent's profile text; returns the agent id."""
-        return self._add_profile(AGENT_PROFILE_TYPE, agent_id, information, metadata)
+        return self._add_profile(AGENT_PROFILE_TYPE, agent_id, information, metadata, expected_version)
 
     def update(
         self,
@@ -933,11 +1024,15 @@ class SQLMemoryStore(MemoryStore):
         status: Any = NOT_SET,
         content_parts: Any = NOT_SET,
         image: Any = NOT_SET,
+        role: Any = NOT_SET,
+        expires_at: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
         """Update one live record; returns 1, or 0 when it does not exist or has expired."""
         check_record_type(record_type)
         if image is not NOT_SET and (record_type != IMAGE_TYPE or not isinstance(image, CheckedImage)):
             raise ValueError("image= takes a checked image (images.check_image), for image records only")
+        expected = expected_version_of(expected_version)
         with self._write() as cursor:
             row = self._live_row(cursor, record_type, record_id)
             stored_index_text = None
@@ -957,10 +1052,18 @@ class SQLMemoryStore(MemoryStore):
                 image is not NOT_SET,
                 (row["content"] or "") if row else "",
                 stored_index_text,
+                record_type=record_type,
+                role=role,
+                expires_at=expires_at,
             )
             if row is None:
                 return 0
+            check_version(f"{record_type} {record_id!r}", expected, row["version"])
             changes: dict[str, Any] = {}
+            if plan.role is not NOT_SET:
+                changes["role"], changes["role_empty"] = plan.role, 0
+            if plan.expires_at is not NOT_SET:
+                changes["expires_at"] = self.dialect.db_time(plan.expires_at)
             if plan.content is not NOT_SET:
                 changes["content"] = plan.content or None
             if plan.index_text is not NOT_SET:
@@ -1005,11 +1108,15 @@ class SQLMemoryStore(MemoryStore):
                 )
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
             self.dialect.declare(cursor, changes)
-            cursor.execute(f"UPDATE {self._records} SET {assignments} WHERE pk = :pk", {**changes, "pk": row["pk"]})
+            cursor.execute(
+                f"UPDATE {self._records} SET {assignments}, version = version + 1 WHERE pk = :pk",
+                {**changes, "pk": row["pk"]},
+            )
             self._log_keys(cursor, "record", [row["pk"]])
             if record_type == MESSAGE_TYPE and "expires_at" in changes:
                 cursor.execute(
-                    f"UPDATE {self._records} SET expires_at = :expires_at WHERE kind = 'image' AND message_id = :id",
+                    f"UPDATE {self._records} SET expires_at = :expires_at, version = version + 1 "
+                    "WHERE kind = 'image' AND message_id = :id",
                     {"expires_at": changes["expires_at"], "id": record_id},
                 )
                 self._log(cursor, "record", self._records, "r.kind = 'image' AND r.message_id = :id", {"id": record_id})
@@ -1029,8 +1136,8 @@ class SQLMemoryStore(MemoryStore):
         if not storable_id(record_id):
             return None
         rows = self._fetch(
-            f"SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at "
-            f"FROM {self._records} r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type "
+            f"SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at, "
+            f"r.version FROM {self._records} r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type "
             "AND (r.expires_at IS NULL OR r.expires_at > :now)" + self.dialect.for_update,
             {
                 "kind": kind_of(record_type),
@@ -1114,7 +1221,9 @@ class SQLMemoryStore(MemoryStore):
         with self._write() as cursor:
             self._delete_where(cursor, "r.thread_id = :thread_id", {"thread_id": thread_id})
             cursor.execute(f"DELETE FROM {self._threads} WHERE id = :id", {"id": thread_id})
-            return cursor.rowcount
+            deleted = cursor.rowcount
+            self._log_threads(cursor, deleted)
+            return deleted
 
     def _delete_owner(self, column: str, profile_type: str, owner_id: str, cascade: bool) -> int:
         check_id(column, owner_id)
@@ -1131,7 +1240,9 @@ class SQLMemoryStore(MemoryStore):
                 {"owner": owner_id},
             )
             cursor.execute(f"DELETE FROM {self._threads} WHERE {column} = :owner", {"owner": owner_id})
-            return deleted + cursor.rowcount
+            threads = cursor.rowcount
+            self._log_threads(cursor, threads)
+            return deleted + threads
 
     def delete_user(self, user_id: str, cascade: bool = True) -> int:
         """Delete a user's profile and, with `cascade`, their threads and records; returns rows deleted."""
@@ -1162,16 +1273,21 @@ class SQLMemoryStore(MemoryStore):
             timestamp=self.dialect.text_time(row["event_at"]),
             metadata=json.loads(row["metadata"]) if row["metadata"] else None,
             created_at=self.dialect.text_time(row["created_at"]),
+            version=int(row["version"]),
         )
 
-    def _recount_lifecycle(self, cursor: Any, memory_ids: Iterable[str]) -> None:
-        """D2: a memory is invalid while at least one lifecycle link points at it."""
+    def _recount_lifecycle(self, cursor: Any, memory_ids: Iterable[str], *, bump: bool = True) -> None:
+        """D2: a memory is invalid while at least one lifecycle link points at it. A memory whose
+        count changes is a changed row: its version moves (unless `bump` is off: rows just restored)."""
         ids = sorted(set(memory_ids))
         if ids:
+            count = (
+                f"(SELECT count(*) FROM {self._relations} rel "
+                f"WHERE rel.target_id = {self._records}.id AND rel.relation_type IN {_LIFECYCLE_SQL})"
+            )
             cursor.execute(
-                f"UPDATE {self._records} SET lifecycle_links = (SELECT count(*) FROM {self._relations} rel "
-                f"WHERE rel.target_id = {self._records}.id AND rel.relation_type IN {_LIFECYCLE_SQL}) "
-                f"WHERE kind = 'memory' AND {self._in('id', 'ids')}",
+                f"UPDATE {self._records} SET lifecycle_links = {count}{', version = version + 1' if bump else ''} "
+                f"WHERE kind = 'memory' AND {self._in('id', 'ids')} AND lifecycle_links <> {count}",
                 {"ids": _ids_json(ids)},
             )
             self._log(
@@ -1274,20 +1390,26 @@ class SQLMemoryStore(MemoryStore):
         metadata: Any = NOT_SET,
         *,
         thread_id: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
         """Change a relation's labels, timestamp or metadata; returns 1, or 0 when there is none."""
         relation_changes(None, None, relation_type, opposite_relation_type, timestamp, metadata)  # checks first
+        expected = expected_version_of(expected_version)
         with self._write() as cursor:
             row = self._owned_relation(cursor, relation_id, thread_id)
             if row is None:
                 return 0
+            check_version(f"relation {row['id']!r}", expected, row["version"])
             changes = relation_changes(
                 row["relation_type"], row["opposite_type"], relation_type, opposite_relation_type, timestamp, metadata
             )
             if "timestamp" in changes:
                 changes["event_at"] = self.dialect.db_time(changes.pop("timestamp"))
             assignments = ", ".join(f"{column} = :{column}" for column in changes)
-            cursor.execute(f"UPDATE {self._relations} SET {assignments} WHERE id = :id", {**changes, "id": row["id"]})
+            cursor.execute(
+                f"UPDATE {self._relations} SET {assignments}, version = version + 1 WHERE id = :id",
+                {**changes, "id": row["id"]},
+            )
             self._log_keys(cursor, "link", [row["pos"]])
             self._recount_lifecycle(cursor, [row["target_id"]])
         return 1
@@ -1388,6 +1510,7 @@ class SQLMemoryStore(MemoryStore):
             message_count=int(row["message_count"]),
             summary=row["summary"],
             topics=json.loads(row["topics"]) if row["topics"] else None,
+            version=int(row["version"]),
         )
 
     def save_thread(
@@ -1415,13 +1538,25 @@ class SQLMemoryStore(MemoryStore):
         )
         return self._thread_record(rows[0]) if rows else None
 
-    def update_thread(self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET) -> int:
+    def update_thread(
+        self, thread_id: str, metadata: Any = NOT_SET, settings: Any = NOT_SET, *, expected_version: Any = NOT_SET
+    ) -> int:
         check_id("thread_id", thread_id)
         changes = thread_changes(metadata, settings)
+        expected = expected_version_of(expected_version)
         assignments = ", ".join(f"{column} = :{column}" for column in changes)
         with self._write() as cursor:
+            if expected is not None:
+                rows = self._fetch(
+                    f"SELECT version FROM {self._threads} WHERE id = :id{self.dialect.for_update}",
+                    {"id": thread_id},
+                    cursor,
+                )
+                if not rows:
+                    return 0
+                check_version(f"thread {thread_id!r}", expected, rows[0]["version"])
             cursor.execute(
-                f"UPDATE {self._threads} SET {assignments}, updated_at = :now WHERE id = :id",
+                f"UPDATE {self._threads} SET {assignments}, updated_at = :now, version = version + 1 WHERE id = :id",
                 {**changes, "now": self.dialect.db_time(utc_now()), "id": thread_id},
             )
             return cursor.rowcount
@@ -1433,7 +1568,8 @@ class SQLMemoryStore(MemoryStore):
         with self._write() as cursor:
             self.dialect.declare(cursor, ["summary"])
             cursor.execute(
-                f"UPDATE {self._threads} SET summary = :summary, topics = :topics WHERE id = :id",
+                f"UPDATE {self._threads} SET summary = :summary, topics = :topics, version = version + 1 "
+                "WHERE id = :id",
                 {"summary": summary, "topics": topics_json, "id": thread_id},
             )
             return cursor.rowcount
@@ -1458,11 +1594,16 @@ class SQLMemoryStore(MemoryStore):
         metadata_filter: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        *,
+        text: Any = NOT_SET,
     ) -> Page:
         """Threads, latest activity first; `cursor` continues from an earlier page."""
         check_positive_int("limit", limit, allow_none=True)
         where: list[str] = []
         params: dict[str, Any] = {"now": self.dialect.db_time(utc_now())}
+        matching = self._text_condition(["t.id", self.dialect.json_text("t.metadata")], text, params)
+        if matching is not None:
+            where.append(matching)
         for column, value in (("user_id", user_id), ("agent_id", agent_id)):
             if value is not NOT_SET:
                 check_scope_value(column, value)
@@ -1496,7 +1637,7 @@ class SQLMemoryStore(MemoryStore):
         sql = (
             f"WITH owners AS (SELECT {column} AS id FROM {self._threads} WHERE {column} IS NOT NULL "
             f"UNION SELECT {column} FROM {self._records} WHERE {column} IS NOT NULL) "
-            f"SELECT o.id, p.content, {self.dialect.json_text('p.metadata')} AS metadata, p.created_at "
+            f"SELECT o.id, p.content, {self.dialect.json_text('p.metadata')} AS metadata, p.created_at, p.version "
             f"FROM owners o LEFT JOIN {self._records} p ON p.kind = :kind AND p.id = o.id {after} ORDER BY o.id"
         )
         rows = self._fetch(sql + self._fetch_first(limit, params), params)
@@ -1508,6 +1649,7 @@ class SQLMemoryStore(MemoryStore):
                 metadata=json.loads(row["metadata"]) if row["metadata"] else None,
                 created_at=self.dialect.text_time(row["created_at"]),
                 timestamp=self.dialect.text_time(row["created_at"]),
+                version=0 if row["version"] is None else int(row["version"]),  # 0: no stored profile
             )
             for row in rows[:limit]
         ]
@@ -1521,6 +1663,504 @@ class SQLMemoryStore(MemoryStore):
     def list_agents(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
         """Every agent id that owns a profile, thread or record, by id, with its profile text if any."""
         return self._list_owners("agent_id", AGENT_PROFILE_TYPE, limit, cursor)
+
+    # --- counts -----------------------------------------------------------------------------
+
+    def _deleted_by(self, alias: str, scope: DeleteScope, params: dict[str, Any]) -> str:
+        """The records (alias) the delete of `scope` removes directly (a message's images aside)."""
+        if scope.column == "thread_id":
+            params["scope_id"] = scope.owner_id
+            return f"{alias}.thread_id = :scope_id"
+        params["scope_id"] = scope.owner_id
+        return (
+            f"({alias}.{scope.column} = :scope_id OR {alias}.thread_id IN "
+            f"(SELECT st.id FROM {self._threads} st WHERE st.{scope.column} = :scope_id))"
+        )
+
+    def _scope_records(self, scope: DeleteScope | None, params: dict[str, Any]) -> str:
+        """What the delete of `scope` removes (alias r): its records and their messages' images."""
+        if scope is None:
+            return "1 = 1"
+        direct = self._deleted_by("r", scope, params)
+        messages = self._deleted_by("sm", scope, params)
+        return (
+            f"({direct} OR (r.kind = 'image' AND r.message_id IN "
+            f"(SELECT sm.id FROM {self._records} sm WHERE sm.kind = 'message' AND {messages})))"
+        )
+
+    def _scope_threads(self, scope: DeleteScope | None, params: dict[str, Any]) -> str:
+        if scope is None:
+            return "1 = 1"
+        params["scope_id"] = scope.owner_id
+        return f"t.{'id' if scope.column == 'thread_id' else scope.column} = :scope_id"
+
+    def _scope_links(self, scope: DeleteScope | None, params: dict[str, Any]) -> str:
+        """The links the delete of `scope` removes: those touching a memory it deletes."""
+        if scope is None:
+            return "1 = 1"
+        memories = self._deleted_by("lm", scope, params)
+        return (
+            f"EXISTS (SELECT 1 FROM {self._records} lm WHERE lm.kind = 'memory' "
+            f"AND (lm.id = rel.source_id OR lm.id = rel.target_id) AND {memories})"
+        )
+
+    def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
+        """Counts of the store, or of what one delete would remove (MemoryStore.stats).
+
+        A handful of grouped queries, memoised per scope: the memo holds while the change log's
+        newest entry (every write adds one, threads' creation and deletion included) and the
+        store id are those it was computed at, and no record has reached its expiry since."""
+        scope = delete_scope(thread_id, user_id, agent_id)
+        # Inside a transaction that has written, the counts are of uncommitted rows whose log
+        # entries may be rolled back and their numbers taken again: no memo then.
+        shared = self._written() is None
+        with self._read() as cursor:
+            [state] = self._fetch(f"SELECT MAX(seq) AS seq FROM {self._changes}", None, cursor)
+            key = (scope, self._meta_value(cursor, "store_id"), state["seq"])
+            now = utc_now()
+            with self._stats_lock:
+                memo = self._stats_memo.get(key) if shared else None
+            if memo is not None and (memo[1] is None or now < memo[1]):
+                return copy.deepcopy(memo[0])
+            stats, next_expiry = self._count(cursor, scope, now)
+        if not shared:
+            return stats
+        with self._stats_lock:
+            if len(self._stats_memo) >= STATS_MEMO_SIZE:
+                self._stats_memo.clear()
+            self._stats_memo[key] = (stats, next_expiry)
+        return copy.deepcopy(stats)
+
+    def _count(self, cursor: Any, scope: DeleteScope | None, now: str) -> tuple[StoreStats, str | None]:
+        """The counts of `scope` at `now`, and the next expiry after it (None: none)."""
+        params: dict[str, Any] = {"now": self.dialect.db_time(now)}
+        in_scope = self._scope_records(scope, params)
+        records = {record_type: {"valid": 0, "invalid": 0, "expired": 0} for record_type in RECORD_TYPES}
+        state = (
+            "CASE WHEN r.expires_at IS NOT NULL AND r.expires_at <= :now THEN 'expired' "
+            "WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
+        )
+        # Grouped over an inline view: Oracle takes a bind inside a GROUP BY expression for another
+        # expression than the same text in the select list (ORA-00979).
+        for row in self._fetch(
+            f"SELECT s.record_type, s.state, count(*) AS n FROM (SELECT r.record_type, {state} AS state "
+            f"FROM {self._records} r WHERE {in_scope}) s GROUP BY s.record_type, s.state",
+            params,
+            cursor,
+        ):
+            records.setdefault(row["record_type"], {"valid": 0, "invalid": 0, "expired": 0})[row["state"]] = int(
+                row["n"]
+            )
+        day = self.dialect.utc_day("COALESCE(r.event_at, r.created_at)")
+        by_day = sorted(
+            (row["day"], row["kind"], int(row["n"]))
+            for row in self._fetch(
+                f"SELECT s.day, s.kind, count(*) AS n FROM (SELECT {day} AS day, r.kind FROM {self._records} r "
+                f"WHERE {in_scope} AND r.kind IN ('message', 'memory') "
+                "AND (r.expires_at IS NULL OR r.expires_at > :now)) s GROUP BY s.day, s.kind",
+                params,
+                cursor,
+            )
+        )
+        link_params: dict[str, Any] = {}
+        links = {
+            row["relation_type"]: int(row["n"])
+            for row in self._fetch(
+                f"SELECT rel.relation_type, count(*) AS n FROM {self._relations} rel "
+                f"WHERE {self._scope_links(scope, link_params)} GROUP BY rel.relation_type ORDER BY rel.relation_type",
+                link_params,
+                cursor,
+            )
+        }
+        owner_params: dict[str, Any] = {}
+        thread_scope = self._scope_threads(scope, owner_params)
+        record_scope = self._scope_records(scope, owner_params)
+        [owners] = self._fetch(
+            f"SELECT (SELECT count(*) FROM {self._threads} t WHERE {thread_scope}) AS threads, "
+            + ", ".join(
+                f"(SELECT count(*) FROM (SELECT t.{column} AS id FROM {self._threads} t "
+                f"WHERE t.{column} IS NOT NULL AND {thread_scope} UNION SELECT r.{column} FROM {self._records} r "
+                f"WHERE r.{column} IS NOT NULL AND {record_scope}) o) AS {name}"
+                for column, name in (("user_id", "users"), ("agent_id", "agents"))
+            )
+            + self.dialect.from_nothing,
+            owner_params,
+            cursor,
+        )
+        [upcoming] = self._fetch(
+            f"SELECT MIN(r.expires_at) AS at FROM {self._records} r WHERE r.expires_at > :now",
+            {"now": params["now"]},
+            cursor,
+        )
+        stats = StoreStats(
+            records=records,
+            links=links,
+            threads=int(owners["threads"]),
+            users=int(owners["users"]),
+            agents=int(owners["agents"]),
+            by_day=by_day,
+            backend=self.dialect.name,
+            embedder=self.embedder.name,
+            vector_dim=self.vector_dim,
+            schema_version=SCHEMA_VERSION,
+        )
+        return stats, self.dialect.text_time(upcoming["at"])
+
+    def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
+        """Threads, live messages and live memories of each user or agent, in one grouped query."""
+        if not isinstance(owner, str) or owner not in ("user", "agent"):
+            raise ValueError(f"owner must be 'user' or 'agent', not {owner!r}")
+        if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
+            raise ValueError(f"ids must be a list of {owner} ids, not {type(ids).__name__}")
+        column = f"{owner}_id"
+        wanted = list(dict.fromkeys(check_id(f"ids[{i}]", value) for i, value in enumerate(ids)))
+        counts = {owner_id: {"threads": 0, "messages": 0, "memories": 0} for owner_id in wanted}
+        if not wanted:
+            return counts
+        # Every kind is counted (the others are dropped here): a condition on kind would steer
+        # SQLite to its (kind, id) key instead of the owner index.
+        rows = self._fetch(
+            f"SELECT t.{column} AS owner, 'thread' AS kind, count(*) AS n FROM {self._threads} t "
+            f"WHERE {self._in(f't.{column}', 'ids')} GROUP BY t.{column} "
+            f"UNION ALL SELECT r.{column}, r.kind, count(*) FROM {self._records} r "
+            f"WHERE {self._in(f'r.{column}', 'ids')} AND (r.expires_at IS NULL OR r.expires_at > :now) "
+            f"GROUP BY r.{column}, r.kind",
+            {"ids": _ids_json(wanted), "now": self.dialect.db_time(utc_now())},
+        )
+        names = {"thread": "threads", MESSAGE_TYPE: "messages", "memory": "memories"}
+        for row in rows:
+            if row["kind"] in names:
+                counts[row["owner"]][names[row["kind"]]] = int(row["n"])
+        return counts
+
+    # --- snapshots --------------------------------------------------------------------------
+
+    def snapshot(
+        self,
+        *,
+        record_ids: Sequence[tuple[str, str]] = (),
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+    ) -> Snapshot:
+        """Everything the matching delete would remove, as stored (MemoryStore.snapshot)."""
+        scope = delete_scope(thread_id, user_id, agent_id)
+        pairs = snapshot_pairs(record_ids)
+        if pairs and scope is not None:
+            raise ValueError("pass record_ids or one of thread_id, user_id and agent_id, not both")
+        params: dict[str, Any] = {}
+        if pairs:
+            # The records by type and id (one bind of ids per type), a message's images, and the
+            # links of a memory.
+            by_type: dict[str, list[str]] = {}
+            for record_type, record_id in pairs:
+                by_type.setdefault(record_type, []).append(record_id)
+
+            def chosen(alias: str) -> str:
+                groups = [
+                    f"({alias}.kind = :sk{i} AND {alias}.record_type = :st{i} "
+                    f"AND {self._in(f'{alias}.id', f'sids{i}')})"
+                    for i in range(len(by_type))
+                ]
+                return "(" + " OR ".join(groups) + ")"
+
+            for i, (record_type, chosen_ids) in enumerate(sorted(by_type.items())):
+                params.update(
+                    {f"sk{i}": kind_of(record_type), f"st{i}": record_type, f"sids{i}": _ids_json(chosen_ids)}
+                )
+            records = (
+                f"({chosen('r')} OR (r.kind = 'image' AND r.message_id IN (SELECT sm.id FROM {self._records} sm "
+                f"WHERE sm.kind = 'message' AND {chosen('sm')})))"
+            )
+            links = (
+                f"EXISTS (SELECT 1 FROM {self._records} lm WHERE lm.kind = 'memory' "
+                f"AND (lm.id = rel.source_id OR lm.id = rel.target_id) AND {chosen('lm')})"
+            )
+            threads = None
+        else:
+            records = self._scope_records(scope, params)
+            links = self._scope_links(scope, params)
+            threads = self._scope_threads(scope, params)
+        with self._read() as cursor:
+            thread_rows = []
+            if threads is not None:
+                thread_rows = self._fetch(
+                    f"{self._thread_select()} WHERE {threads} ORDER BY t.created_at, t.id",
+                    {**params, "now": self.dialect.db_time(utc_now())},
+                    cursor,
+                )
+            rows = self._fetch(
+                f"SELECT {self._record_columns}, r.status AS explicit_status FROM {self._records} r "
+                f"WHERE {records} ORDER BY r.pk",
+                params,
+                cursor,
+            )
+            relation_rows = self._fetch(
+                f"SELECT {self._relation_columns} FROM {self._relations} rel WHERE {links} ORDER BY rel.pos",
+                params,
+                cursor,
+            )
+            images = [row["id"] for row in rows if row["kind"] == IMAGE_TYPE]
+            data = {}
+            if images:
+                data = {
+                    row["id"]: row["bytes"]
+                    for row in self._fetch(
+                        f"SELECT r.id, b.bytes FROM {self._records} r JOIN {self._image_bytes} b "
+                        f"ON b.record_pk = r.pk WHERE r.kind = 'image' AND {self._in('r.id', 'ids')}",
+                        {"ids": _ids_json(images)},
+                        cursor,
+                    )
+                }
+        snapshot = Snapshot(
+            threads=[self._thread_record(row) for row in thread_rows],
+            relations=[self._relation(row) for row in relation_rows],
+        )
+        for row in rows:
+            record = self._record(row)
+            if isinstance(record, ImageRecord):
+                record.bytes = data.get(record.id)
+            snapshot.records.append(record)
+            snapshot.stored[(record.record_type, record.id)] = {
+                "status": RecordStatus(row["explicit_status"]),
+                "event_at": self.dialect.text_time(row["event_at"]),
+                "index_text": "" if row["index_text_empty"] else row["index_text"],
+            }
+        return snapshot
+
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+        """Write a snapshot back, ids, links and times included (MemoryStore.restore)."""
+        check_bool("skip_existing", skip_existing)
+        plan = plan_restore(snapshot)
+        payloads = [plan.payload(record) for record in plan.records]
+        wanted = [i for i, text in enumerate(payloads) if text]
+        vectors: list[np.ndarray | None] = [None] * len(payloads)
+        if wanted:  # embedded before the write lock is taken
+            for i, vector in zip(wanted, normalize_rows(self._embed([payloads[i] for i in wanted])), strict=True):
+                vectors[i] = vector
+        report = RestoreReport()
+        now = utc_now()
+        with self._write() as cursor:
+            records = self._restorable_records(cursor, plan, vectors, skip_existing, report)
+            self._restore_threads(cursor, plan, records, now, report)
+            for run in _runs(records, lambda item: kind_of(item[0].record_type)):
+                self._insert_restored(cursor, plan, run)
+            report.restored["records"] = len(records)
+            relations = self._restorable_relations(cursor, plan, skip_existing, report)
+            if relations:
+                cursor.executemany(
+                    f"INSERT INTO {self._relations} ({', '.join(relations[0])}) "
+                    f"VALUES ({', '.join(':' + column for column in relations[0])})",
+                    relations,
+                )
+                self._log(
+                    cursor,
+                    "link",
+                    self._relations,
+                    self._in("rel.id", "ids"),
+                    {"ids": _ids_json(row["id"] for row in relations)},
+                )
+            report.restored["relations"] = len(relations)
+            restored = [record.id for record, _ in records if record.record_type in MEMORY_TYPES]
+            self._recount_lifecycle(cursor, restored, bump=False)  # they are new rows: no change of theirs
+            self._recount_lifecycle(cursor, {row["target_id"] for row in relations} - set(restored))
+        return report
+
+    def _restorable_records(
+        self, cursor: Any, plan: RestorePlan, vectors: list, skip_existing: bool, report: RestoreReport
+    ) -> list[tuple[Record, Any]]:
+        """The snapshot's records whose ids are free, with their vectors; a taken one is an error
+        unless `skip_existing`, which reports it."""
+        taken: set[tuple[str, str]] = set()
+        by_kind: dict[str, list[str]] = {}
+        for record in plan.records:
+            by_kind.setdefault(kind_of(record.record_type), []).append(record.id)
+        for kind, ids in by_kind.items():
+            rows = self._fetch(
+                f"SELECT r.id FROM {self._records} r WHERE r.kind = :kind AND {self._in('r.id', 'ids')}",
+                {"kind": kind, "ids": _ids_json(ids)},
+                cursor,
+            )
+            taken.update((kind, row["id"]) for row in rows)
+        kept = []
+        for record, vector in zip(plan.records, vectors, strict=True):
+            kind = kind_of(record.record_type)
+            if (kind, record.id) in taken:
+                if not skip_existing:
+                    raise ValueError(f"a {kind} record with id {record.id!r} already exists; nothing was restored")
+                report.skipped.append(("record", record.id, "exists"))
+                continue
+            kept.append((record, vector))
+        return kept
+
+    def _restore_threads(
+        self, cursor: Any, plan: RestorePlan, records: list[tuple[Record, Any]], now: str, report: RestoreReport
+    ) -> None:
+        """Create the snapshot's absent threads as they were (and, as add does, the thread of a
+        record whose thread is gone); keep each thread's next sequence number above its restored
+        messages'."""
+        db_time = self.dialect.db_time
+        for thread in plan.threads:  # (a long summary binds as a CLOB: no LONG inside a MERGE)
+            cursor.execute(
+                self.dialect.insert_if_absent(
+                    self._threads,
+                    ["id"],
+                    {
+                        column: f":{column}"
+                        for column in (
+                            "id",
+                            "user_id",
+                            "agent_id",
+                            "metadata",
+                            "settings",
+                            "created_at",
+                            "updated_at",
+                            "summary",
+                            "topics",
+                            "version",
+                        )
+                    },
+                ),
+                {
+                    "id": thread.id,
+                    "user_id": thread.user_id,
+                    "agent_id": thread.agent_id,
+                    "metadata": dump_metadata(thread.metadata),
+                    "settings": json.dumps(thread.settings),
+                    "created_at": db_time(thread.created_at or now),
+                    "updated_at": db_time(thread.updated_at or thread.created_at or now),
+                    "summary": thread.summary,
+                    "topics": None if thread.topics is None else json.dumps(thread.topics),
+                    "version": thread.version + 1,
+                },
+            )
+            created = cursor.rowcount
+            self._log_threads(cursor, created)
+            if created:
+                report.restored["threads"] += 1
+            else:
+                report.skipped.append(("thread", thread.id, "exists"))
+        next_seq: dict[str, int] = {}
+        for record, _ in records:
+            thread_id = getattr(record, "thread_id", None)
+            if thread_id is not None:
+                if thread_id not in next_seq:
+                    self._ensure_thread(cursor, thread_id, record.user_id, record.agent_id, now, settings="{}")
+                seq_no = getattr(record, "seq_no", None)
+                next_seq[thread_id] = max(next_seq.get(thread_id, 0), 0 if seq_no is None else seq_no + 1)
+        for thread_id, after in sorted(next_seq.items()):
+            cursor.execute(
+                f"UPDATE {self._threads} SET next_seq_no = :after WHERE id = :id AND next_seq_no < :after",
+                {"after": after, "id": thread_id},
+            )
+
+    def _insert_restored(self, cursor: Any, plan: RestorePlan, run: list[tuple[Record, Any]]) -> None:
+        """Insert a run of restored records of one kind, with their image bytes, and log them:
+        the columns of an add (_record_values), with the snapshot's types, times and versions."""
+        records = [record for record, _ in run]
+        rows = []
+        for record in records:
+            facts = plan.stored_of(record)
+            rows.append(
+                NewRecord(
+                    id=record.id,
+                    record_type=record.record_type,
+                    content=record.content,
+                    index_text=facts["index_text"],
+                    thread_id=getattr(record, "thread_id", None),
+                    user_id=getattr(record, "user_id", None),
+                    agent_id=getattr(record, "agent_id", None),
+                    role=getattr(record, "role", None),
+                    timestamp=facts["event_at"],
+                    metadata=dump_metadata(record.metadata),
+                    status=facts["status"].value,
+                    parts=dump_parts(getattr(record, "parts", None)),
+                )
+            )
+        # An image's stored dimensions are not needed to store it again: its bytes were checked when added.
+        images = [
+            (CheckedImage(r.bytes, r.mime_type, 0, 0), r.message_id) for r in records if isinstance(r, ImageRecord)
+        ]
+        expiries = [record.expires_at for record in records]
+        values = self._record_values(
+            AddPlan(rows, [vector for _, vector in run], images, expiries, utc_now()),
+            [getattr(record, "seq_no", None) for record in records],
+        )
+        db_time = self.dialect.db_time
+        values["record_type"] = [record.record_type for record in records]
+        values["created_at"] = [db_time(record.created_at) for record in records]
+        values["version"] = [record.version + 1 for record in records]
+        kind = values["kind"][0]
+        if kind in (USER_PROFILE_TYPE, AGENT_PROFILE_TYPE):  # a profile is its owner's record
+            values["user_id" if kind == USER_PROFILE_TYPE else "agent_id"] = [record.id for record in records]
+        inserted = self.dialect.insert_rows(cursor, self._records, values, DEFAULT_BATCH_SIZE)
+        self._insert_image_bytes(cursor, rows, images)
+        self._log_inserted(cursor, kind, values["id"], inserted)
+
+    def _restorable_relations(
+        self, cursor: Any, plan: RestorePlan, skip_existing: bool, report: RestoreReport
+    ) -> list[dict[str, Any]]:
+        """Rows of the snapshot's relations to insert: a taken id or pair is an error unless
+        `skip_existing`; a relation whose end is not a stored memory of its type is skipped."""
+        if not plan.relations:
+            return []
+        ends = {end for relation in plan.relations for end in (relation.source_record_id, relation.target_record_id)}
+        found = {
+            row["id"]: row["record_type"]
+            for row in self._fetch(
+                f"SELECT r.id, r.record_type FROM {self._records} r WHERE r.kind = 'memory' "
+                f"AND {self._in('r.id', 'ids')}",
+                {"ids": _ids_json(sorted(ends))},
+                cursor,
+            )
+        }
+        taken = self._fetch(
+            f"SELECT rel.id, rel.pair FROM {self._relations} rel WHERE {self._in('rel.id', 'ids')} "
+            f"OR {self._in('rel.pair', 'pairs')}",
+            {
+                "ids": _ids_json(relation.id for relation in plan.relations),
+                "pairs": _ids_json(plan.pair(relation) for relation in plan.relations),
+            },
+            cursor,
+        )
+        taken_ids, taken_pairs = {row["id"] for row in taken}, {row["pair"] for row in taken}
+        rows = []
+        for relation in plan.relations:
+            missing = [
+                end
+                for end, end_type in (
+                    (relation.source_record_id, relation.source_record_type),
+                    (relation.target_record_id, relation.target_record_type),
+                )
+                if found.get(end) != end_type
+            ]
+            if missing:
+                report.skipped.append(("relation", relation.id, f"no memory {missing[0]!r} to link"))
+                continue
+            if relation.id in taken_ids or plan.pair(relation) in taken_pairs:
+                if not skip_existing:
+                    raise ValueError(
+                        f"relation {relation.id!r} (or a link of the same pair) already exists; nothing was restored"
+                    )
+                report.skipped.append(("relation", relation.id, "exists"))
+                continue
+            rows.append(
+                {
+                    "id": relation.id,
+                    "source_id": relation.source_record_id,
+                    "source_type": relation.source_record_type,
+                    "target_id": relation.target_record_id,
+                    "target_type": relation.target_record_type,
+                    "relation_type": relation.relation_type,
+                    "opposite_type": relation.opposite_relation_type,
+                    "event_at": self.dialect.db_time(relation.timestamp),
+                    "metadata": dump_metadata(relation.metadata),
+                    "created_at": self.dialect.db_time(relation.created_at or utc_now()),
+                    "pair": plan.pair(relation),
+                    "version": relation.version + 1,
+                }
+            )
+        return rows
 
     # --- reads ------------------------------------------------------------------------------
 
@@ -1597,10 +2237,17 @@ class SQLMemoryStore(MemoryStore):
         *,
         cursor: str | None = None,
         include_expired: bool = False,
+        status: Any = NOT_SET,
+        newest_first: bool = False,
+        text: Any = NOT_SET,
     ) -> Page:
-        """Records of one or more types in insertion order, with exact scope filters (MemoryStore.list)."""
+        """Records of one or more types in insertion order (or newest first), with exact scope
+        filters, status and text filters (MemoryStore.list)."""
         types = check_record_types(record_type)
         check_positive_int("limit", limit, allow_none=True)
+        check_bool("include_expired", include_expired)
+        check_bool("newest_first", newest_first)
+        wanted = listing_status(status)
         params: dict[str, Any] = {}
         where = [_types_condition("r", types, params)]
         for column, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
@@ -1617,18 +2264,47 @@ class SQLMemoryStore(MemoryStore):
             compiler = self.dialect.filter_compiler()
             where.append(compiler.compile(parse_filter(metadata_filter), "r.metadata"))
             params.update(compiler.params)
-        if not include_expired:
+        if wanted == "expired":
+            where.append("r.expires_at IS NOT NULL AND r.expires_at <= :now")
+        elif not include_expired:
             where.append("(r.expires_at IS NULL OR r.expires_at > :now)")
+        if wanted == "valid":
+            where.append("r.status = 'valid' AND r.lifecycle_links = 0")
+        elif wanted == "invalid":
+            where.append(INVALID_SQL)
+        if wanted == "expired" or not include_expired:
             params["now"] = self.dialect.db_time(utc_now())
+        matching = self._text_condition(["r.content", "r.id", self.dialect.json_text("r.metadata")], text, params)
+        if matching is not None:
+            where.append(matching)
         if cursor is not None:
-            where.append("r.pk > :after")
-            params["after"] = decode_cursor(cursor, (int,))[0]
-        sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY r.pk"
+            # An ascending cursor is [pk] (as every earlier engine wrote it), a newest-first one
+            # [pk, "desc"]: each order refuses the other's.
+            values = decode_cursor(cursor, (int, str) if newest_first else (int,))
+            if newest_first and values[1] != "desc":
+                raise ValueError(f"invalid cursor: {cursor!r}")
+            where.append("r.pk < :after" if newest_first else "r.pk > :after")
+            params["after"] = values[0]
+        order = "r.pk DESC" if newest_first else "r.pk"
+        sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY {order}"
         rows = self._fetch(sql + self._fetch_first(limit, params), params)
         more = limit is not None and len(rows) > limit
         rows = rows[:limit]
         records = self._with_bytes([self._record(row) for row in rows], include_bytes)
-        return Page(records, encode_cursor(int(rows[-1]["pk"])) if more else None)
+        last = int(rows[-1]["pk"]) if more else None
+        return Page(
+            records, None if last is None else encode_cursor(last, "desc") if newest_first else encode_cursor(last)
+        )
+
+    def _text_condition(self, expressions: Sequence[str], text: Any, params: dict[str, Any]) -> str | None:
+        """A listing's `text` filter: a case-insensitive substring of any of `expressions`, as a
+        LIKE of their lower case against one bind (wildcards escaped); None without a filter."""
+        pattern = like_pattern(text)
+        if pattern is None:
+            return None
+        params["text_pattern"] = pattern
+        lower = self.dialect.lower
+        return "(" + " OR ".join(f"{lower(e)} LIKE :text_pattern ESCAPE '\\'" for e in expressions) + ")"
 
     def list_thread_messages(
         self,
@@ -2057,6 +2733,7 @@ class _IndexSource:
                 text_time(row["event_at"]),
                 row["metadata"],
                 text_time(row["created_at"]),
+                int(row["version"]),
             )
             for row in self._fetch(
                 f"SELECT {store._relation_columns} FROM {store._relations} rel {where}ORDER BY rel.created_at, rel.id",

@@ -19,7 +19,7 @@ class LinkIndex:
     """Each memory's links, both ways, in (created_at, id) order, and each link's row by position.
 
     A row is (pos, id, source_id, source_type, target_id, target_type, relation_type,
-    opposite_type, timestamp, metadata JSON text, created_at), times as canonical UTC text.
+    opposite_type, timestamp, metadata JSON text, created_at, version), times as canonical UTC text.
     """
 
     def __init__(self, rows: Iterable[Sequence[Any]]) -> None:
@@ -54,8 +54,8 @@ class LinkIndex:
         }
 
     def relation(self, position: int) -> RecordRelation:
-        _, relation_id, source, source_type, target, target_type, forward, opposite, timestamp, metadata, created = (
-            self._rows[position]
+        (_, relation_id, source, source_type, target, target_type, forward, opposite, timestamp, metadata, created) = (
+            self._rows[position][:11]
         )
         return RecordRelation(
             id=relation_id,
@@ -68,4 +68,5 @@ class LinkIndex:
             timestamp=timestamp,
             metadata=json.loads(metadata) if metadata else None,
             created_at=created,
+            version=self._rows[position][11],
         )

@@ -1,5 +1,5 @@
 -- snapshot: delete_thread
--- statements: 11
+-- statements: 13
 
 -- [1] execute
 LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
@@ -47,3 +47,10 @@ DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :k
 -- [11] execute
 DELETE FROM "OAM_THREADS" WHERE id = :id
 -- binds: {"id": "t1"}
+
+-- [12] execute
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES ('thread', 0, 0)
+
+-- [13] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}

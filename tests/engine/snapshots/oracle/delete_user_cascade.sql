@@ -1,5 +1,5 @@
 -- snapshot: delete_user_cascade
--- statements: 10
+-- statements: 12
 
 -- [1] execute
 LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
@@ -41,3 +41,10 @@ DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :k
 -- [10] execute
 DELETE FROM "OAM_THREADS" WHERE user_id = :owner
 -- binds: {"owner": "u1"}
+
+-- [11] execute
+INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) VALUES ('thread', 0, 0)
+
+-- [12] execute
+DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
+-- binds: {"keep": 100000}

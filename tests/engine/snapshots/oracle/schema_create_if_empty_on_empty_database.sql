@@ -14,7 +14,7 @@ CREATE TABLE IF NOT EXISTS "OAM_THREADS" (
     id VARCHAR2(512) PRIMARY KEY,
     user_id VARCHAR2(512), agent_id VARCHAR2(512), metadata JSON, settings JSON,
     created_at TIMESTAMP(6) NOT NULL, updated_at TIMESTAMP(6) NOT NULL,
-    next_seq_no NUMBER(19) DEFAULT 0 NOT NULL, summary CLOB, topics JSON)
+    next_seq_no NUMBER(19) DEFAULT 0 NOT NULL, summary CLOB, topics JSON, version NUMBER(19) DEFAULT 1 NOT NULL)
 
 -- [4] execute
 CREATE INDEX IF NOT EXISTS "OAM_THREADS_ACTIVITY" ON "OAM_THREADS" (updated_at, id)
@@ -35,7 +35,7 @@ CREATE TABLE IF NOT EXISTS "OAM_RECORDS" (
     event_at TIMESTAMP(6), created_at TIMESTAMP(6) NOT NULL, expires_at TIMESTAMP(6),
     status VARCHAR2(10) DEFAULT 'valid' NOT NULL, lifecycle_links NUMBER(10) DEFAULT 0 NOT NULL,
     metadata JSON, embedding VECTOR(8, FLOAT32), message_id VARCHAR2(512), mime_type VARCHAR2(20),
-    CONSTRAINT "OAM_RECORDS_KIND_ID" UNIQUE (kind, id))
+    version NUMBER(19) DEFAULT 1 NOT NULL, CONSTRAINT "OAM_RECORDS_KIND_ID" UNIQUE (kind, id))
 
 -- [8] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_THREAD" ON "OAM_RECORDS" (thread_id, kind, seq_no)
@@ -66,7 +66,7 @@ CREATE TABLE IF NOT EXISTS "OAM_RELATIONS" (
     target_id VARCHAR2(512) NOT NULL, target_type VARCHAR2(20) NOT NULL,
     relation_type VARCHAR2(512) NOT NULL, opposite_type VARCHAR2(512) NOT NULL,
     event_at TIMESTAMP(6), metadata JSON, created_at TIMESTAMP(6) NOT NULL,
-    pair VARCHAR2(1100) NOT NULL CONSTRAINT "OAM_RELATIONS_PAIR" UNIQUE)
+    pair VARCHAR2(1100) NOT NULL CONSTRAINT "OAM_RELATIONS_PAIR" UNIQUE, version NUMBER(19) DEFAULT 1 NOT NULL)
 
 -- [16] execute
 CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_FROM" ON "OAM_RELATIONS" (source_id, created_at, id, target_id)
@@ -84,7 +84,7 @@ CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) IND
 
 -- [20] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "5"}
+-- binds: {"meta_key": "schema_version", "meta_value": "6"}
 
 -- [21] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)

@@ -5,7 +5,7 @@
 LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
 
 -- [2] execute
-SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now) FOR UPDATE
+SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at, r.version FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now) FOR UPDATE
 -- binds: {"kind": "image", "id": "img-1", "record_type": "image", "now": "<timestamp>"}
 -- options: fetch_lobs=False
 
@@ -14,7 +14,7 @@ UPDATE "OAM_IMAGE_BYTES" SET bytes = :bytes WHERE record_pk = :pk
 -- binds: {"bytes": "<bytes[79]>", "pk": 7}
 
 -- [4] execute
-UPDATE "OAM_RECORDS" SET mime_type = :mime_type WHERE pk = :pk
+UPDATE "OAM_RECORDS" SET mime_type = :mime_type, version = version + 1 WHERE pk = :pk
 -- binds: {"mime_type": "image/PNG", "pk": 7}
 
 -- [5] executemany, 1 rows

@@ -5,7 +5,7 @@
 LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
 
 -- [2] execute
-SELECT rel.pos, rel.id, rel.source_id, rel.source_type, rel.target_id, rel.target_type, rel.relation_type, rel.opposite_type, rel.event_at, JSON_SERIALIZE(rel.metadata RETURNING CLOB) AS metadata, rel.created_at FROM "OAM_RELATIONS" rel WHERE rel.id = :id
+SELECT rel.pos, rel.id, rel.source_id, rel.source_type, rel.target_id, rel.target_type, rel.relation_type, rel.opposite_type, rel.event_at, JSON_SERIALIZE(rel.metadata RETURNING CLOB) AS metadata, rel.created_at, rel.version FROM "OAM_RELATIONS" rel WHERE rel.id = :id
 -- binds: {"id": "rel-1"}
 -- options: fetch_lobs=False
 
@@ -15,7 +15,7 @@ SELECT count(*) AS n FROM "OAM_RECORDS" r WHERE r.kind = 'memory' AND r.id IN (:
 -- options: fetch_lobs=False
 
 -- [4] execute
-UPDATE "OAM_RELATIONS" SET metadata = :metadata, relation_type = :relation_type, opposite_type = :opposite_type WHERE id = :id
+UPDATE "OAM_RELATIONS" SET metadata = :metadata, relation_type = :relation_type, opposite_type = :opposite_type, version = version + 1 WHERE id = :id
 -- binds: {"metadata": "{\"why\":\"edited\"}", "relation_type": "refines", "opposite_type": "is_refined_by", "id": "rel-1"}
 
 -- [5] executemany, 1 rows
@@ -27,7 +27,7 @@ DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :k
 -- binds: {"keep": 100000}
 
 -- [7] execute
-UPDATE "OAM_RECORDS" SET lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = "OAM_RECORDS".id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')) WHERE kind = 'memory' AND id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+UPDATE "OAM_RECORDS" SET lifecycle_links = (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = "OAM_RECORDS".id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates')), version = version + 1 WHERE kind = 'memory' AND id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt) AND lifecycle_links <> (SELECT count(*) FROM "OAM_RELATIONS" rel WHERE rel.target_id = "OAM_RECORDS".id AND rel.relation_type IN ('supersedes', 'refines', 'duplicates'))
 -- binds: {"ids": "[\"m2\"]"}
 
 -- [8] execute

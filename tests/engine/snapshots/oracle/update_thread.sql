@@ -5,5 +5,5 @@
 LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
 
 -- [2] execute
-UPDATE "OAM_THREADS" SET metadata = :metadata, settings = :settings, updated_at = :now WHERE id = :id
+UPDATE "OAM_THREADS" SET metadata = :metadata, settings = :settings, updated_at = :now, version = version + 1 WHERE id = :id
 -- binds: {"metadata": "{\"topic\":\"y\"}", "settings": "{\"lang\": \"de\"}", "now": "<timestamp>", "id": "t1"}

@@ -5,12 +5,12 @@
 LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
 
 -- [2] execute
-SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now) FOR UPDATE
+SELECT r.pk, r.content, r.index_text, r.index_text_empty, r.thread_id, r.event_at, r.created_at, r.version FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id AND r.record_type = :record_type AND (r.expires_at IS NULL OR r.expires_at > :now) FOR UPDATE
 -- binds: {"kind": "message", "id": "msg-1", "record_type": "message", "now": "<timestamp>"}
 -- options: fetch_lobs=False
 
 -- [3] execute
-UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE pk = :pk
+UPDATE "OAM_RECORDS" SET expires_at = :expires_at, version = version + 1 WHERE pk = :pk
 -- binds: {"expires_at": "<timestamp>", "pk": 7}
 
 -- [4] executemany, 1 rows
@@ -22,7 +22,7 @@ DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :k
 -- binds: {"keep": 100000}
 
 -- [6] execute
-UPDATE "OAM_RECORDS" SET expires_at = :expires_at WHERE kind = 'image' AND message_id = :id
+UPDATE "OAM_RECORDS" SET expires_at = :expires_at, version = version + 1 WHERE kind = 'image' AND message_id = :id
 -- binds: {"expires_at": "<timestamp>", "id": "msg-1"}
 
 -- [7] execute

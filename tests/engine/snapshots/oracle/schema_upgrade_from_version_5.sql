@@ -1,0 +1,132 @@
+-- snapshot: schema_upgrade_from_version_5
+-- statements: 31
+
+-- [1] execute
+SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\"]"}
+-- options: fetch_lobs=False
+
+-- [2] execute
+CREATE TABLE IF NOT EXISTS "OAM_META" (meta_key VARCHAR2(100) PRIMARY KEY, meta_value VARCHAR2(4000))
+
+-- [3] execute
+CREATE TABLE IF NOT EXISTS "OAM_THREADS" (
+    id VARCHAR2(512) PRIMARY KEY,
+    user_id VARCHAR2(512), agent_id VARCHAR2(512), metadata JSON, settings JSON,
+    created_at TIMESTAMP(6) NOT NULL, updated_at TIMESTAMP(6) NOT NULL,
+    next_seq_no NUMBER(19) DEFAULT 0 NOT NULL, summary CLOB, topics JSON, version NUMBER(19) DEFAULT 1 NOT NULL)
+
+-- [4] execute
+CREATE INDEX IF NOT EXISTS "OAM_THREADS_ACTIVITY" ON "OAM_THREADS" (updated_at, id)
+
+-- [5] execute
+CREATE INDEX IF NOT EXISTS "OAM_THREADS_USER" ON "OAM_THREADS" (user_id)
+
+-- [6] execute
+CREATE INDEX IF NOT EXISTS "OAM_THREADS_AGENT" ON "OAM_THREADS" (agent_id)
+
+-- [7] execute
+CREATE TABLE IF NOT EXISTS "OAM_RECORDS" (
+    pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id VARCHAR2(512) NOT NULL, kind VARCHAR2(20) NOT NULL, record_type VARCHAR2(20) NOT NULL,
+    content CLOB, index_text CLOB, index_text_empty NUMBER(1) DEFAULT 0 NOT NULL, search_text CLOB,
+    parts JSON, thread_id VARCHAR2(512), user_id VARCHAR2(512), agent_id VARCHAR2(512),
+    role VARCHAR2(512), role_empty NUMBER(1) DEFAULT 0 NOT NULL, seq_no NUMBER(19),
+    event_at TIMESTAMP(6), created_at TIMESTAMP(6) NOT NULL, expires_at TIMESTAMP(6),
+    status VARCHAR2(10) DEFAULT 'valid' NOT NULL, lifecycle_links NUMBER(10) DEFAULT 0 NOT NULL,
+    metadata JSON, embedding VECTOR(8, FLOAT32), message_id VARCHAR2(512), mime_type VARCHAR2(20),
+    version NUMBER(19) DEFAULT 1 NOT NULL, CONSTRAINT "OAM_RECORDS_KIND_ID" UNIQUE (kind, id))
+
+-- [8] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_THREAD" ON "OAM_RECORDS" (thread_id, kind, seq_no)
+
+-- [9] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_USER" ON "OAM_RECORDS" (user_id, record_type)
+
+-- [10] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_AGENT" ON "OAM_RECORDS" (agent_id, record_type)
+
+-- [11] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TYPE" ON "OAM_RECORDS" (record_type, status)
+
+-- [12] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_EXPIRY" ON "OAM_RECORDS" (expires_at)
+
+-- [13] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_MESSAGE" ON "OAM_RECORDS" (message_id)
+
+-- [14] execute
+CREATE TABLE IF NOT EXISTS "OAM_IMAGE_BYTES" (
+    record_pk NUMBER(19) PRIMARY KEY REFERENCES "OAM_RECORDS" (pk) ON DELETE CASCADE, bytes BLOB NOT NULL)
+
+-- [15] execute
+CREATE TABLE IF NOT EXISTS "OAM_RELATIONS" (
+    pos NUMBER(19) GENERATED ALWAYS AS IDENTITY, id VARCHAR2(512) PRIMARY KEY,
+    source_id VARCHAR2(512) NOT NULL, source_type VARCHAR2(20) NOT NULL,
+    target_id VARCHAR2(512) NOT NULL, target_type VARCHAR2(20) NOT NULL,
+    relation_type VARCHAR2(512) NOT NULL, opposite_type VARCHAR2(512) NOT NULL,
+    event_at TIMESTAMP(6), metadata JSON, created_at TIMESTAMP(6) NOT NULL,
+    pair VARCHAR2(1100) NOT NULL CONSTRAINT "OAM_RELATIONS_PAIR" UNIQUE, version NUMBER(19) DEFAULT 1 NOT NULL)
+
+-- [16] execute
+CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_FROM" ON "OAM_RELATIONS" (source_id, created_at, id, target_id)
+
+-- [17] execute
+CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_TO" ON "OAM_RELATIONS" (target_id, created_at, id, source_id)
+
+-- [18] execute
+CREATE TABLE IF NOT EXISTS "OAM_CHANGES" (
+    seq NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) PRIMARY KEY,
+    entity VARCHAR2(10) NOT NULL, first_key NUMBER(19) NOT NULL, last_key NUMBER(19) NOT NULL)
+
+-- [19] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
+
+-- [20] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "schema_version", "meta_value": "6"}
+
+-- [21] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+
+-- [22] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+
+-- [23] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+
+-- [24] execute
+SELECT meta_value FROM "OAM_META" WHERE meta_key = :meta_key
+-- binds: {"meta_key": "schema_version"}
+-- options: fetch_lobs=False
+
+-- [25] execute
+SELECT table_name FROM user_tab_columns WHERE column_name = 'VERSION' AND table_name IN (:t0, :t1, :t2)
+-- binds: {"t0": "OAM_THREADS", "t1": "OAM_RECORDS", "t2": "OAM_RELATIONS"}
+-- options: fetch_lobs=False
+
+-- [26] execute
+ALTER TABLE "OAM_RECORDS" ADD (version NUMBER(19) DEFAULT 1 NOT NULL)
+
+-- [27] execute
+ALTER TABLE "OAM_RELATIONS" ADD (version NUMBER(19) DEFAULT 1 NOT NULL)
+
+-- [28] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN MATCHED THEN UPDATE SET t.meta_value = :meta_value WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "schema_version", "meta_value": "6"}
+
+-- [29] execute
+SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\"]"}
+-- options: fetch_lobs=False
+
+-- [30] execute
+SELECT meta_key, meta_value FROM "OAM_META"
+-- options: fetch_lobs=False
+
+-- [31] execute
+SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
+-- options: fetch_lobs=False
