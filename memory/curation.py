@@ -49,15 +49,30 @@ class Actor:
         return self.user.get_username() if self.user is not None else "system"
 
 
+ENGINE_ARGUMENTS = {
+    "text": "content",
+    "contents": "content",
+    "user_ids": "user_id",
+    "agent_ids": "agent_id",
+    "thread_ids": "thread_id",
+    "roles": "role",
+    "timestamps": "timestamp",
+}
+"""Engine argument names that differ from the form field they come from (the store's batch names)."""
+
+
 def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
     """The form field an engine ValueError names ("metadata must be a dict…"), and its message.
 
-    The engine names the argument at the start of its messages; an argument that is no field of
-    the form (or no argument at all) gives None: the error belongs to the form as a whole.
+    The engine names the argument at the start of its messages (a batch argument with its index,
+    "contents[0] has…"); an argument that is no field of the form (or no argument at all) gives
+    None: the error belongs to the form as a whole.
     """
     message = str(error)
-    for name in fields:
-        if re.match(rf"(the )?{re.escape(name)}\b", message):
+    match = re.match(r"(?:the )?([a-z_]+)(?:\[\d+\])?\b", message)
+    if match:
+        name = ENGINE_ARGUMENTS.get(match.group(1), match.group(1))
+        if name in fields:
             return name, message
     return None, message
 

@@ -56,8 +56,10 @@ def id_filter(label: str) -> forms.CharField:
 class ListingForm(forms.Form):
     """Paging, common to every listing. The cursor is the engine's, opaque; the engine checks it."""
 
-    cursor = forms.CharField(required=False, widget=forms.HiddenInput)
-    limit = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE_SIZE, widget=forms.HiddenInput)
+    cursor = forms.CharField(label="Page cursor", required=False, widget=forms.HiddenInput)
+    limit = forms.IntegerField(
+        label="Page size", required=False, min_value=1, max_value=MAX_PAGE_SIZE, widget=forms.HiddenInput
+    )
 
     def engine_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -191,8 +193,10 @@ class HistoryFilters(forms.Form):
         required=False,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local", "class": "form-control"}),
     )
-    cursor = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
-    limit = forms.IntegerField(required=False, min_value=1, max_value=MAX_PAGE_SIZE, widget=forms.HiddenInput)
+    cursor = forms.IntegerField(label="Page cursor", required=False, min_value=1, widget=forms.HiddenInput)
+    limit = forms.IntegerField(
+        label="Page size", required=False, min_value=1, max_value=MAX_PAGE_SIZE, widget=forms.HiddenInput
+    )
 
     def page(self) -> tuple[list[CurationEntry], int | None]:
         """The entries of this page and the cursor of the next one (None on the last page)."""

@@ -280,12 +280,16 @@ class AgentMemory:
         ttl_anchor: Any = NOT_SET,
         status: Any = NOT_SET,
         *,
+        memory_type: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
         expires_at: Any = NOT_SET,
         expected_version: Any = NOT_SET,
     ) -> str:
-        """Update a memory; KeyError when it does not exist or has expired. `expires_at` sets an
-        absolute expiry (None: never) instead of a lifetime; `expected_version` refuses the
-        update (StaleVersionError) when the memory changed since that version was read."""
+        """Update a memory; KeyError when it does not exist or has expired. Beyond the SDK: a new
+        `memory_type` (its links follow), `user_id` or `agent_id` (None: unscoped), `expires_at`
+        for an absolute expiry (None: never) instead of a lifetime, and `expected_version`, which
+        refuses the update (StaleVersionError) when the memory changed since that version was read."""
         return update_memory_record(
             self.store,
             self.get_memory(memory_id),
@@ -295,6 +299,9 @@ class AgentMemory:
             ttl_days=ttl_days,
             ttl_anchor=ttl_anchor,
             status=status,
+            memory_type=memory_type,
+            user_id=user_id,
+            agent_id=agent_id,
             expires_at=expires_at,
             expected_version=expected_version,
         )

@@ -205,3 +205,9 @@ def retired_as(relation_type: str) -> str:
 def owner_url(owner_id: str, kind: str) -> str:
     """{{ id|owner_url:"user" }}: the page of a user or an agent."""
     return reverse(f"memory:{kind}_detail", args=[owner_id])
+
+
+@register.filter
+def hidden_field_errors(form: Any) -> list[str]:
+    """The errors of a form's hidden fields, each prefixed with the field's label."""
+    return [f"{field.label}: {error}" for field in form.hidden_fields() for error in field.errors]

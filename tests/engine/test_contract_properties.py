@@ -302,6 +302,9 @@ def update_memory_params() -> dict[str, P]:
         "ttl_days": ttl_days_param(),
         "ttl_anchor": ttl_anchor,
         "status": status,
+        "memory_type": memory_type,
+        "user_id": scope_param("user"),
+        "agent_id": scope_param("agent"),
         "expires_at": P(st.one_of(st.none(), timestamp_param().valid), timestamp_param().hostile),
         "expected_version": version_param(),
     }

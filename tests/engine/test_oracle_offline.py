@@ -577,6 +577,14 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("update_memory_type_and_owners")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [live_row(thread_id=None)])
+    store.update("fact", "m1", memory_type="preference", user_id="u2", agent_id=None)
+    return conn.statements
+
+
 @scenario("update_missing_record")
 def _() -> list[Statement]:
     conn, store = open_store()

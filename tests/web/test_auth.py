@@ -14,11 +14,11 @@ def test_the_login_page_renders(client, db):
     assert b"Log in" in response.content
 
 
-def test_a_user_logs_in_and_lands_on_the_thread_list(client, viewer):
+def test_a_user_logs_in_and_lands_on_the_overview(client, viewer):
     response = client.post(reverse("login"), {"username": "vera", "password": "vera-password"})
 
     assert response.status_code == 302
-    assert response["Location"] == reverse("memory:thread_list")
+    assert response["Location"] == reverse("memory:overview")
 
 
 def test_a_wrong_password_is_refused(client, viewer):

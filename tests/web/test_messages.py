@@ -65,8 +65,9 @@ def test_an_edit_changes_content_role_metadata_and_timestamp(curator_client, wor
 
 def test_search_finds_the_new_text_and_no_longer_the_old(curator_client, world, agent_memory):
     def found(query: str) -> bool:
-        hits = agent_memory.search(query, user_id="alice", record_types=["message"], max_results=1)
-        return bool(hits) and hits[0].record.id == world.message_ids[0]
+        """Whether some message matches the query's words (the vector half always ranks something)."""
+        hits = agent_memory.search(query, user_id="alice", record_types=["message"])
+        return any(hit.scores.get("keyword_rank") is not None for hit in hits)
 
     assert found("quiet hotel Lisbon")
 

@@ -116,7 +116,7 @@ def test_curators_reach_every_page_and_form(curator_client, world):
             assert curator_client.get(url).status_code == 200, name
 
 
-def test_an_account_without_a_role_reads_nothing(client, world):
+def test_an_account_without_a_role_reads_nothing(client, db, world):
     client.force_login(User.objects.create_user("nobody", password="nobody-password"))
 
     response = client.get(reverse("memory:overview"))
@@ -125,7 +125,7 @@ def test_an_account_without_a_role_reads_nothing(client, world):
     assert b"no role" in response.content
 
 
-def test_staff_are_admins(client, world):
+def test_staff_are_admins(client, db, world):
     admin = User.objects.create_user("ada", password="ada-password", is_staff=True)
     client.force_login(admin)
 

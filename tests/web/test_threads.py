@@ -22,9 +22,10 @@ def add_thread(agent_memory, thread_id: str, messages: int = 2, user_id: str = "
     )
 
 
-def next_link(html: str) -> str | None:
+def next_link(html: str, path: str = THREAD_LIST) -> str | None:
+    """The next page's URL; the pager links with a query string alone, relative to the page."""
     match = re.search(r'rel="next" href="([^"]+)"', html)
-    return match.group(1).replace("&amp;", "&") if match else None
+    return path + match.group(1).replace("&amp;", "&") if match else None
 
 
 @pytest.fixture
@@ -274,7 +275,7 @@ def test_deleting_a_thread_takes_everything_and_it_can_be_restored(curator_clien
     assert response.status_code == 302
     with pytest.raises(KeyError):
         agent_memory.get_thread_record(world.thread_id)
-    assert not agent_memory.search("vegetarian", user_id="alice")
+    assert not agent_memory.search("vegetarian", user_id="alice", record_types=["fact", "message"])
     entry = CurationEntry.objects.get(action="delete")
 
     curator_client.post(reverse("memory:history_revert", args=[entry.pk]))
@@ -283,4 +284,4 @@ def test_deleting_a_thread_takes_everything_and_it_can_be_restored(curator_clien
     assert thread.message_count == 3
     assert thread.metadata == {"topic": "travel", "tags": ["lisbon"]}
     assert agent_memory.get_memory(world.old_fact_id).status == "invalid"  # its link came back too
-    assert agent_memory.search("vegetarian", user_id="alice")
+    assert agent_memory.search("vegetarian", user_id="alice", record_types=["fact", "message"])

@@ -12,7 +12,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -372,6 +372,8 @@ class UpdatePlan:
     status: Any = NOT_SET
     role: Any = NOT_SET
     expires_at: Any = NOT_SET  # canonical UTC text, or None for "never"
+    record_type: Any = NOT_SET  # a memory's new type
+    owners: dict[str, str | None] = field(default_factory=dict)  # a memory's new user_id / agent_id
 
 
 def prepare_update(
@@ -392,9 +394,20 @@ def prepare_update(
     record_type: str,
     role: Any = NOT_SET,
     expires_at: Any = NOT_SET,
+    memory_type: Any = NOT_SET,
+    user_id: Any = NOT_SET,
+    agent_id: Any = NOT_SET,
 ) -> UpdatePlan:
     """Resolve the update table of spec §3.3.10 for one stored row (plus our `role`, for
-    messages, and `expires_at`, an absolute expiry instead of a lifetime)."""
+    messages, `expires_at`, an absolute expiry instead of a lifetime, and for memories a new
+    `memory_type`, `user_id` or `agent_id`)."""
+    owners = {name: value for name, value in (("user_id", user_id), ("agent_id", agent_id)) if value is not NOT_SET}
+    if (memory_type is not NOT_SET or owners) and record_type not in MEMORY_TYPES:
+        raise ValueError(f"memory_type, user_id and agent_id change memories only, not {record_type} records")
+    if memory_type is not NOT_SET:
+        check_record_type(memory_type, MEMORY_TYPES)
+    for name, value in owners.items():
+        check_scope_value(name, value)
     if role is not NOT_SET:
         if record_type != MESSAGE_TYPE:
             raise ValueError(f"role is for messages only, not {record_type} records")
@@ -411,15 +424,31 @@ def prepare_update(
         text = content
     if content_parts is not NOT_SET and text is NOT_SET:
         raise ValueError("content_parts come with the text they describe")
-    if not new_image and all(
-        v is NOT_SET
-        for v in (text, index_text, embedding, metadata, timestamp, ttl_days, ttl_anchor, status, role, expires_at)
+    if (
+        not new_image
+        and not owners
+        and all(
+            v is NOT_SET
+            for v in (
+                text,
+                index_text,
+                embedding,
+                metadata,
+                timestamp,
+                ttl_days,
+                ttl_anchor,
+                status,
+                role,
+                expires_at,
+                memory_type,
+            )
+        )
     ):
         raise ValueError(
             "update needs at least one of text, index_text, embedding, metadata, timestamp, ttl, expires_at, "
-            "status or role"
+            "status, role, memory_type, user_id or agent_id"
         )
-    plan = UpdatePlan(role=role, expires_at=expires_at)
+    plan = UpdatePlan(role=role, expires_at=expires_at, record_type=memory_type, owners=owners)
     if text is None:
         if index_text not in (NOT_SET, None) or (embedding is not NOT_SET and embedding is not None):
             raise ValueError(
@@ -798,6 +827,9 @@ class MemoryStore(ABC):
         image: Any = NOT_SET,
         role: Any = NOT_SET,
         expires_at: Any = NOT_SET,
+        memory_type: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
         expected_version: Any = NOT_SET,
     ) -> int:
         """Change one live record (§3.3.7: a changed payload is embedded again unless `embedding`
@@ -805,7 +837,9 @@ class MemoryStore(ABC):
         new expiry passes to its images; the thread's activity time moves.
 
         `role` (messages only) is a non-empty string; `expires_at` an ISO-8601 instant or
-        datetime (None: never), not together with `ttl_days`/`ttl_anchor`. The record's version
+        datetime (None: never), not together with `ttl_days`/`ttl_anchor`. A memory takes a new
+        `memory_type` (one of the memory types: its links follow) and a new `user_id` or
+        `agent_id` (None: unscoped on that dimension). The record's version
         moves by one (its images' too when a message's expiry changes). With `expected_version`
         the stored version is compared inside the write: a different one raises
         StaleVersionError and nothing is written."""

@@ -1026,6 +1026,9 @@ class SQLMemoryStore(MemoryStore):
         image: Any = NOT_SET,
         role: Any = NOT_SET,
         expires_at: Any = NOT_SET,
+        memory_type: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
         expected_version: Any = NOT_SET,
     ) -> int:
         """Update one live record; returns 1, or 0 when it does not exist or has expired."""
@@ -1055,6 +1058,9 @@ class SQLMemoryStore(MemoryStore):
                 record_type=record_type,
                 role=role,
                 expires_at=expires_at,
+                memory_type=memory_type,
+                user_id=user_id,
+                agent_id=agent_id,
             )
             if row is None:
                 return 0
@@ -1062,6 +1068,9 @@ class SQLMemoryStore(MemoryStore):
             changes: dict[str, Any] = {}
             if plan.role is not NOT_SET:
                 changes["role"], changes["role_empty"] = plan.role, 0
+            if plan.record_type is not NOT_SET:
+                changes["record_type"] = plan.record_type
+            changes.update(plan.owners)
             if plan.expires_at is not NOT_SET:
                 changes["expires_at"] = self.dialect.db_time(plan.expires_at)
             if plan.content is not NOT_SET:
@@ -1113,6 +1122,8 @@ class SQLMemoryStore(MemoryStore):
                 {**changes, "pk": row["pk"]},
             )
             self._log_keys(cursor, "record", [row["pk"]])
+            if changes.get("record_type", record_type) != record_type:
+                self._retype_links(cursor, record_id, changes["record_type"])
             if record_type == MESSAGE_TYPE and "expires_at" in changes:
                 cursor.execute(
                     f"UPDATE {self._records} SET expires_at = :expires_at, version = version + 1 "
@@ -1123,6 +1134,15 @@ class SQLMemoryStore(MemoryStore):
             if row["thread_id"] is not None:
                 self._touch_activity(cursor, [row["thread_id"]])
         return 1
+
+    def _retype_links(self, cursor: Any, memory_id: str, record_type: str) -> None:
+        """A memory's links name its type at each end they hold it: they follow a change of type."""
+        for end in ("source", "target"):
+            cursor.execute(
+                f"UPDATE {self._relations} SET {end}_type = :record_type, version = version + 1 WHERE {end}_id = :id",
+                {"record_type": record_type, "id": memory_id},
+            )
+        self._log(cursor, "link", self._relations, "rel.source_id = :id OR rel.target_id = :id", {"id": memory_id})
 
     def _touch_activity(self, cursor: Any, thread_ids: Iterable[str]) -> None:
         cursor.execute(
