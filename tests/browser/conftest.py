@@ -2,8 +2,8 @@
 live server, over the per-test memory store of tests/conftest.py.
 
 Fixtures:
-- `browser`: one headless Chromium for the session. Without /usr/bin/chromium the tests skip
-  (install it: `apt-get install chromium`), or fail when OAM_REQUIRE_BROWSER=1, as in CI.
+- `browser`: one headless Chromium for the tests of this folder. Without /usr/bin/chromium the
+  tests skip (install it: `apt-get install chromium`), or fail when OAM_REQUIRE_BROWSER=1, as in CI.
 - `page`: a page in a fresh context (1400x900) whose relative URLs go to the live server;
   parametrize `color_scheme` ("light", "dark") to emulate the user's preference.
 - `logged_in_page`: `page`, logged in through the login form as Carl the curator.
@@ -33,16 +33,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.browser)
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an asyncio loop running in this thread
+# while it is started, and the tests that pytest-django orders after these ones (the engine's
+# *_async tests call asyncio.run) must not find it running.
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     if not CHROMIUM.exists():
         if os.environ.get("OAM_REQUIRE_BROWSER") == "1":
             pytest.fail(f"OAM_REQUIRE_BROWSER=1 but {MISSING_CHROMIUM}", pytrace=False)
         pytest.skip(MISSING_CHROMIUM)
-    # Playwright's sync API keeps an asyncio loop running in this thread while it is started. Django
-    # then refuses ORM calls from the tests (SynchronousOnlyOperation): allow them meanwhile. And
-    # asgiref would hand this thread a second set of database connections, without the test
-    # database's serialized contents (serialized rollback restores nothing): keep the first set.
+    # While Playwright's loop runs, Django refuses ORM calls from the tests (SynchronousOnlyOperation):
+    # allow them. And asgiref would hand this thread a second set of database connections, without
+    # the test database's serialized contents (serialized rollback restores nothing): keep the first.
     kept = {alias: connections[alias] for alias in connections}
     with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
         patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
