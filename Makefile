@@ -31,7 +31,7 @@ echo "Install one, or pass it explicitly: make PYTHON=/path/to/python3.12 <targe
 exit 1
 endef
 
-.PHONY: help venv run test lint format bench vendor
+.PHONY: help venv run test lint format bench vendor screenshots
 
 help:
 	@echo "make run     set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
@@ -40,6 +40,7 @@ help:
 	@echo "make bench   run every bench/*.py"
 	@echo "make venv    create .venv and install requirements.txt"
 	@echo "make vendor  npm ci, then copy the files the site serves to static/vendor/ (committed)"
+	@echo "make screenshots  seed a throwaway site, save docs/screenshots/*.png of docs/screenshots.py's PAGES"
 
 venv: $(RUNTIME_STAMP)
 
@@ -77,6 +78,9 @@ lint: $(DEV_STAMP)
 format: $(DEV_STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+screenshots: $(DEV_STAMP)
+	$(PY) docs/screenshots.py
 
 bench: venv
 	@shopt -s nullglob; scripts=(bench/[!_]*.py); \

@@ -1,0 +1,151 @@
+"""Screenshots of the dashboard's pages: `make screenshots` (or `.venv/bin/python docs/screenshots.py`).
+
+Builds a throwaway world in a temporary folder: a memory store seeded by `seed_demo --seed=1
+--end-date=2026-11-20`, a Django database migrated from scratch, and a curator login. Serves the
+app on a free port of 127.0.0.1, logs in through the login form with Debian's Chromium, and saves,
+for every page of PAGES, docs/screenshots/<name>-light.png and <name>-dark.png (1400x900, the dark
+one with `prefers-color-scheme: dark` emulated), and <name>-narrow.png (390x844, light) for pages
+marked narrow. The store, database and secret key in var/ are left alone.
+
+The app's clock starts at FROZEN_AT (time-machine), since the store stamps threads' latest activity
+and judges expiry with the current time: the same pages come out on any day.
+
+To photograph another page, add it to PAGES.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NamedTuple
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "docs" / "screenshots"
+SEED_ARGS = ["--seed=1", "--end-date=2026-11-20"]
+FROZEN_AT = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)  # the morning after the demo conversations
+USERNAME = "carl"
+NARROW_VIEWPORT = {"width": 390, "height": 844}
+
+
+class Shot(NamedTuple):
+    name: str  # file names start with it
+    path: str  # the URL path to open
+    narrow: bool = False  # also a 390-wide light shot
+    anonymous: bool = False  # taken without logging in
+
+
+PAGES = [
+    Shot("login", "/accounts/login/", narrow=True, anonymous=True),
+    Shot("threads", "/", narrow=True),
+]
+
+
+def build_world(folder: Path) -> tuple[str, str]:
+    """Set Django up over a fresh store and database in `folder`; returns the curator's login."""
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="oam_site.settings",
+        OAM_STORE_URL=f"sqlite://{folder / 'memory.sqlite3'}",
+        OAM_EMBEDDER="hashing",
+        OAM_LLM_BASE_URL="",  # seed_demo never calls an LLM, and neither do the pages here
+        OAM_ALLOWED_HOSTS="127.0.0.1",
+        OAM_SECRET_KEY=secrets.token_urlsafe(50),  # so that var/secret_key is neither read nor made
+    )
+    import django
+
+    django.setup()
+    from django.contrib.auth.models import Group, User
+    from django.core.management import call_command
+    from django.db import connection
+    from django.test.utils import setup_test_environment
+
+    # Django's database is fixed to var/django.sqlite3 in the settings: use a test database instead,
+    # as the test runner does (create_test_db runs the migrations, which make the groups).
+    setup_test_environment(debug=False)
+    connection.settings_dict["TEST"]["NAME"] = str(folder / "django.sqlite3")
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
+    call_command("seed_demo", *SEED_ARGS)
+    password = secrets.token_urlsafe(16)
+    User.objects.create_user(USERNAME, password=password).groups.add(Group.objects.get(name="curators"))
+    return USERNAME, password
+
+
+def start_server():
+    from django.contrib.staticfiles.handlers import StaticFilesHandler
+    from django.test.testcases import LiveServerThread
+
+    server = LiveServerThread("127.0.0.1", StaticFilesHandler)
+    server.daemon = True
+    server.start()
+    server.is_ready.wait()
+    if server.error:
+        raise server.error
+    return server
+
+
+def photograph(base_url: str, username: str, password: str) -> list[Path]:
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser.support import VIEWPORT, launch_chromium, log_in
+
+    written = []
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        context = browser.new_context(base_url=base_url, viewport=VIEWPORT)
+        log_in(context.new_page(), username, password)
+        logged_in = context.storage_state()
+        context.close()
+        for shot in PAGES:
+            variants = [("light", "light", VIEWPORT), ("dark", "dark", VIEWPORT)]
+            if shot.narrow:
+                variants.append(("narrow", "light", NARROW_VIEWPORT))
+            for suffix, color_scheme, viewport in variants:
+                context = browser.new_context(
+                    base_url=base_url,
+                    viewport=viewport,
+                    color_scheme=color_scheme,
+                    storage_state=None if shot.anonymous else logged_in,
+                )
+                page = context.new_page()
+                response = page.goto(shot.path, wait_until="networkidle")
+                if response is None or not response.ok:
+                    raise RuntimeError(f"{shot.path} answered {response and response.status}")
+                page.evaluate("document.fonts.ready")
+                path = OUT / f"{shot.name}-{suffix}.png"
+                page.screenshot(path=path, animations="disabled")
+                written.append(path)
+                context.close()
+        browser.close()
+    return written
+
+
+def main() -> int:
+    sys.path.insert(0, str(ROOT))
+    from tests.browser.support import CHROMIUM, MISSING_CHROMIUM
+
+    if not CHROMIUM.exists():
+        print(MISSING_CHROMIUM, file=sys.stderr)
+        return 1
+    import time_machine
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    with time_machine.travel(FROZEN_AT), tempfile.TemporaryDirectory(prefix="oam-screenshots-") as folder:
+        username, password = build_world(Path(folder))
+        server = start_server()
+        try:
+            written = photograph(f"http://127.0.0.1:{server.port}", username, password)
+        finally:
+            server.terminate()
+            from memory import services
+
+            services.reset_agent_memory()
+    for path in written:
+        print(path.relative_to(ROOT))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""Browser tests: Playwright drives Debian's Chromium (/usr/bin/chromium) against pytest-django's
+live server, over the per-test memory store of tests/conftest.py.
+
+Fixtures:
+- `browser`: one headless Chromium for the tests of this folder. Without /usr/bin/chromium the
+  tests skip (install it: `apt-get install chromium`), or fail when OAM_REQUIRE_BROWSER=1, as in CI.
+- `page`: a page in a fresh context (1400x900) whose relative URLs go to the live server;
+  parametrize `color_scheme` ("light", "dark") to emulate the user's preference.
+- `logged_in_page`: `page`, logged in through the login form as Carl the curator.
+
+Every test here is marked `browser` (`pytest -m "not browser"` leaves them out).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import User
+from django.db import connections
+from playwright.sync_api import Browser, Page, sync_playwright
+
+from tests.browser.support import CHROMIUM, MISSING_CHROMIUM, VIEWPORT, launch_chromium, log_in
+
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if HERE in item.path.parents:
+            item.add_marker(pytest.mark.browser)
+
+
+# Package scope, not session: Playwright's sync API keeps an asyncio loop running in this thread
+# while it is started, and the tests that pytest-django orders after these ones (the engine's
+# *_async tests call asyncio.run) must not find it running.
+@pytest.fixture(scope="package")
+def browser() -> Iterator[Browser]:
+    if not CHROMIUM.exists():
+        if os.environ.get("OAM_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"OAM_REQUIRE_BROWSER=1 but {MISSING_CHROMIUM}", pytrace=False)
+        pytest.skip(MISSING_CHROMIUM)
+    # While Playwright's loop runs, Django refuses ORM calls from the tests (SynchronousOnlyOperation):
+    # allow them. And asgiref would hand this thread a second set of database connections, without
+    # the test database's serialized contents (serialized rollback restores nothing): keep the first.
+    kept = {alias: connections[alias] for alias in connections}
+    with pytest.MonkeyPatch.context() as patch, sync_playwright() as playwright:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        for alias, connection in kept.items():
+            connections[alias] = connection
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def color_scheme() -> str:
+    """Override with @pytest.mark.parametrize("color_scheme", ["light", "dark"])."""
+    return "light"
+
+
+@pytest.fixture
+def page(browser: Browser, live_server, django_db_serialized_rollback, color_scheme: str) -> Iterator[Page]:
+    # The live server needs transactional_db, which empties the database after each test;
+    # serialized rollback restores what the migrations wrote (the viewers and curators groups).
+    context = browser.new_context(viewport=VIEWPORT, color_scheme=color_scheme, base_url=live_server.url)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.fixture
+def logged_in_page(page: Page, curator: User) -> Page:
+    log_in(page, curator.username, f"{curator.username}-password")
+    return page
