@@ -471,6 +471,24 @@ SPECS = [
         },
     ),
     Spec("client", "get_thread", {"thread_id": id_param("thread").req()}, LOOKUP, readonly=True),
+    Spec("client", "get_thread_record", {"thread_id": id_param("thread").req()}, LOOKUP, readonly=True),
+    Spec(
+        "client",
+        "list_thread_messages",
+        {
+            "thread_id": id_param("thread").req(),
+            "start": int_param(st.integers(0, 5), -1),
+            "limit": int_param(st.one_of(st.integers(1, 5), st.none()), 0, -1),
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
+        "get_message_record",
+        {"thread_id": id_param("thread").req(), "message_id": id_param("message").req()},
+        LOOKUP,
+        readonly=True,
+    ),
     Spec(
         "client",
         "update_thread",
@@ -492,6 +510,13 @@ SPECS = [
     ),
     Spec("client", "add_memory", add_memory_params(), bases=(("", {}), ("linked", LINKED))),
     Spec("client", "get_memory", {"memory_id": id_param("memory").req()}, LOOKUP, readonly=True),
+    Spec(
+        "client",
+        "get_image",
+        {"image_id": id_param("image").req(), "include_bytes": flag_param()},
+        LOOKUP,
+        readonly=True,
+    ),
     Spec("client", "update_memory", update_memory_params(), LOOKUP),
     Spec("client", "delete_memory", {"memory_id": id_param("memory").req()}),
     Spec(

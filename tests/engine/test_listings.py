@@ -131,3 +131,21 @@ def test_threads_list_by_text_in_their_id_or_metadata(memory):
     assert {t.id for t in memory.list_threads(text="")} == {"Trip-Lisbon", "bread"}
     with pytest.raises(ValueError, match="text"):
         memory.list_threads(text=3)
+
+
+def test_text_matches_any_case_in_ascii_and_beyond(memory):
+    """ASCII rows, rows holding other characters, and characters whose lower case is ASCII (the
+    Kelvin sign's is k) all match by Unicode lower case."""
+    ids = {
+        text: memory.add_memory(text, memory_type="fact", autonomous_linking=False)
+        for text in ("COUPON code", "École du Louvre", "Zero \u212aelvin", "Kraków coupon", "nothing here")
+    }
+
+    def found(text: str) -> set[str]:
+        return {record.content for record in memory.list_memories(text=text)}
+
+    assert found("coupon") == {"COUPON code", "Kraków coupon"}
+    assert found("école") == {"École du Louvre"}
+    assert found("kelvin") == {"Zero \u212aelvin"}
+    assert found("KRAKÓW") == {"Kraków coupon"}
+    assert len(ids) == 5

@@ -28,7 +28,9 @@ def test_a_memory_changes_type_and_its_links_follow(memory, store):
 
 
 def test_a_memory_moves_to_another_user_and_out_of_an_agents_scope(memory):
-    memory_id = memory.add_memory("Likes jazz.", memory_type="fact", user_id="u1", agent_id="a1", autonomous_linking=False)
+    memory_id = memory.add_memory(
+        "Likes jazz.", memory_type="fact", user_id="u1", agent_id="a1", autonomous_linking=False
+    )
 
     memory.update_memory(memory_id, user_id="u2", agent_id=None)
 

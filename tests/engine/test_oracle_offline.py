@@ -804,8 +804,11 @@ def _() -> list[Statement]:
 
 @scenario("owner_counts")
 def _() -> list[Statement]:
+    """Counted once, then memoised until the next write or expiry, as stats() is."""
     conn, store = open_store()
+    _stats_answers(conn)
     conn.answer(r"'thread' AS kind", [{"owner": "a1", "kind": "thread", "n": 2}])
+    assert store.owner_counts("agent", ["a1", "a2"])["a1"]["threads"] == 2
     assert store.owner_counts("agent", ["a1", "a2"])["a1"]["threads"] == 2
     return conn.statements
 

@@ -6,6 +6,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 
 from memory.engine import StoreStats, TimeToLiveAnchor
 from memory.engine.stores.sql import SCHEMA_VERSION
@@ -168,3 +169,16 @@ def test_counts_inside_a_transaction_see_its_writes_and_are_not_kept_after_a_rol
     memory.add_memory("kept", user_id="u1", memory_id="m-kept")  # may take the rolled-back log number
     assert memory.stats().records["memory"]["valid"] == before.records["memory"]["valid"] + 1
     assert store.get("memory", "m-undone") is None
+
+
+def test_owner_counts_follow_every_write_and_expiry_though_memoised(memory, store):
+    memory.add_memory("likes tea", memory_type="fact", agent_id="a1", autonomous_linking=False)
+    assert store.owner_counts("agent", ["a1"])["a1"]["memories"] == 1
+    assert store.owner_counts("agent", ["a1"])["a1"]["memories"] == 1  # from the memo
+
+    short = memory.add_memory("soon gone", memory_type="fact", agent_id="a1", ttl_days=1, autonomous_linking=False)
+    assert store.owner_counts("agent", ["a1"])["a1"]["memories"] == 2
+    with time_machine.travel(datetime.now(UTC) + timedelta(days=2)):
+        assert store.owner_counts("agent", ["a1"])["a1"]["memories"] == 1  # expired, no write since
+    memory.delete_memory(short)
+    assert store.owner_counts("agent", ["a1"])["a1"]["memories"] == 1

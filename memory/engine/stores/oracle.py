@@ -250,8 +250,8 @@ class OracleDialect(SQLDialect):
     def is_empty_object(self, column: str) -> str:
         return f"JSON_EQUAL({column}, JSON('{{}}'))"
 
-    def lower(self, expression: str) -> str:
-        return f"LOWER({expression})"
+    def contains_text(self, expression: str, pattern: str) -> tuple[str, dict[str, Any]]:
+        return f"LOWER({expression}) LIKE :text_pattern ESCAPE '\\'", {}
 
     def utc_day(self, expression: str) -> str:
         return f"TO_CHAR({expression}, 'YYYY-MM-DD')"  # the TIMESTAMP columns hold UTC

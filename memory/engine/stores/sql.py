@@ -32,7 +32,7 @@ import threading
 import time
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -273,8 +273,10 @@ class SQLDialect(ABC):
         """A condition: the JSON column holds {}."""
 
     @abstractmethod
-    def lower(self, expression: str) -> str:
-        """A text (or CLOB) expression in lower case, by Unicode rules (not only ASCII's)."""
+    def contains_text(self, expression: str, pattern: str) -> tuple[str, dict[str, Any]]:
+        """A condition: the Unicode lower case of a text (or CLOB) expression is LIKE `pattern`
+        (already lower case, wildcards escaped with a backslash), bound as :text_pattern; and the
+        binds it needs besides."""
 
     @abstractmethod
     def first_rows(self, count: str) -> str:
@@ -428,7 +430,7 @@ class SQLMemoryStore(MemoryStore):
         self._relations, self._image_bytes, self._changes = q["relations"], q["images"], q["changes"]
         self._text_index_name = self.schema.text_index
         self._has_text_index: bool | None = None
-        # stats() per scope: (scope, store id, newest change) -> (StoreStats, next expiry or None)
+        # stats() and owner_counts(): (call, its arguments, store id, newest change) -> (value, next expiry or None)
         self._stats_memo: dict[tuple, tuple[StoreStats, str | None]] = {}
         self._stats_lock = threading.Lock()
         json_text = dialect.json_text
@@ -1650,15 +1652,21 @@ class SQLMemoryStore(MemoryStore):
     def _list_owners(self, column: str, profile_type: str, limit: int | None, cursor: str | None) -> Page:
         check_positive_int("limit", limit, allow_none=True)
         params: dict[str, Any] = {"kind": profile_type}
-        after = ""
+        after = f" AND {column} > :after" if cursor is not None else ""
         if cursor is not None:
-            after = "WHERE o.id > :after"
             params["after"] = decode_cursor(cursor, (str,))[0]
+        # Each source gives its first ids in order (an ordered walk of its owner index that stops
+        # after a page), and the page is the first ids of their union: never the distinct owners
+        # of the whole table.
+        first = self._fetch_first(limit, params)
+        owners = " UNION ".join(
+            f"SELECT id FROM (SELECT DISTINCT {column} AS id FROM {table} WHERE {column} IS NOT NULL{after} "
+            f"ORDER BY {column}{first}) {alias}"
+            for table, alias in ((self._threads, "t"), (self._records, "r"))
+        )
         sql = (
-            f"WITH owners AS (SELECT {column} AS id FROM {self._threads} WHERE {column} IS NOT NULL "
-            f"UNION SELECT {column} FROM {self._records} WHERE {column} IS NOT NULL) "
             f"SELECT o.id, p.content, {self.dialect.json_text('p.metadata')} AS metadata, p.created_at, p.version "
-            f"FROM owners o LEFT JOIN {self._records} p ON p.kind = :kind AND p.id = o.id {after} ORDER BY o.id"
+            f"FROM ({owners}) o LEFT JOIN {self._records} p ON p.kind = :kind AND p.id = o.id ORDER BY o.id"
         )
         rows = self._fetch(sql + self._fetch_first(limit, params), params)
         cls = UserProfileRecord if profile_type == USER_PROFILE_TYPE else AgentProfileRecord
@@ -1731,25 +1739,40 @@ class SQLMemoryStore(MemoryStore):
         newest entry (every write adds one, threads' creation and deletion included) and the
         store id are those it was computed at, and no record has reached its expiry since."""
         scope = delete_scope(thread_id, user_id, agent_id)
-        # Inside a transaction that has written, the counts are of uncommitted rows whose log
+        return self._memoised(("stats", scope), lambda cursor, now: self._count(cursor, scope, now))
+
+    def _memoised(self, key: tuple, compute: Callable[[Any, str], tuple[Any, str | None]]) -> Any:
+        """`compute(cursor, now)`'s value, memoised while the change log's newest entry (every
+        write adds one, threads' creation and deletion included) and the store id are those it
+        was computed at, and until the next expiry it returns with the value (None: none)."""
+        # Inside a transaction that has written, the value counts uncommitted rows whose log
         # entries may be rolled back and their numbers taken again: no memo then.
         shared = self._written() is None
         with self._read() as cursor:
             [state] = self._fetch(f"SELECT MAX(seq) AS seq FROM {self._changes}", None, cursor)
-            key = (scope, self._meta_value(cursor, "store_id"), state["seq"])
+            key = (*key, self._meta_value(cursor, "store_id"), state["seq"])
             now = utc_now()
             with self._stats_lock:
                 memo = self._stats_memo.get(key) if shared else None
             if memo is not None and (memo[1] is None or now < memo[1]):
                 return copy.deepcopy(memo[0])
-            stats, next_expiry = self._count(cursor, scope, now)
+            value, next_expiry = compute(cursor, now)
         if not shared:
-            return stats
+            return value
         with self._stats_lock:
             if len(self._stats_memo) >= STATS_MEMO_SIZE:
                 self._stats_memo.clear()
-            self._stats_memo[key] = (stats, next_expiry)
-        return copy.deepcopy(stats)
+            self._stats_memo[key] = (value, next_expiry)
+        return copy.deepcopy(value)
+
+    def _next_expiry(self, cursor: Any, now: str) -> str | None:
+        """The first expiry after `now`, when counts of live records change without a write."""
+        [upcoming] = self._fetch(
+            f"SELECT MIN(r.expires_at) AS at FROM {self._records} r WHERE r.expires_at > :now",
+            {"now": self.dialect.db_time(now)},
+            cursor,
+        )
+        return self.dialect.text_time(upcoming["at"])
 
     def _count(self, cursor: Any, scope: DeleteScope | None, now: str) -> tuple[StoreStats, str | None]:
         """The counts of `scope` at `now`, and the next expiry after it (None: none)."""
@@ -1807,11 +1830,6 @@ class SQLMemoryStore(MemoryStore):
             owner_params,
             cursor,
         )
-        [upcoming] = self._fetch(
-            f"SELECT MIN(r.expires_at) AS at FROM {self._records} r WHERE r.expires_at > :now",
-            {"now": params["now"]},
-            cursor,
-        )
         stats = StoreStats(
             records=records,
             links=links,
@@ -1824,19 +1842,27 @@ class SQLMemoryStore(MemoryStore):
             vector_dim=self.vector_dim,
             schema_version=SCHEMA_VERSION,
         )
-        return stats, self.dialect.text_time(upcoming["at"])
+        return stats, self._next_expiry(cursor, now)
 
     def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
-        """Threads, live messages and live memories of each user or agent, in one grouped query."""
+        """Threads, live messages and live memories of each user or agent, in one grouped query,
+        memoised as stats() is (an agent owns many records: counting them reads many rows)."""
         if not isinstance(owner, str) or owner not in ("user", "agent"):
             raise ValueError(f"owner must be 'user' or 'agent', not {owner!r}")
         if isinstance(ids, (str, bytes)) or not isinstance(ids, Sequence):
             raise ValueError(f"ids must be a list of {owner} ids, not {type(ids).__name__}")
         column = f"{owner}_id"
         wanted = list(dict.fromkeys(check_id(f"ids[{i}]", value) for i, value in enumerate(ids)))
-        counts = {owner_id: {"threads": 0, "messages": 0, "memories": 0} for owner_id in wanted}
         if not wanted:
-            return counts
+            return {}
+        return self._memoised(
+            ("owner_counts", column, tuple(wanted)), lambda cursor, now: self._owner_counts(cursor, column, wanted, now)
+        )
+
+    def _owner_counts(
+        self, cursor: Any, column: str, wanted: list[str], now: str
+    ) -> tuple[dict[str, dict[str, int]], str | None]:
+        counts = {owner_id: {"threads": 0, "messages": 0, "memories": 0} for owner_id in wanted}
         # Every kind is counted (the others are dropped here): a condition on kind would steer
         # SQLite to its (kind, id) key instead of the owner index.
         rows = self._fetch(
@@ -1845,13 +1871,14 @@ class SQLMemoryStore(MemoryStore):
             f"UNION ALL SELECT r.{column}, r.kind, count(*) FROM {self._records} r "
             f"WHERE {self._in(f'r.{column}', 'ids')} AND (r.expires_at IS NULL OR r.expires_at > :now) "
             f"GROUP BY r.{column}, r.kind",
-            {"ids": _ids_json(wanted), "now": self.dialect.db_time(utc_now())},
+            {"ids": _ids_json(wanted), "now": self.dialect.db_time(now)},
+            cursor,
         )
         names = {"thread": "threads", MESSAGE_TYPE: "messages", "memory": "memories"}
         for row in rows:
             if row["kind"] in names:
                 counts[row["owner"]][names[row["kind"]]] = int(row["n"])
-        return counts
+        return counts, self._next_expiry(cursor, now)
 
     # --- snapshots --------------------------------------------------------------------------
 
@@ -2276,6 +2303,11 @@ class SQLMemoryStore(MemoryStore):
                 where.append(scope_condition(f"r.{column}", column, value, params))
         if record_id is not NOT_SET:
             ids = record_id_list(record_id)
+            # The kind adds nothing to the types but lets the (kind, id) key find the ids; without
+            # it SQLite walks the table in key order (35 ms for one memory at 100k records).
+            kinds = sorted({kind_of(t) for t in types})
+            where.append(f"r.kind IN ({', '.join(f':kind{i}' for i in range(len(kinds)))})")
+            params.update({f"kind{i}": kind for i, kind in enumerate(kinds)})
             where.append(self._in("r.id", "record_ids"))
             params["record_ids"] = _ids_json(ids)
         if metadata_filter is None:
@@ -2323,8 +2355,12 @@ class SQLMemoryStore(MemoryStore):
         if pattern is None:
             return None
         params["text_pattern"] = pattern
-        lower = self.dialect.lower
-        return "(" + " OR ".join(f"{lower(e)} LIKE :text_pattern ESCAPE '\\'" for e in expressions) + ")"
+        conditions = []
+        for expression in expressions:
+            condition, binds = self.dialect.contains_text(expression, pattern)
+            conditions.append(condition)
+            params.update(binds)
+        return "(" + " OR ".join(conditions) + ")"
 
     def list_thread_messages(
         self,

@@ -31,6 +31,8 @@ from .keywords import query_words
 from .sql import PREFIX_PATTERN, VERSIONED_TABLES, SQLDialect, SQLMemoryStore, table_names
 
 MMAP_BYTES = 1 << 30
+NON_ASCII_GLOB = "*[^\x01-\x7f]*"
+"""Matches a text holding a character beyond ASCII."""
 _BIND = re.compile(r"(?<![:\w]):(\w+)")
 LEGACY_TABLES = ("meta", "threads", "records", "relations", "images")
 _LEGACY_SUFFIXES = dict(
@@ -73,15 +75,17 @@ class SQLiteSchema:
     metadata TEXT, embedding BLOB, message_id TEXT, mime_type TEXT, version INTEGER NOT NULL DEFAULT 1,
     UNIQUE (kind, id))""",
             # Partial where most rows hold NULL, which SQLite then never indexes. Unlike Oracle, no
-            # agent or type index: searches here are answered by the in-memory index, listings
-            # filtered by them scan in key order (agents and types are few, so a page fills fast),
-            # and each index costs ingest. The user index serves listings of one user among
-            # thousands (0.5 ms instead of up to 65 ms at 100k records) for a few hundredths of
-            # ingest speed (bench/ingest.py: 0.53-0.56x raw, 0.54-0.58x without it).
+            # type index: searches here are answered by the in-memory index, listings filtered by
+            # type scan in key order (types are few, so a page fills fast), and each index costs
+            # ingest. The user index serves listings of one user among thousands (0.5 ms instead
+            # of up to 65 ms at 100k records) for a few hundredths of ingest speed (bench/ingest.py:
+            # 0.53-0.56x raw, 0.54-0.58x without it); the agent index serves the agents' list
+            # and pages (owner counts and the list of owners walk it instead of the table).
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_THREAD" ON {r} (thread_id, kind, seq_no) '
             "WHERE thread_id IS NOT NULL",
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_EXPIRY" ON {r} (expires_at) WHERE expires_at IS NOT NULL',
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_USER" ON {r} (user_id) WHERE user_id IS NOT NULL',
+            f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_AGENT" ON {r} (agent_id) WHERE agent_id IS NOT NULL',
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_MESSAGE" ON {r} (message_id) WHERE message_id IS NOT NULL',
             f"""CREATE TABLE IF NOT EXISTS {n["images"]} (
     record_pk INTEGER PRIMARY KEY REFERENCES {r} (pk) ON DELETE CASCADE, bytes BLOB NOT NULL)""",
@@ -273,8 +277,19 @@ class SQLiteDialect(SQLDialect):
     def is_empty_object(self, column: str) -> str:
         return f"{column} = '{{}}'"
 
-    def lower(self, expression: str) -> str:
-        return f"oam_lower({expression})"  # SQLite's own lower() folds ASCII letters only
+    def contains_text(self, expression: str, pattern: str) -> tuple[str, dict[str, Any]]:
+        """SQLite's own LIKE ignores the case of ASCII letters only, so Unicode lower case is a
+        Python function (oam_lower), which costs a call per row. For an ASCII pattern, rows of
+        ASCII text are matched by LIKE alone, in C; only rows holding other characters (found by
+        a GLOB, in C too) go through oam_lower, whose lower case may turn them into the pattern
+        (the Kelvin sign into k)."""
+        unicode_match = f"oam_lower({expression}) LIKE :text_pattern ESCAPE '\\'"
+        if not pattern.isascii():
+            return unicode_match, {}
+        return (
+            f"({expression} LIKE :text_pattern ESCAPE '\\' OR ({expression} GLOB :text_non_ascii AND {unicode_match}))",
+            {"text_non_ascii": NON_ASCII_GLOB},
+        )
 
     def first_rows(self, count: str) -> str:
         return f" LIMIT {count}"
