@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
@@ -113,6 +114,18 @@ class Curation:
                 reverts=reverts,
             )
 
+    def _updated(self, kind: str, object_id: str, before: Any, after: Any, summary: str) -> CurationEntry:
+        """Record an update of a record (a message, memory or image) with both its versions."""
+        return self._record(
+            kind,
+            object_id,
+            Action.UPDATE,
+            summary,
+            record_to_json(before),
+            record_to_json(after),
+            thread_id=after.thread_id,
+        )
+
     def _delete(self, kind: str, object_id: str, snapshot: Snapshot, delete: Any, summary: str, **extra: Any):
         """Delete through `delete()` and record the snapshot taken just before."""
         delete()
@@ -171,24 +184,11 @@ class Curation:
             changes["content"] = content_keeping_images(before, content)
         if role != before.role:
             changes["role"] = role
-        if timestamp is not None and timestamp != before.timestamp:
+        if timestamp is not None and not same_time(timestamp, before.timestamp):
             changes["timestamp"] = timestamp
         thread.update_message(message_id, **changes)
         after = self.memory.get_message_record(thread_id, message_id)
-        changed = [
-            name for name in ("content", "role", "metadata", "timestamp") if name in changes or name == "metadata"
-        ]
-        if before.metadata == after.metadata:
-            changed.remove("metadata")
-        return self._record(
-            ObjectKind.MESSAGE,
-            message_id,
-            Action.UPDATE,
-            f"Edited the message's {', '.join(changed) or 'nothing'}",
-            record_to_json(before),
-            record_to_json(after),
-            thread_id=thread_id,
-        )
+        return self._updated(ObjectKind.MESSAGE, message_id, before, after, edited("message", before, after))
 
     def delete_message(self, thread_id: str, message_id: str) -> CurationEntry:
         thread = self.memory.get_thread(thread_id)
@@ -240,7 +240,7 @@ class Curation:
             for name, value in fields.items()
             if name not in ("ttl_days", "never_expires", "expires_at")
             and value != getattr(before, "record_type" if name == "memory_type" else name)
-            and not (name == "timestamp" and value is None)
+            and not (name == "timestamp" and (value is None or same_time(value, before.timestamp)))
         }
         if fields.get("never_expires"):
             changes["expires_at"] = None
@@ -250,15 +250,7 @@ class Curation:
             changes["expires_at"] = fields["expires_at"]
         self.memory.update_memory(memory_id, expected_version=version, **changes)
         after = self.memory.get_memory(memory_id)
-        return self._record(
-            ObjectKind.MEMORY,
-            memory_id,
-            Action.UPDATE,
-            "Edited " + (", ".join(changed_fields(before, after)) or "nothing"),
-            record_to_json(before),
-            record_to_json(after),
-            thread_id=after.thread_id,
-        )
+        return self._updated(ObjectKind.MEMORY, memory_id, before, after, edited(after.record_type, before, after))
 
     def delete_memory(self, memory_id: str) -> CurationEntry:
         record = self.memory.get_memory(memory_id)
@@ -309,20 +301,15 @@ class Curation:
         before = self.memory.get_image(image_id)
         changes = {
             name: value
-            for name, value, stored in (("description", description, before.content), ("metadata", metadata, before.metadata))
+            for name, value, stored in (
+                ("description", description, before.content),
+                ("metadata", metadata, before.metadata),
+            )
             if value != stored
         }
         self.memory.update_image(image_id, expected_version=version, **changes)
         after = self.memory.get_image(image_id)
-        return self._record(
-            ObjectKind.IMAGE,
-            image_id,
-            Action.UPDATE,
-            "Edited " + (", ".join(changed_fields(before, after)) or "nothing"),
-            record_to_json(before),
-            record_to_json(after),
-            thread_id=after.thread_id,
-        )
+        return self._updated(ObjectKind.IMAGE, image_id, before, after, edited("image", before, after))
 
     def describe_image_again(self, image_id: str) -> CurationEntry:
         """Ask the LLM for a new caption (the engine writes it when the description is cleared)."""
@@ -331,15 +318,7 @@ class Curation:
         before = self.memory.get_image(image_id)
         self.memory.update_image(image_id, description=None)
         after = self.memory.get_image(image_id)
-        return self._record(
-            ObjectKind.IMAGE,
-            image_id,
-            Action.UPDATE,
-            "Asked the LLM to describe the image again",
-            record_to_json(before),
-            record_to_json(after),
-            thread_id=after.thread_id,
-        )
+        return self._updated(ObjectKind.IMAGE, image_id, before, after, "Asked the LLM to describe the image again")
 
     def delete_image(self, image_id: str) -> CurationEntry:
         record = self.memory.get_image(image_id)
@@ -497,6 +476,15 @@ def content_keeping_images(message: Any, text: str) -> Any:
     return parts
 
 
+def same_time(given: str, stored: str | None) -> bool:
+    """Whether a time from a form is the stored one: forms show times to the second, so a stored
+    time with microseconds comes back without them and must not be written over by them."""
+    if stored is None:
+        return False
+    given_at, stored_at = datetime.fromisoformat(given), datetime.fromisoformat(stored)
+    return given_at == stored_at or (given_at.microsecond == 0 and given_at == stored_at.replace(microsecond=0))
+
+
 def changed_fields(before: Any, after: Any) -> list[str]:
     """The names of what differs between two versions of a record, as a person would say them."""
     names = {
@@ -511,6 +499,15 @@ def changed_fields(before: Any, after: Any) -> list[str]:
         "role": "role",
     }
     return [label for name, label in names.items() if getattr(before, name, None) != getattr(after, name, None)]
+
+
+def edited(noun: str, before: Any, after: Any) -> str:
+    """ "Edited the fact's content and metadata": an update's summary in the history."""
+    fields = changed_fields(before, after)
+    if not fields:
+        return f"Saved the {noun} unchanged"
+    listed = ", ".join(fields[:-1]) + " and " + fields[-1] if len(fields) > 1 else fields[0]
+    return f"Edited the {noun}'s {listed}"
 
 
 def describe_snapshot(snapshot: Snapshot) -> str:

@@ -26,7 +26,7 @@ from memory.models import Action, CurationEntry, ObjectKind
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 STATUSES = {"valid": "valid", "invalid": "invalid", "expired": "expired, awaiting purge"}
-ORDERS = {"newest": "newest first", "oldest": "oldest first"}
+ORDERS = {"newest": "newest stored first", "oldest": "oldest stored first"}
 SCOPES = {"user_id": "no user", "agent_id": "no agent", "thread_id": "no thread"}
 
 
@@ -37,7 +37,7 @@ class MetadataFilterField(JSONObjectField):
         kwargs.setdefault("label", "Metadata filter")
         kwargs.setdefault("help_text", 'JSON, e.g. {"tags": {"$array_contains": "diet"}}')
         super().__init__(example='{"source": "chat"}', **kwargs)
-        self.widget = forms.TextInput(attrs={"spellcheck": "false", "class": "form-control font-monospace"})
+        self.widget = forms.TextInput(attrs=FILTER_ID_INPUT)
 
     def to_python(self, value: Any) -> dict | None:
         parsed = super().to_python(value)
@@ -49,8 +49,14 @@ class MetadataFilterField(JSONObjectField):
         return parsed
 
 
+FILTER_INPUT = {"class": "form-control form-control-sm"}
+FILTER_ID_INPUT = {**ID_WIDGET, "class": "form-control form-control-sm font-monospace"}
+FILTER_SELECT = {"class": "form-select form-select-sm"}
+FILTER_CHECKBOX = {"class": "form-check-input"}
+
+
 def id_filter(label: str) -> forms.CharField:
-    return forms.CharField(label=label, required=False, max_length=512, widget=forms.TextInput(attrs=ID_WIDGET))
+    return forms.CharField(label=label, required=False, max_length=512, widget=forms.TextInput(attrs=FILTER_ID_INPUT))
 
 
 class ListingForm(forms.Form):
@@ -68,7 +74,11 @@ class ListingForm(forms.Form):
 
 class ThreadFilters(ListingForm):
     q = forms.CharField(
-        label="Text", required=False, max_length=1000, widget=forms.TextInput(attrs={"class": "form-control"})
+        label="Text",
+        required=False,
+        max_length=500,
+        widget=forms.TextInput(attrs={**FILTER_INPUT, "type": "search"}),
+        help_text="In the content, id or metadata; any case.",
     )
     user_id = id_filter("User")
     agent_id = id_filter("Agent")
@@ -87,23 +97,29 @@ class ThreadFilters(ListingForm):
 
 class MemoryFilters(ThreadFilters):
     memory_type = forms.MultipleChoiceField(
-        label="Type", required=False, choices=[(t, t) for t in MEMORY_TYPES], widget=forms.CheckboxSelectMultiple
+        label="Type",
+        required=False,
+        choices=[(t, t) for t in MEMORY_TYPES],
+        widget=forms.CheckboxSelectMultiple(attrs=FILTER_CHECKBOX),
     )
     status = forms.ChoiceField(
         label="Status",
         required=False,
         choices=[("", "any"), *STATUSES.items()],
-        widget=forms.Select(attrs={"class": "form-select"}),
+        widget=forms.Select(attrs=FILTER_SELECT),
     )
     thread_id = id_filter("Thread")
     unscoped = forms.MultipleChoiceField(
-        label="Unscoped", required=False, choices=list(SCOPES.items()), widget=forms.CheckboxSelectMultiple
+        label="Unscoped",
+        required=False,
+        choices=list(SCOPES.items()),
+        widget=forms.CheckboxSelectMultiple(attrs=FILTER_CHECKBOX),
     )
     order = forms.ChoiceField(
         label="Order",
         required=False,
         choices=list(ORDERS.items()),
-        widget=forms.Select(attrs={"class": "form-select"}),
+        widget=forms.Select(attrs=FILTER_SELECT),
     )
 
     field_order = ("q", "memory_type", "status", "user_id", "agent_id", "thread_id", "unscoped", "metadata_filter")
@@ -172,26 +188,26 @@ class HistoryFilters(forms.Form):
         label="Kind",
         required=False,
         choices=[("", "any"), *ObjectKind.choices],
-        widget=forms.Select(attrs={"class": "form-select"}),
+        widget=forms.Select(attrs=FILTER_SELECT),
     )
     object_id = id_filter("Object id")
     thread_id = id_filter("Thread")
-    actor = forms.CharField(label="Who", required=False, max_length=150, widget=forms.TextInput(attrs=ID_WIDGET))
+    actor = forms.CharField(label="Who", required=False, max_length=150, widget=forms.TextInput(attrs=FILTER_ID_INPUT))
     action = forms.ChoiceField(
         label="Action",
         required=False,
         choices=[("", "any"), *Action.choices],
-        widget=forms.Select(attrs={"class": "form-select"}),
+        widget=forms.Select(attrs=FILTER_SELECT),
     )
     since = forms.DateTimeField(
         label="Since",
         required=False,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "class": "form-control"}),
+        widget=forms.DateTimeInput(attrs={**FILTER_INPUT, "type": "datetime-local"}),
     )
     until = forms.DateTimeField(
         label="Until",
         required=False,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local", "class": "form-control"}),
+        widget=forms.DateTimeInput(attrs={**FILTER_INPUT, "type": "datetime-local"}),
     )
     cursor = forms.IntegerField(label="Page cursor", required=False, min_value=1, widget=forms.HiddenInput)
     limit = forms.IntegerField(

@@ -3,6 +3,7 @@ rendering, and the pages for records that are gone or input the engine refuses."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django import forms
@@ -11,7 +12,7 @@ from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 
 from memory.curation import Actor, Curation, field_errors
-from memory.engine import AgentMemory
+from memory.engine import AgentMemory, StaleVersionError
 from memory.services import get_agent_memory
 
 
@@ -57,6 +58,40 @@ def safe_next(request: HttpRequest, fallback: str) -> str:
     if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure()):
         return target
     return fallback
+
+
+def submit(
+    request: HttpRequest,
+    form: forms.Form,
+    change: Callable[[dict[str, Any]], object],
+    *,
+    template: str,
+    context: dict[str, Any],
+    current: Callable[[], Any],
+    name: str,
+    gone_as: tuple[str, str],
+    fragment: str | None = None,
+) -> HttpResponse | None:
+    """Make the change a valid form asks for; None when it is made (the caller says so and
+    redirects), else the answer: the form with the errors of the form or the engine (400), the
+    record's current values when it changed since the form was opened (409, `current()` reads
+    it into the context as `name`), or the 404 of a record gone meanwhile (`gone_as`: its kind
+    and id)."""
+    if form.is_valid():
+        try:
+            change(form.cleaned_data)
+        except StaleVersionError:
+            record = current()
+            if record is not None:
+                return stale(request, template, {**context, name: record}, record.version)
+            return gone(request, *gone_as, thread_id=context.get("thread_id"))
+        except KeyError:
+            return gone(request, *gone_as, thread_id=context.get("thread_id"))
+        except ValueError as error:
+            refuse(form, error)
+        else:
+            return None
+    return render_page(request, template, context, fragment=fragment, status=400)
 
 
 def stale(request: HttpRequest, template: str, context: dict[str, Any], current_version: int) -> HttpResponse:

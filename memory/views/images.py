@@ -12,10 +12,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from memory.access import curator_required, viewer_required
 from memory.curation import CurationError
-from memory.engine import StaleVersionError
 from memory.forms import ImageForm
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, stale
+from memory.views.common import curation, engine, gone, render_page, submit
 
 
 @viewer_required
@@ -65,26 +64,24 @@ def image_edit(request: HttpRequest, image_id: str) -> HttpResponse:
         initial={"description": image.content, "metadata": image.metadata, "version": image.version},
     )
     context = {"image": image, "form": form}
-    status = 200
     if request.method == "POST":
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                curation(request).update_image(
-                    image_id, description=data["description"], metadata=data["metadata"], version=data["version"]
-                )
-            except StaleVersionError:
-                current = memory.get_image(image_id)
-                return stale(request, "images/edit.html", {**context, "image": current}, current.version)
-            except KeyError:
-                return gone(request, ObjectKind.IMAGE, image_id)
-            except ValueError as error:
-                refuse(form, error)
-            else:
-                messages.success(request, "Saved the image.")
-                return redirect("memory:image_detail", image_id)
-        status = 400
-    return render_page(request, "images/edit.html", context, status=status)
+        refused = submit(
+            request,
+            form,
+            lambda data: curation(request).update_image(
+                image_id, description=data["description"], metadata=data["metadata"], version=data["version"]
+            ),
+            template="images/edit.html",
+            context=context,
+            current=lambda: memory.get_image(image_id),
+            name="image",
+            gone_as=(ObjectKind.IMAGE, image_id),
+        )
+        if refused:
+            return refused
+        messages.success(request, "Saved the image.")
+        return redirect("memory:image_detail", image_id)
+    return render_page(request, "images/edit.html", context)
 
 
 @curator_required

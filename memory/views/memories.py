@@ -10,12 +10,11 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
-from memory.engine import StaleVersionError
 from memory.engine.types import LIFECYCLE_RELATIONS
 from memory.forms import MemoryEditForm, MemoryForm
 from memory.listing import MemoryFilters, active_filters
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, stale
+from memory.views.common import curation, engine, gone, refuse, render_page, submit
 
 LINKS_SHOWN = 200
 
@@ -118,25 +117,27 @@ def memory_edit(request: HttpRequest, memory_id: str) -> HttpResponse:
     }
     form = MemoryEditForm(request.POST or None, initial=initial)
     context = {"form": form, "memory": record}
-    status = 200
+
+    def save(data: dict) -> None:
+        fields = dict(data)
+        curation(request).update_memory(memory_id, version=fields.pop("version"), **fields)
+
     if request.method == "POST":
-        if form.is_valid():
-            fields = dict(form.cleaned_data)
-            version = fields.pop("version")
-            try:
-                curation(request).update_memory(memory_id, version=version, **fields)
-            except StaleVersionError:
-                current = memory.get_memory(memory_id)
-                return stale(request, "memories/form.html", {**context, "memory": current}, current.version)
-            except KeyError:
-                return gone(request, ObjectKind.MEMORY, memory_id)
-            except ValueError as error:
-                refuse(form, error)
-            else:
-                messages.success(request, "Saved the memory.")
-                return redirect("memory:memory_detail", memory_id)
-        status = 400
-    return render_page(request, "memories/form.html", context, status=status)
+        refused = submit(
+            request,
+            form,
+            save,
+            template="memories/form.html",
+            context=context,
+            current=lambda: memory.get_memory(memory_id),
+            name="memory",
+            gone_as=(ObjectKind.MEMORY, memory_id),
+        )
+        if refused:
+            return refused
+        messages.success(request, "Saved the memory.")
+        return redirect("memory:memory_detail", memory_id)
+    return render_page(request, "memories/form.html", context)
 
 
 @curator_required

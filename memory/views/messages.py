@@ -11,10 +11,9 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
-from memory.engine import StaleVersionError
 from memory.forms import ImageUploadForm, MessageForm
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, stale
+from memory.views.common import curation, engine, gone, render_page, submit
 
 ROLES = ("user", "assistant", "system", "tool")
 
@@ -66,34 +65,34 @@ def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpR
     form = MessageForm(request.POST or None, initial=initial)
     inline = bool(request.htmx) and not request.htmx.boosted
     context = {"message": message, "form": form, "thread_id": thread_id, "roles": ROLES, "inline": inline}
-    status = 200
+    fragment = "form" if inline else None
     if request.method == "POST":
-        if form.is_valid():
-            data = form.cleaned_data
-            try:
-                curation(request).update_message(
-                    thread_id,
-                    message_id,
-                    content=data["content"],
-                    role=data["role"],
-                    metadata=data["metadata"],
-                    timestamp=data["timestamp"],
-                    version=data["version"],
-                )
-            except StaleVersionError:
-                current = memory.get_message_record(thread_id, message_id)
-                return stale(request, "messages/edit.html", {**context, "message": current}, current.version)
-            except KeyError:
-                return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
-            except ValueError as error:
-                refuse(form, error)
-            else:
-                if inline:
-                    return message_detail(request, thread_id, message_id)
-                messages.success(request, "Saved the message.")
-                return redirect(thread_url(thread_id))
-        status = 400
-    return render_page(request, "messages/edit.html", context, fragment="form" if inline else None, status=status)
+        refused = submit(
+            request,
+            form,
+            lambda data: curation(request).update_message(
+                thread_id,
+                message_id,
+                content=data["content"],
+                role=data["role"],
+                metadata=data["metadata"],
+                timestamp=data["timestamp"],
+                version=data["version"],
+            ),
+            template="messages/edit.html",
+            context=context,
+            current=lambda: memory.get_message_record(thread_id, message_id),
+            name="message",
+            gone_as=(ObjectKind.MESSAGE, message_id),
+            fragment=fragment,
+        )
+        if refused:
+            return refused
+        if inline:
+            return message_detail(request, thread_id, message_id)
+        messages.success(request, "Saved the message.")
+        return redirect(thread_url(thread_id))
+    return render_page(request, "messages/edit.html", context, fragment=fragment)
 
 
 @curator_required

@@ -14,12 +14,11 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
-from memory.engine import StaleVersionError
 from memory.engine.types import MEMORY_TYPES
 from memory.forms import ProfileForm
 from memory.listing import ListingForm
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, stale
+from memory.views.common import curation, engine, gone, refuse, render_page, submit
 
 SHOWN_ON_PAGE = 20
 
@@ -114,23 +113,22 @@ def owner_edit(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
     initial = {"information": profile.content if profile else "", "version": profile.version if profile else None}
     form = ProfileForm(request.POST or None, initial=initial)
     context = {"owner": owner, "owner_id": owner_id, "profile": profile, "form": form}
-    status = 200
     if request.method == "POST":
-        if form.is_valid():
-            try:
-                curation(request).save_profile(
-                    kind, owner_id, form.cleaned_data["information"], form.cleaned_data["version"]
-                )
-            except StaleVersionError:
-                current = owner.profile(owner_id)
-                return stale(request, "people/edit.html", {**context, "profile": current}, current.version)
-            except (KeyError, ValueError) as error:
-                refuse(form, ValueError(str(error).strip("'\"")))
-            else:
-                messages.success(request, f"Saved the {kind}'s profile.")
-                return redirect(owner.url("detail", owner_id))
-        status = 400
-    return render_page(request, "people/edit.html", context, status=status)
+        refused = submit(
+            request,
+            form,
+            lambda data: curation(request).save_profile(kind, owner_id, data["information"], data["version"]),
+            template="people/edit.html",
+            context=context,
+            current=lambda: owner.profile(owner_id),
+            name="profile",
+            gone_as=(kind, owner_id),
+        )
+        if refused:
+            return refused
+        messages.success(request, f"Saved the {kind}'s profile.")
+        return redirect(owner.url("detail", owner_id))
+    return render_page(request, "people/edit.html", context)
 
 
 @curator_required

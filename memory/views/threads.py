@@ -11,11 +11,10 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
-from memory.engine import StaleVersionError
 from memory.forms import ThreadMetadataForm
 from memory.listing import ThreadFilters, active_filters
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, stale
+from memory.views.common import curation, engine, gone, refuse, render_page, submit
 
 MESSAGES_PER_PAGE = 50
 THREAD_MEMORIES_SHOWN = 50
@@ -101,25 +100,23 @@ def thread_edit(request: HttpRequest, thread_id: str) -> HttpResponse:
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     form = ThreadMetadataForm(request.POST or None, initial={"metadata": thread.metadata, "version": thread.version})
-    status = 200
+    context = {"thread": thread, "form": form}
     if request.method == "POST":
-        if form.is_valid():
-            try:
-                curation(request).update_thread(
-                    thread_id, metadata=form.cleaned_data["metadata"], version=form.cleaned_data["version"]
-                )
-            except StaleVersionError:
-                current = memory.get_thread_record(thread_id)
-                return stale(request, "threads/edit.html", {"thread": current, "form": form}, current.version)
-            except KeyError:
-                return gone(request, ObjectKind.THREAD, thread_id)
-            except ValueError as error:
-                refuse(form, error)
-            else:
-                messages.success(request, "Saved the thread's metadata.")
-                return redirect("memory:thread_detail", thread_id)
-        status = 400
-    return render_page(request, "threads/edit.html", {"thread": thread, "form": form}, status=status)
+        refused = submit(
+            request,
+            form,
+            lambda data: curation(request).update_thread(thread_id, metadata=data["metadata"], version=data["version"]),
+            template="threads/edit.html",
+            context=context,
+            current=lambda: memory.get_thread_record(thread_id),
+            name="thread",
+            gone_as=(ObjectKind.THREAD, thread_id),
+        )
+        if refused:
+            return refused
+        messages.success(request, "Saved the thread's metadata.")
+        return redirect("memory:thread_detail", thread_id)
+    return render_page(request, "threads/edit.html", context)
 
 
 @curator_required

@@ -7,6 +7,8 @@ from urllib.parse import unquote
 import pytest
 from django.urls import resolve, reverse
 
+from memory.templatetags.oam import path_to
+
 IDS = ["plain", "a/b", "a//b/", ".", "..", "...", "~", "x~2Fy", "~7E", "über thread", "q?x#y", "50%", "é/..", "a.b"]
 
 
@@ -20,3 +22,20 @@ def test_an_id_survives_reverse_and_resolve(memory_id):
     assert match.kwargs["memory_id"] == memory_id
     assert "/" not in unquote(segment)
     assert unquote(segment) not in (".", "..")
+
+
+@pytest.mark.parametrize(
+    "route", ["memory:memory_detail", "memory:thread_detail", "memory:user_edit", "memory:image_raw"]
+)
+@pytest.mark.parametrize("record_id", IDS)
+def test_the_memoised_path_is_the_reversed_url(route, record_id):
+    assert path_to(route, record_id) == reverse(route, args=[record_id])
+
+
+@pytest.mark.parametrize("ids", [("t", "m"), ("a/b", "ü ~"), ("..", "50%")])
+def test_the_memoised_path_takes_several_ids(ids):
+    assert path_to("memory:message_edit", *ids) == reverse("memory:message_edit", args=ids)
+
+
+def test_the_history_pages_are_under_the_history(db):
+    assert reverse("memory:history_entry", args=[42]) == reverse("memory:history") + "42/"

@@ -34,8 +34,9 @@ def populated(agent_memory):
         agent_memory.add_user(user, f"profile {n}")
         thread = agent_memory.create_thread(thread_id=f"thread-{n}", user_id=user, agent_id=f"agent-{n}")
         thread.add_messages([{"role": "user", "content": f"message {i}"} for i in range(3)])
-        agent_memory.add_memory(f"memory {n}", memory_type="fact", user_id=user, thread_id=thread.thread_id,
-                                autonomous_linking=False)
+        agent_memory.add_memory(
+            f"memory {n}", memory_type="fact", user_id=user, thread_id=thread.thread_id, autonomous_linking=False
+        )
     return agent_memory
 
 

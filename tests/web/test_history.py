@@ -121,7 +121,9 @@ def test_the_revert_page_says_what_will_come_back(curator_client, world, curatio
     assert "supersedes" in html
 
 
-def test_reverting_an_update_of_a_deleted_record_says_to_restore_it_first(curator_client, world, curation, agent_memory):
+def test_reverting_an_update_of_a_deleted_record_says_to_restore_it_first(
+    curator_client, world, curation, agent_memory
+):
     entry = edit_fact(curation, agent_memory, world.fact_id, content="Changed.")
     curation.delete_memory(world.fact_id)
 

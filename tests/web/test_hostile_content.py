@@ -23,7 +23,9 @@ def hostile(agent_memory, curator):
     thread = agent_memory.create_thread(
         thread_id=hostile_id, user_id=hostile_id, agent_id=f"agent{IMG}", metadata={SCRIPT: IMG, "k": QUOTE}
     )
-    [message_id] = thread.add_messages([{"role": f"user{IMG}", "content": f"hello {SCRIPT}", "metadata": {IMG: SCRIPT}}])
+    [message_id] = thread.add_messages(
+        [{"role": f"user{IMG}", "content": f"hello {SCRIPT}", "metadata": {IMG: SCRIPT}}]
+    )
     agent_memory.add_memory(
         f"memory {SCRIPT} {IMG}",
         memory_type="fact",
@@ -87,7 +89,8 @@ class LiveMarkup(HTMLParser):
         self.found += [f"<{tag} {name}>" for name in names if name.startswith("on")]
         if tag == "script":
             self.in_script = "src" not in names
-        if tag == "svg" and "class" not in names or tag == "img" and not dict(attrs).get("src", "").startswith("/"):
+        foreign_image = tag == "img" and not dict(attrs).get("src", "").startswith("/")
+        if (tag == "svg" and "class" not in names) or foreign_image:
             self.found.append(f"<{tag}>")
 
     def handle_data(self, data: str) -> None:

@@ -135,3 +135,13 @@ def test_deleting_a_user_counts_the_cascade_then_takes_and_restores_it_all(curat
     assert agent_memory.get_user("alice").content.startswith("Alice")
     assert agent_memory.get_thread_record(world.thread_id).message_count == 3
     assert agent_memory.get_memory(world.old_fact_id).status == "invalid"
+
+
+def test_a_profile_edit_of_a_user_deleted_meanwhile_is_a_404(curator_client, world, agent_memory):
+    version = agent_memory.get_user("alice").version
+    agent_memory.delete_user("alice")
+
+    response = curator_client.post(reverse("memory:user_edit", args=["alice"]), {"information": "x", "version": version})
+
+    assert response.status_code == 404
+    assert "Its history" in response.content.decode()

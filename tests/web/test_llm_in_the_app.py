@@ -129,3 +129,21 @@ def test_seed_demo_never_calls_the_llm(fake_llm):
     call_command("seed_demo", "--seed=7", "--end-date=2026-01-15", stdout=StringIO())
 
     assert fake_llm.requests == []
+
+
+def test_describe_again_asks_the_llm_for_a_new_caption_and_records_it(fake_llm, curator_client):
+    from django.urls import reverse
+
+    from memory.models import CurationEntry
+    from tests.web.world import png_bytes
+
+    memory = services.get_agent_memory()
+    thread = memory.create_thread(thread_id="t1", user_id="u1", agent_id="a1")
+    image_id = thread.add_image(png_bytes(), description="an old caption")
+    assert "Describe again" in curator_client.get(reverse("memory:image_detail", args=[image_id])).content.decode()
+
+    curator_client.post(reverse("memory:image_describe", args=[image_id]))
+
+    assert memory.get_image(image_id).content == "a captioned image"
+    entry = CurationEntry.objects.get()
+    assert (entry.before["content"], entry.after["content"]) == ("an old caption", "a captioned image")

@@ -23,9 +23,22 @@ def many(agent_memory):
     """Memories of every type, scope and status."""
     add = agent_memory.add_memory
     add("Bob likes tea.", memory_type="preference", memory_id="p-tea", user_id="bob", autonomous_linking=False)
-    add("Always answer in French.", memory_type="guideline", memory_id="g-fr", agent_id="atlas", autonomous_linking=False)
-    add("Bob met Ana in Porto.", memory_type="memory", memory_id="e-porto", user_id="bob", thread_id="t1",
-        metadata={"source": "chat", "tags": ["trip"]}, autonomous_linking=False)
+    add(
+        "Always answer in French.",
+        memory_type="guideline",
+        memory_id="g-fr",
+        agent_id="atlas",
+        autonomous_linking=False,
+    )
+    add(
+        "Bob met Ana in Porto.",
+        memory_type="memory",
+        memory_id="e-porto",
+        user_id="bob",
+        thread_id="t1",
+        metadata={"source": "chat", "tags": ["trip"]},
+        autonomous_linking=False,
+    )
     add("Bob is 40.", memory_type="fact", memory_id="f-age", user_id="bob", status="invalid", autonomous_linking=False)
     add("Coupon code 50% OFF_NOW", memory_type="fact", memory_id="f-coupon", user_id="bob", autonomous_linking=False)
     return agent_memory
@@ -67,8 +80,12 @@ def test_expired_memories_are_listed_on_their_own(viewer_client, agent_memory):
     from datetime import UTC, datetime, timedelta
 
     agent_memory.add_memory(
-        "An old event.", memory_type="memory", memory_id="gone-soon", ttl_days=1,
-        timestamp=(datetime.now(UTC) - timedelta(days=5)).isoformat(), ttl_anchor="timestamp",
+        "An old event.",
+        memory_type="memory",
+        memory_id="gone-soon",
+        ttl_days=1,
+        timestamp=(datetime.now(UTC) - timedelta(days=5)).isoformat(),
+        ttl_anchor="timestamp",
         autonomous_linking=False,
     )
 
@@ -174,7 +191,12 @@ def test_a_curator_creates_a_memory_with_every_field(curator_client, agent_memor
     assert response.status_code == 302
     entry = CurationEntry.objects.get()
     memory = agent_memory.get_memory(entry.object_id)
-    assert (memory.record_type, memory.user_id, memory.agent_id, memory.thread_id) == ("preference", "carol", "atlas", "t9")
+    assert (memory.record_type, memory.user_id, memory.agent_id, memory.thread_id) == (
+        "preference",
+        "carol",
+        "atlas",
+        "t9",
+    )
     assert memory.metadata == {"source": "manual"}
     assert memory.expires_at is not None
     assert memory.timestamp.startswith("2026-03-04T05:06:07")
@@ -249,7 +271,10 @@ def test_a_curator_edits_type_scope_status_metadata_and_lifetime(curator_client,
     assert response.status_code == 302
     memory = agent_memory.get_memory(world.fact_id)
     assert (memory.content, memory.record_type, memory.user_id, memory.agent_id) == (
-        "Alice is vegan.", "preference", "alice2", None,
+        "Alice is vegan.",
+        "preference",
+        "alice2",
+        None,
     )
     assert memory.metadata == {"reviewed": True}
     assert memory.status == "invalid"
@@ -319,9 +344,28 @@ def test_a_deleted_memory_is_restored_with_its_id_and_links(curator_client, worl
 
     assert response.status_code == 302
     restored = agent_memory.get_memory(world.fact_id)
-    assert (restored.content, restored.metadata, restored.created_at) == (before.content, before.metadata, before.created_at)
+    assert (restored.content, restored.metadata, restored.created_at) == (
+        before.content,
+        before.metadata,
+        before.created_at,
+    )
     assert [link.id for link in agent_memory.list_relations(record_id=world.fact_id)] == [world.link_id]
     assert agent_memory.get_memory(world.old_fact_id).status == "invalid"
     assert agent_memory.search("vegetarian", user_id="alice")[0].record.id == world.fact_id
     restore = CurationEntry.objects.get(action="restore")
     assert restore.reverts == entry
+
+
+def test_saving_a_form_keeps_a_stored_time_finer_than_the_form_shows(curator_client, agent_memory):
+    agent_memory.add_memory(
+        "Precise.",
+        memory_type="fact",
+        memory_id="fine",
+        timestamp="2026-01-02T03:04:05.678901+00:00",
+        autonomous_linking=False,
+    )
+    shown = curator_client.get(reverse("memory:memory_edit", args=["fine"])).context["form"]["timestamp"].value()
+
+    edit(curator_client, agent_memory, "fine", content="Precise, edited.", timestamp=shown)
+
+    assert agent_memory.get_memory("fine").timestamp == "2026-01-02T03:04:05.678901+00:00"

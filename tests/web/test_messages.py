@@ -18,9 +18,7 @@ def world(agent_memory) -> World:
 
 def urls(world: World, index: int = 0) -> dict[str, str]:
     args = [world.thread_id, world.message_ids[index]]
-    return {
-        name: reverse(f"memory:message_{name}", args=args) for name in ("detail", "edit", "delete")
-    }
+    return {name: reverse(f"memory:message_{name}", args=args) for name in ("detail", "edit", "delete")}
 
 
 def edit(client, agent_memory, world, index=0, **changes):
@@ -213,7 +211,9 @@ def test_an_image_is_added_as_a_standalone_record(curator_client, world, agent_m
 def test_a_file_that_is_not_an_image_is_refused_with_the_engines_reason(curator_client, world, agent_memory):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    response = upload(curator_client, world, image=SimpleUploadedFile("x.png", b"not an image", content_type="image/png"))
+    response = upload(
+        curator_client, world, image=SimpleUploadedFile("x.png", b"not an image", content_type="image/png")
+    )
 
     assert response.status_code == 400
     assert response.context["form"].errors["image"]

@@ -38,7 +38,11 @@ def build_world(memory: AgentMemory) -> World:
     )
     message_ids = thread.add_messages(
         [
-            {"role": "user", "content": "I'm vegetarian. Find me a quiet hotel in Lisbon.", "metadata": {"channel": "web"}},
+            {
+                "role": "user",
+                "content": "I'm vegetarian. Find me a quiet hotel in Lisbon.",
+                "metadata": {"channel": "web"},
+            },
             {
                 "role": "user",
                 "content": [
@@ -51,8 +55,13 @@ def build_world(memory: AgentMemory) -> World:
     )
     thread.add_image(png_bytes("red"), image_id="map-1", description="A hand-drawn map of Lisbon")
     memory.add_memory(
-        "Alice used to eat fish.", memory_type="fact", memory_id="fact-old", user_id="alice", agent_id="atlas",
-        thread_id="trip-42", autonomous_linking=False,
+        "Alice used to eat fish.",
+        memory_type="fact",
+        memory_id="fact-old",
+        user_id="alice",
+        agent_id="atlas",
+        thread_id="trip-42",
+        autonomous_linking=False,
     )
     memory.add_memory(
         "Alice is vegetarian.",
