@@ -33,19 +33,31 @@ NARROW_VIEWPORT = {"width": 390, "height": 844}
 
 class Shot(NamedTuple):
     name: str  # file names start with it
-    path: str  # the URL path to open
+    path: str  # the URL path to open; {memory}, {image} and {entry} are ids of the seeded world
     narrow: bool = False  # also a 390-wide light shot
     anonymous: bool = False  # taken without logging in
 
 
 PAGES = [
-    Shot("login", "/accounts/login/", narrow=True, anonymous=True),
-    Shot("threads", "/", narrow=True),
+    Shot("login", "/accounts/login/", anonymous=True),
+    Shot("overview", "/", narrow=True),
+    Shot("threads", "/threads/"),
+    Shot("thread", "/threads/demo-balcony-vegetable-garden/?start=0", narrow=True),
+    Shot("memories", "/memories/"),
+    Shot("memory", "/memories/{memory}/"),
+    Shot("memory-edit", "/memories/{memory}/edit/"),
+    Shot("image", "/images/{image}/"),
+    Shot("users", "/users/"),
+    Shot("user", "/users/dana/"),
+    Shot("history", "/history/"),
+    Shot("history-entry", "/history/{entry}/"),
 ]
 
 
-def build_world(folder: Path) -> tuple[str, str]:
-    """Set Django up over a fresh store and database in `folder`; returns the curator's login."""
+def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
+    """Set Django up over a fresh store and database in `folder`; returns the curator's login and
+    the ids that PAGES' paths name. One memory is edited through the curation service, so that the
+    history has something to show."""
     os.environ.update(
         DJANGO_SETTINGS_MODULE="oam_site.settings",
         OAM_STORE_URL=f"sqlite://{folder / 'memory.sqlite3'}",
@@ -69,8 +81,21 @@ def build_world(folder: Path) -> tuple[str, str]:
     connection.creation.create_test_db(verbosity=0, autoclobber=True)
     call_command("seed_demo", *SEED_ARGS)
     password = secrets.token_urlsafe(16)
-    User.objects.create_user(USERNAME, password=password).groups.add(Group.objects.get(name="curators"))
-    return USERNAME, password
+    curator = User.objects.create_user(USERNAME, password=password)
+    curator.groups.add(Group.objects.get(name="curators"))
+    from memory.curation import Actor, Curation
+    from memory.services import get_agent_memory
+
+    memory = get_agent_memory()
+    [fact] = memory.list_memories(thread_id="demo-lisbon-long-weekend", memory_types=["preference"], limit=1)
+    entry = Curation(memory, Actor(curator)).update_memory(
+        fact.id,
+        version=fact.version,
+        content=fact.content.replace(".", ", and quiet streets at night."),
+        metadata={**fact.metadata, "review": {"status": "approved", "by": USERNAME}},
+    )
+    [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
+    return USERNAME, password, {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
 
 
 def start_server():
@@ -86,7 +111,7 @@ def start_server():
     return server
 
 
-def photograph(base_url: str, username: str, password: str) -> list[Path]:
+def photograph(base_url: str, username: str, password: str, ids: dict[str, str]) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     from tests.browser.support import VIEWPORT, launch_chromium, log_in
@@ -110,9 +135,10 @@ def photograph(base_url: str, username: str, password: str) -> list[Path]:
                     storage_state=None if shot.anonymous else logged_in,
                 )
                 page = context.new_page()
-                response = page.goto(shot.path, wait_until="networkidle")
+                path = shot.path.format(**ids)
+                response = page.goto(path, wait_until="networkidle")
                 if response is None or not response.ok:
-                    raise RuntimeError(f"{shot.path} answered {response and response.status}")
+                    raise RuntimeError(f"{path} answered {response and response.status}")
                 page.evaluate("document.fonts.ready")
                 path = OUT / f"{shot.name}-{suffix}.png"
                 page.screenshot(path=path, animations="disabled")
@@ -133,10 +159,10 @@ def main() -> int:
 
     OUT.mkdir(parents=True, exist_ok=True)
     with time_machine.travel(FROZEN_AT), tempfile.TemporaryDirectory(prefix="oam-screenshots-") as folder:
-        username, password = build_world(Path(folder))
+        username, password, ids = build_world(Path(folder))
         server = start_server()
         try:
-            written = photograph(f"http://127.0.0.1:{server.port}", username, password)
+            written = photograph(f"http://127.0.0.1:{server.port}", username, password, ids)
         finally:
             server.terminate()
             from memory import services
