@@ -576,8 +576,8 @@ class AgentMemory:
     # --- users and agents -------------------------------------------------------------------
 
     def add_user(self, user_id: str, information: str, *, expected_version: Any = NOT_SET) -> str:
-        """Store (or replace) a user's profile; with `expected_version` the profile must exist at
-        that version (StaleVersionError otherwise)."""
+        """Store (or replace) a user's profile; with `expected_version` the profile must be at that
+        version, 0 meaning it must not exist yet (StaleVersionError otherwise)."""
         return self.store.add_user(user_id, information, expected_version=expected_version)
 
     def add_agent(self, agent_id: str, information: str, *, expected_version: Any = NOT_SET) -> str:

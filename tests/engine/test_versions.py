@@ -45,7 +45,7 @@ def test_an_update_moves_the_version_by_one_and_a_stale_one_writes_nothing(memor
     assert memory.get_memory(memory_id).version == 3
 
 
-@pytest.mark.parametrize("bad", [0, -1, True, "1", 1.0, 2**64])
+@pytest.mark.parametrize("bad", [-1, True, "1", 1.0, 2**64])
 def test_a_bad_expected_version_is_a_value_error_naming_it(memory, bad):
     memory_id = memory.add_memory("likes tea", user_id="u1")
     with pytest.raises(ValueError, match="expected_version"):
@@ -107,6 +107,22 @@ def test_a_profile_moves_when_replaced_and_must_exist_for_expected_version(memor
     with pytest.raises(KeyError):
         memory.get_agent("a9")
     assert memory.get_user("u1").content == "Ada Lovelace"
+
+
+def test_version_0_writes_a_profile_only_where_there_is_none(memory):
+    """Two people writing the first profile of the same user: the second is refused, not lost."""
+    memory.add_user("u2", "Grace", expected_version=0)
+    assert memory.get_user("u2").version == 1
+    with pytest.raises(StaleVersionError, match="user_profile 'u2' is at version 1, not 0"):
+        memory.add_user("u2", "Grace Hopper", expected_version=0)
+    assert memory.get_user("u2").content == "Grace"
+
+
+def test_version_0_never_matches_a_stored_record(memory):
+    memory_id = memory.add_memory("likes tea", user_id="u1")
+    with pytest.raises(StaleVersionError, match="is at version 1, not 0"):
+        memory.update_memory(memory_id, content="x", expected_version=0)
+    assert memory.get_memory(memory_id).content == "likes tea"
 
 
 def test_get_user_and_get_agent_read_the_stored_profile(memory):

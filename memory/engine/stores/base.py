@@ -108,17 +108,20 @@ def check_positive_int(name: str, value: Any, *, allow_none: bool = False) -> No
 
 
 def expected_version_of(value: Any) -> int | None:
-    """`expected_version`: NOT_SET (no check, None) or a positive integer."""
+    """`expected_version`: NOT_SET (no check, None) or a non-negative integer, 0 standing for
+    "no such row yet" (a profile that must not exist when it is written)."""
     if value is NOT_SET:
         return None
-    check_positive_int("expected_version", value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"expected_version must be a non-negative integer, not {value!r}")
+    check_int_range("expected_version", value)
     return value
 
 
 def check_version(what: str, expected: int | None, stored: Any) -> None:
     """The compare of a compare-and-set, inside the write: refuse (StaleVersionError) a row whose
-    stored version (None: no row) is not the one the caller read."""
-    if expected is not None and (stored is None or int(stored) != expected):
+    stored version (None: no row, which is version 0) is not the one the caller read."""
+    if expected is not None and expected != (0 if stored is None else int(stored)):
         raise StaleVersionError(what, expected, None if stored is None else int(stored))
 
 
@@ -744,8 +747,9 @@ class MemoryStore(ABC):
     ) -> str:
         """Store (or replace) a user's profile text, embedded for search; returns the user id.
 
-        With `expected_version` the profile must exist at that version (StaleVersionError
-        otherwise, nothing written); a replaced profile's version moves by one."""
+        With `expected_version` the profile must be at that version, 0 meaning that it must not
+        exist yet (StaleVersionError otherwise, nothing written); a replaced profile's version
+        moves by one."""
 
     @abstractmethod
     def add_agent(

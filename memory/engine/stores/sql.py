@@ -965,7 +965,7 @@ class SQLMemoryStore(MemoryStore):
             "now": self.dialect.db_time(utc_now()),
         }
         with self._write() as cursor:
-            if expected is not None:  # the profile must exist, at that version
+            if expected is not None:  # the profile must be at that version (0: must not exist yet)
                 rows = self._fetch(
                     f"SELECT version FROM {self._records} WHERE kind = :kind AND id = :id{self.dialect.for_update}",
                     {"kind": record_type, "id": owner_id},
