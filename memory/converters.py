@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from memory.engine.limits import check_id_text
+
 _ESCAPED = re.compile(r"~(2F|2E|7E)")
 _UNESCAPE = {"2F": "/", "2E": ".", "7E": "~"}
 
@@ -18,7 +20,11 @@ class EngineIdConverter:
     regex = r"[^/]+"
 
     def to_python(self, value: str) -> str:
-        return _ESCAPED.sub(lambda match: _UNESCAPE[match.group(1)], value)
+        """The id, or ValueError (a 404, for Django) for one no record can have: the engine's
+        id rules (no NUL, at most 512 bytes) are checked here, before any view sees it."""
+        record_id = _ESCAPED.sub(lambda match: _UNESCAPE[match.group(1)], value)
+        check_id_text("id", record_id)
+        return record_id
 
     def to_url(self, value: str) -> str:
         if value in (".", ".."):

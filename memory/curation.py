@@ -4,12 +4,14 @@ Every change goes through the engine (which re-embeds, recounts lifecycles, casc
 written to the curation history (`CurationEntry`) with who made it and the object's values before
 and after, as the engine's JSON record form (memory.engine.snapshot). A delete keeps the engine's
 snapshot of everything that went with it, so that `revert` can restore it with its original ids
-and links; an update keeps the old values, so that `revert` can write them back. A revert is
-itself a recorded change.
+and links; an update keeps the old values, so that `revert` can write back what it changed. A
+revert is itself a recorded change.
+
+An update writes only what differs from the stored record, and nothing at all (no entry either)
+when nothing does. Edits carry the version of the record they were opened on: the engine refuses
+them (StaleVersionError) when someone changed the record meanwhile, so no update is lost.
 
 Views (and API views) call this module for every write and never write to the engine themselves.
-Edits carry the version of the record they were opened on: the engine refuses them
-(StaleVersionError) when someone changed the record meanwhile, so no update is lost.
 
 The store and Django's database are two databases: the engine's write commits first, then its
 history entry. If writing the entry failed after the store changed, the change would be
@@ -24,13 +26,44 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction
 
-from memory.engine import NOT_SET, AgentMemory, ImageContent, TextContent
+from memory.engine import AgentMemory, ImageContent, TextContent
 from memory.engine.snapshot import Snapshot, record_to_json, thread_to_json
+from memory.engine.types import MEMORY_TYPES
 from memory.models import Action, CurationEntry, ObjectKind
 
 PROFILE_KINDS = {ObjectKind.USER: "user_id", ObjectKind.AGENT: "agent_id"}
+
+REVERTIBLE = {
+    ObjectKind.THREAD: {"metadata": "metadata"},
+    ObjectKind.MESSAGE: {"content": "content", "role": "role", "metadata": "metadata", "timestamp": "timestamp"},
+    ObjectKind.MEMORY: {
+        "content": "content",
+        "record_type": "memory_type",
+        "user_id": "user_id",
+        "agent_id": "agent_id",
+        "metadata": "metadata",
+        "status": "status",
+        "timestamp": "timestamp",
+        "expires_at": "expires_at",
+    },
+    ObjectKind.IMAGE: {"content": "description", "metadata": "metadata"},
+    ObjectKind.USER: {"content": "information"},
+    ObjectKind.AGENT: {"content": "information"},
+}
+"""Per kind of object: the fields (in the JSON form) an update can change, and the argument of
+the curation call that writes each."""
+
+ENGINE_ARGUMENTS = {
+    "text": "content",
+    "contents": "content",
+    "user_ids": "user_id",
+    "agent_ids": "agent_id",
+    "thread_ids": "thread_id",
+    "roles": "role",
+    "timestamps": "timestamp",
+}
+"""Engine argument names that differ from the form field they come from (the store's batch names)."""
 
 
 class CurationError(ValueError):
@@ -48,18 +81,6 @@ class Actor:
     @property
     def name(self) -> str:
         return self.user.get_username() if self.user is not None else "system"
-
-
-ENGINE_ARGUMENTS = {
-    "text": "content",
-    "contents": "content",
-    "user_ids": "user_id",
-    "agent_ids": "agent_id",
-    "thread_ids": "thread_id",
-    "roles": "role",
-    "timestamps": "timestamp",
-}
-"""Engine argument names that differ from the form field they come from (the store's batch names)."""
 
 
 def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
@@ -99,20 +120,19 @@ class Curation:
         thread_id: str | None = None,
         reverts: CurationEntry | None = None,
     ) -> CurationEntry:
-        with transaction.atomic():
-            return CurationEntry.objects.create(
-                actor=self.actor.user,
-                actor_name=self.actor.name,
-                via=self.actor.via,
-                object_kind=kind,
-                object_id=object_id,
-                thread_id=thread_id or "",
-                action=action,
-                summary=summary[:300],
-                before=before,
-                after=after,
-                reverts=reverts,
-            )
+        return CurationEntry.objects.create(
+            actor=self.actor.user,
+            actor_name=self.actor.name,
+            via=self.actor.via,
+            object_kind=kind,
+            object_id=object_id,
+            thread_id=thread_id or "",
+            action=action,
+            summary=summary[:300],
+            before=before,
+            after=after,
+            reverts=reverts,
+        )
 
     def _updated(self, kind: str, object_id: str, before: Any, after: Any, summary: str) -> CurationEntry:
         """Record an update of a record (a message, memory or image) with both its versions."""
@@ -133,8 +153,10 @@ class Curation:
 
     # --- threads ------------------------------------------------------------------------------
 
-    def update_thread(self, thread_id: str, *, metadata: dict | None, version: int) -> CurationEntry:
+    def update_thread(self, thread_id: str, *, metadata: dict | None, version: int) -> CurationEntry | None:
         before = self.memory.get_thread_record(thread_id)
+        if metadata == before.metadata:
+            return None
         self.memory.update_thread(thread_id, metadata=metadata, expected_version=version)
         after = self.memory.get_thread_record(thread_id)
         return self._record(
@@ -162,31 +184,17 @@ class Curation:
 
     # --- messages -----------------------------------------------------------------------------
 
-    def update_message(
-        self,
-        thread_id: str,
-        message_id: str,
-        *,
-        content: str,
-        role: str,
-        metadata: dict | None,
-        timestamp: str | None,
-        version: int,
-    ) -> CurationEntry:
-        """Edit a message's text, role, metadata and time. A message with image parts keeps them:
-        the new text replaces its text parts, the images stay where they were."""
+    def update_message(self, thread_id: str, message_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
+        """Edit a message's `content`, `role`, `metadata` and `timestamp` (those given). A message
+        with image parts keeps them: the new text replaces its text parts, the images stay."""
         thread = self.memory.get_thread(thread_id)
         before = self.memory.get_message_record(thread_id, message_id)
-        changes: dict[str, Any] = {"expected_version": version}
-        if metadata != before.metadata:
-            changes["metadata"] = metadata
-        if content != before.content:
-            changes["content"] = content_keeping_images(before, content)
-        if role != before.role:
-            changes["role"] = role
-        if timestamp is not None and not same_time(timestamp, before.timestamp):
-            changes["timestamp"] = timestamp
-        thread.update_message(message_id, **changes)
+        changes = differences(before, fields)
+        if not changes:
+            return None
+        if "content" in changes:
+            changes["content"] = content_keeping_images(before, changes["content"])
+        thread.update_message(message_id, expected_version=version, **changes)
         after = self.memory.get_message_record(thread_id, message_id)
         return self._updated(ObjectKind.MESSAGE, message_id, before, after, edited("message", before, after))
 
@@ -207,14 +215,9 @@ class Curation:
     # --- memories -----------------------------------------------------------------------------
 
     def create_memory(self, **fields: Any) -> CurationEntry:
-        ttl_days = fields.pop("ttl_days", None)
-        timestamp = fields.pop("timestamp", None)
-        memory_id = self.memory.add_memory(
-            autonomous_linking=False,  # a person's memory is linked by people
-            ttl_days=ttl_days if ttl_days else NOT_SET,
-            timestamp=timestamp if timestamp else NOT_SET,
-            **fields,
-        )
+        """A new memory from the memory form's fields (empty ones left to the engine's defaults)."""
+        given = {name: value for name, value in fields.items() if value not in (None, "")}
+        memory_id = self.memory.add_memory(autonomous_linking=False, **given)  # people link by hand
         after = self.memory.get_memory(memory_id)
         return self._record(
             ObjectKind.MEMORY,
@@ -225,29 +228,23 @@ class Curation:
             thread_id=after.thread_id,
         )
 
-    def update_memory(self, memory_id: str, *, version: int, **fields: Any) -> CurationEntry:
-        """Edit a memory: content, type, scope, metadata, status, timestamp and lifetime
-        (`ttl_days` sets a new one from creation; `never_expires` removes it; neither keeps it).
+    def update_memory(self, memory_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
+        """Edit a memory: `content`, `memory_type`, `user_id`, `agent_id`, `metadata`, `status`,
+        `timestamp` and its lifetime: `expires_at` (an instant, or None for never), or
+        `ttl_days` (a new lifetime counted from creation), or `never_expires`.
 
-        Only what differs from the stored memory is sent to the engine: an unchanged text is not
-        embedded again, and an unchanged status is not written as the memory's own flag (a
-        memory shown invalid because a link retires it keeps its own flag as it was).
+        An unchanged status is not written: a memory shown invalid because a link retires it
+        keeps its own flag as it was.
         """
         before = self.memory.get_memory(memory_id)
-        fields["memory_type"] = fields.pop("memory_type", before.record_type)
-        changes = {
-            name: value
-            for name, value in fields.items()
-            if name not in ("ttl_days", "never_expires", "expires_at")
-            and value != getattr(before, "record_type" if name == "memory_type" else name)
-            and not (name == "timestamp" and (value is None or same_time(value, before.timestamp)))
-        }
-        if fields.get("never_expires"):
-            changes["expires_at"] = None
-        elif fields.get("ttl_days"):
-            changes["ttl_days"] = fields["ttl_days"]
-        elif "expires_at" in fields and fields["expires_at"] != before.expires_at:
-            changes["expires_at"] = fields["expires_at"]
+        ttl_days = fields.pop("ttl_days", None)
+        if fields.pop("never_expires", False):
+            fields["expires_at"] = None
+        changes = differences(before, fields)
+        if ttl_days:
+            changes["ttl_days"] = ttl_days
+        if not changes:
+            return None
         self.memory.update_memory(memory_id, expected_version=version, **changes)
         after = self.memory.get_memory(memory_id)
         return self._updated(ObjectKind.MEMORY, memory_id, before, after, edited(after.record_type, before, after))
@@ -297,16 +294,12 @@ class Curation:
             thread_id=thread_id,
         )
 
-    def update_image(self, image_id: str, *, description: str, metadata: dict | None, version: int) -> CurationEntry:
+    def update_image(self, image_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
+        """Edit an image's `description` and `metadata` (those given)."""
         before = self.memory.get_image(image_id)
-        changes = {
-            name: value
-            for name, value, stored in (
-                ("description", description, before.content),
-                ("metadata", metadata, before.metadata),
-            )
-            if value != stored
-        }
+        changes = differences(before, fields)
+        if not changes:
+            return None
         self.memory.update_image(image_id, expected_version=version, **changes)
         after = self.memory.get_image(image_id)
         return self._updated(ObjectKind.IMAGE, image_id, before, after, edited("image", before, after))
@@ -338,32 +331,43 @@ class Curation:
 
     # --- users and agents ---------------------------------------------------------------------
 
-    def save_profile(self, kind: str, owner_id: str, information: str, version: int | None) -> CurationEntry:
-        """Write a user's or agent's profile text; `version` is the profile's when it had one."""
-        get, add = (
-            (self.memory.get_user, self.memory.add_user)
-            if kind == ObjectKind.USER
-            else (self.memory.get_agent, self.memory.add_agent)
-        )
-        try:
-            before = record_to_json(get(owner_id))
-        except KeyError:
-            before = None
-        add(owner_id, information, expected_version=NOT_SET if version is None else version)
-        after = record_to_json(get(owner_id))
+    def profile(self, kind: str, owner_id: str) -> Any:
+        return profile_of(self.memory, kind, owner_id)
+
+    def save_profile(self, kind: str, owner_id: str, *, information: str, version: int) -> CurationEntry | None:
+        """Write a user's or agent's profile text; `version` is the profile's as it was read, 0
+        when it had none (then two people writing it at once cannot both succeed)."""
+        before = self.profile(kind, owner_id)
+        if before is not None and before.content == information:
+            return None
+        add = self.memory.add_user if kind == ObjectKind.USER else self.memory.add_agent
+        add(owner_id, information, expected_version=version)
+        after = self.profile(kind, owner_id)
         return self._record(
             kind,
             owner_id,
             Action.UPDATE if before else Action.CREATE,
             f"{'Edited' if before else 'Wrote'} the {kind}'s profile",
-            before,
-            after,
+            record_to_json(before) if before else None,
+            record_to_json(after),
+        )
+
+    def delete_profile(self, kind: str, owner_id: str) -> CurationEntry:
+        """Delete a user's or agent's profile alone; what they own stays."""
+        if self.profile(kind, owner_id) is None:
+            raise KeyError(f"no {kind} profile {owner_id!r}")
+        profile_type = f"{kind}_profile"
+        snapshot = self.memory.snapshot(record_ids=[(profile_type, owner_id)])
+        delete = self.memory.delete_user if kind == ObjectKind.USER else self.memory.delete_agent
+        return self._delete(
+            kind, owner_id, snapshot, lambda: delete(owner_id, cascade=False), f"Deleted the {kind}'s profile"
         )
 
     def delete_owner(self, kind: str, owner_id: str) -> CurationEntry:
         """Delete a user or agent with everything they own (profile, threads, records, links)."""
-        scope = {PROFILE_KINDS[kind]: owner_id}
-        snapshot = self.memory.snapshot(**scope)
+        snapshot = self.memory.snapshot(**{PROFILE_KINDS[kind]: owner_id})
+        if not snapshot.threads and not snapshot.records:
+            raise KeyError(f"no {kind} {owner_id!r}")
         delete = self.memory.delete_user if kind == ObjectKind.USER else self.memory.delete_agent
         return self._delete(
             kind,
@@ -377,25 +381,34 @@ class Curation:
 
     def revert(self, entry: CurationEntry) -> CurationEntry:
         """Undo one recorded change: restore what a delete removed, delete what a create added,
-        write back the values an update replaced."""
+        write back the values an update replaced (those it changed, no others)."""
         if entry.action in (Action.DELETE, Action.UNLINK):
-            report = self.memory.restore(Snapshot.from_json(entry.before))
-            skipped = f"; skipped {len(report.skipped)}" if report.skipped else ""
-            return self._record(
-                entry.object_kind,
-                entry.object_id,
-                Action.RESTORE,
-                f"Restored the {entry.object_kind} deleted {entry.at:%Y-%m-%d %H:%M} UTC{skipped}",
-                after=entry.before,
-                thread_id=entry.thread_id,
-                reverts=entry,
-            )
-        if entry.action in (Action.CREATE, Action.RESTORE, Action.LINK):
+            undone = self._restore(entry)
+        elif entry.action in (Action.CREATE, Action.RESTORE, Action.LINK):
             undone = self._delete_for_revert(entry)
-            undone.reverts = entry
-            undone.save(update_fields=["reverts"])
-            return undone
-        return self._write_back(entry)
+        else:
+            undone = self._write_back(entry)
+            undone.summary = f"Reverted: {entry.summary}"[:300]
+        undone.reverts = entry
+        undone.save(update_fields=["summary", "reverts"])
+        return undone
+
+    def _restore(self, entry: CurationEntry) -> CurationEntry:
+        if entry.thread_id and entry.object_kind != ObjectKind.THREAD:
+            try:
+                self.memory.get_thread_record(entry.thread_id)
+            except KeyError:  # a restore would bring the thread back bare, without its metadata
+                raise CurationError(f"its thread {entry.thread_id} is deleted: restore the thread first") from None
+        report = self.memory.restore(Snapshot.from_json(entry.before))
+        skipped = f"; skipped {plural(len(report.skipped), 'link')} to memories gone since" if report.skipped else ""
+        return self._record(
+            entry.object_kind,
+            entry.object_id,
+            Action.RESTORE,
+            f"Restored the {entry.object_kind} deleted {entry.at:%Y-%m-%d %H:%M} UTC{skipped}",
+            after=entry.before,
+            thread_id=entry.thread_id,
+        )
 
     def _delete_for_revert(self, entry: CurationEntry) -> CurationEntry:
         kind, object_id = entry.object_kind, entry.object_id
@@ -407,62 +420,90 @@ class Curation:
             return self.delete_image(object_id)
         if kind == ObjectKind.THREAD:
             return self.delete_thread(object_id)
+        if kind in PROFILE_KINDS and only_a_profile(entry):
+            return self.delete_profile(kind, object_id)
         if kind in PROFILE_KINDS:
             return self.delete_owner(kind, object_id)
         raise CurationError(f"a {kind} cannot be reverted here")
 
+    def reverted_values(self, entry: CurationEntry) -> dict[str, Any]:
+        """What an update's revert writes: the fields the update changed, as they were before it
+        (JSON names). Later changes to other fields are kept."""
+        before, after = entry.before or {}, entry.after or {}
+        return {name: before.get(name) for name in REVERTIBLE[entry.object_kind] if before.get(name) != after.get(name)}
+
+    def current(self, entry: CurationEntry) -> Any:
+        """The entry's object as it is now (KeyError when it is gone)."""
+        kind, object_id = entry.object_kind, entry.object_id
+        if kind == ObjectKind.THREAD:
+            return self.memory.get_thread_record(object_id)
+        if kind == ObjectKind.MESSAGE:
+            return self.memory.get_message_record(entry.thread_id, object_id)
+        if kind == ObjectKind.MEMORY:
+            return self.memory.get_memory(object_id)
+        if kind == ObjectKind.IMAGE:
+            return self.memory.get_image(object_id)
+        if kind in PROFILE_KINDS:
+            profile = self.profile(kind, object_id)
+            if profile is None:
+                raise KeyError(f"no {kind} profile {object_id!r}")
+            return profile
+        raise CurationError(f"a {kind} cannot be reverted here")
+
     def _write_back(self, entry: CurationEntry) -> CurationEntry:
         """Write an update's old values back, as a new update of the current record."""
-        old, kind, object_id = entry.before, entry.object_kind, entry.object_id
+        kind, object_id = entry.object_kind, entry.object_id
+        values = {REVERTIBLE[kind][name]: value for name, value in self.reverted_values(entry).items()}
+        if not values:
+            raise CurationError("this change changed nothing that can be written back")
         try:
-            if kind == ObjectKind.THREAD:
-                current = self.memory.get_thread_record(object_id)
-                undone = self.update_thread(object_id, metadata=old.get("metadata"), version=current.version)
-            elif kind == ObjectKind.MESSAGE:
-                current = self.memory.get_message_record(entry.thread_id, object_id)
-                undone = self.update_message(
-                    entry.thread_id,
-                    object_id,
-                    content=old.get("content") or "",
-                    role=old.get("role") or current.role,
-                    metadata=old.get("metadata"),
-                    timestamp=old.get("timestamp"),
-                    version=current.version,
-                )
-            elif kind == ObjectKind.MEMORY:
-                current = self.memory.get_memory(object_id)
-                undone = self.update_memory(
-                    object_id,
-                    version=current.version,
-                    content=old["content"],
-                    memory_type=old["record_type"],
-                    user_id=old.get("user_id"),
-                    agent_id=old.get("agent_id"),
-                    metadata=old.get("metadata"),
-                    status=old["status"],
-                    timestamp=old.get("timestamp"),
-                    expires_at=old.get("expires_at"),
-                )
-            elif kind == ObjectKind.IMAGE:
-                current = self.memory.get_image(object_id)
-                undone = self.update_image(
-                    object_id,
-                    description=old.get("content") or "",
-                    metadata=old.get("metadata"),
-                    version=current.version,
-                )
-            elif kind in PROFILE_KINDS:
-                undone = self.save_profile(kind, object_id, old.get("content") or "", None)
-            else:
-                raise CurationError(f"a {kind} cannot be reverted here")
+            current = self.current(entry)
         except KeyError:
-            raise CurationError(
-                f"this {kind} no longer exists; restore it from its deletion in the history first"
-            ) from None
-        undone.summary = f"Reverted: {entry.summary}"[:300]
-        undone.reverts = entry
-        undone.save(update_fields=["summary", "reverts"])
+            raise CurationError(f"this {kind} no longer exists; restore it from its deletion first") from None
+        if kind == ObjectKind.THREAD:
+            undone = self.update_thread(object_id, version=current.version, **values)
+        elif kind == ObjectKind.MESSAGE:
+            undone = self.update_message(entry.thread_id, object_id, version=current.version, **values)
+        elif kind == ObjectKind.MEMORY:
+            undone = self.update_memory(object_id, version=current.version, **values)
+        elif kind == ObjectKind.IMAGE:
+            undone = self.update_image(object_id, version=current.version, **values)
+        else:
+            undone = self.save_profile(kind, object_id, version=current.version, **values)
+        if undone is None:
+            raise CurationError(f"the {kind} already has the values from before this change")
         return undone
+
+
+def profile_of(memory: AgentMemory, kind: str, owner_id: str) -> Any:
+    """A user's or agent's stored profile, or None."""
+    try:
+        return (memory.get_user if kind == ObjectKind.USER else memory.get_agent)(owner_id)
+    except KeyError:
+        return None
+
+
+def only_a_profile(entry: CurationEntry) -> bool:
+    """Whether a creation or restore of a user or agent brought back their profile alone (then
+    undoing it deletes the profile alone, not everything they own)."""
+    if entry.action == Action.CREATE:
+        return True
+    restored = Snapshot.from_json(entry.after)
+    return not restored.threads and all(record.record_type.endswith("_profile") for record in restored.records)
+
+
+def differences(record: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """The fields (curation arguments) whose value differs from the record's. A form's time,
+    given to the second, is the stored one when they are the same second."""
+    stored_names = {"memory_type": "record_type", "description": "content"}
+    changes = {}
+    for name, value in fields.items():
+        stored = getattr(record, stored_names.get(name, name), None)
+        if name == "timestamp" and (value is None or same_time(value, stored)):
+            continue
+        if value != stored:
+            changes[name] = value
+    return changes
 
 
 def content_keeping_images(message: Any, text: str) -> Any:
@@ -503,9 +544,7 @@ def changed_fields(before: Any, after: Any) -> list[str]:
 
 def edited(noun: str, before: Any, after: Any) -> str:
     """ "Edited the fact's content and metadata": an update's summary in the history."""
-    fields = changed_fields(before, after)
-    if not fields:
-        return f"Saved the {noun} unchanged"
+    fields = changed_fields(before, after) or ["values"]
     listed = ", ".join(fields[:-1]) + " and " + fields[-1] if len(fields) > 1 else fields[0]
     return f"Edited the {noun}'s {listed}"
 
@@ -514,7 +553,7 @@ def describe_snapshot(snapshot: Snapshot) -> str:
     """ "12 messages, 3 memories, 1 image and 2 links": what a snapshot holds, for summaries."""
     counts: dict[str, int] = {}
     for record in snapshot.records:
-        kind = "memory" if record.record_type in ("memory", "fact", "guideline", "preference") else record.record_type
+        kind = "memory" if record.record_type in MEMORY_TYPES else record.record_type
         counts[kind] = counts.get(kind, 0) + 1
     parts = [
         plural(counts.get(kind, 0), noun)

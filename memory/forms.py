@@ -50,6 +50,8 @@ class JSONObjectField(forms.CharField):
             ) from None
         except RecursionError:
             raise ValidationError("Not valid JSON: it is nested too deeply.", code="json") from None
+        except ValueError as error:  # e.g. an integer of more digits than Python converts
+            raise ValidationError(f"Not valid JSON: {error}", code="json") from None
         if not isinstance(parsed, dict):
             raise ValidationError(f"Must be a JSON object, like {self.example}.", code="object")
         return parsed
@@ -160,16 +162,13 @@ class MemoryForm(forms.Form):
 
 class MemoryEditForm(MemoryForm, VersionedForm):
     thread_id = None  # a memory keeps the thread it was made in
-    ttl_days = forms.IntegerField(
-        label="Lifetime (days)",
-        required=False,
-        min_value=1,
-        widget=forms.NumberInput(attrs={"class": "form-control", "min": "1"}),
-        help_text="Set a new lifetime, counted from creation; empty: keep the current expiry.",
-    )
     never_expires = forms.BooleanField(
         label="Never expires", required=False, widget=forms.CheckboxInput(attrs={"class": "form-check-input"})
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["ttl_days"].help_text = "Set a new lifetime, counted from creation; empty: keep the current expiry."
 
     def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
@@ -232,4 +231,4 @@ class ProfileForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 6, "class": "form-control"}),
         help_text="What the agent should know about them; searchable.",
     )
-    version = forms.IntegerField(widget=forms.HiddenInput, min_value=1, required=False)
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)  # 0: the profile is new

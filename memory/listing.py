@@ -60,7 +60,8 @@ def id_filter(label: str) -> forms.CharField:
 
 
 class ListingForm(forms.Form):
-    """Paging, common to every listing. The cursor is the engine's, opaque; the engine checks it."""
+    """Paging, common to every listing: an opaque cursor (the engine's, which checks it; the
+    history's is an entry id) and a page size."""
 
     cursor = forms.CharField(label="Page cursor", required=False, widget=forms.HiddenInput)
     limit = forms.IntegerField(
@@ -72,14 +73,18 @@ class ListingForm(forms.Form):
         return {"cursor": data.get("cursor") or None, "limit": data.get("limit") or DEFAULT_PAGE_SIZE}
 
 
-class ThreadFilters(ListingForm):
-    q = forms.CharField(
+def text_filter(where: str) -> forms.CharField:
+    return forms.CharField(
         label="Text",
         required=False,
         max_length=500,
         widget=forms.TextInput(attrs={**FILTER_INPUT, "type": "search"}),
-        help_text="In the content, id or metadata; any case.",
+        help_text=f"In the {where}; any case.",
     )
+
+
+class ThreadFilters(ListingForm):
+    q = text_filter("thread id or metadata")
     user_id = id_filter("User")
     agent_id = id_filter("Agent")
     metadata_filter = MetadataFilterField()
@@ -96,6 +101,7 @@ class ThreadFilters(ListingForm):
 
 
 class MemoryFilters(ThreadFilters):
+    q = text_filter("content, id or metadata")
     memory_type = forms.MultipleChoiceField(
         label="Type",
         required=False,
@@ -180,7 +186,7 @@ def query_without(query: QueryDict, name: str, value: str) -> str:
     return "?" + urlencode(pairs) if pairs else "?"
 
 
-class HistoryFilters(forms.Form):
+class HistoryFilters(ListingForm):
     """The curation history's filters: by object, thread, actor, action and time; keyset-paged by
     `cursor` (the id of the last entry shown), newest first."""
 
@@ -210,9 +216,6 @@ class HistoryFilters(forms.Form):
         widget=forms.DateTimeInput(attrs={**FILTER_INPUT, "type": "datetime-local"}),
     )
     cursor = forms.IntegerField(label="Page cursor", required=False, min_value=1, widget=forms.HiddenInput)
-    limit = forms.IntegerField(
-        label="Page size", required=False, min_value=1, max_value=MAX_PAGE_SIZE, widget=forms.HiddenInput
-    )
 
     def page(self) -> tuple[list[CurationEntry], int | None]:
         """The entries of this page and the cursor of the next one (None on the last page)."""

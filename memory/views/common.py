@@ -7,9 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 from django import forms
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
+from django_htmx.http import reswap, retarget
 
 from memory.curation import Actor, Curation, field_errors
 from memory.engine import AgentMemory, StaleVersionError
@@ -30,7 +32,7 @@ def render_page(
     """The page, or only its `fragment` (a template partial) for an htmx request that is not a
     boosted navigation: filters, pagers and inline edits swap part of the page, no full reload."""
     htmx = getattr(request, "htmx", None)
-    if fragment and htmx and not htmx.boosted:
+    if fragment and htmx and not htmx.boosted and not htmx.history_restore_request:
         template = f"{template}#{fragment}"
     return render(request, template, context, status=status)
 
@@ -38,12 +40,13 @@ def render_page(
 def gone(request: HttpRequest, kind: str, object_id: str, *, thread_id: str | None = None) -> HttpResponse:
     """404 for a record that does not exist (or no longer does): the page links to its history,
     where a deleted record can be restored."""
-    return render(
-        request,
-        "errors/gone.html",
-        {"kind": kind, "object_id": object_id, "thread_id": thread_id},
-        status=404,
+    response = render(
+        request, "errors/gone.html", {"kind": kind, "object_id": object_id, "thread_id": thread_id}, status=404
     )
+    if getattr(request, "htmx", False):  # not into the fragment that asked: over the whole page's content
+        response = reswap(retarget(response, "#main"), "outerHTML")
+        response["HX-Reselect"] = "#main"
+    return response
 
 
 def refuse(form: forms.Form, error: ValueError) -> None:
@@ -71,30 +74,35 @@ def submit(
     name: str,
     gone_as: tuple[str, str],
     fragment: str | None = None,
-) -> HttpResponse | None:
-    """Make the change a valid form asks for; None when it is made (the caller says so and
-    redirects), else the answer: the form with the errors of the form or the engine (400), the
-    record's current values when it changed since the form was opened (409, `current()` reads
-    it into the context as `name`), or the 404 of a record gone meanwhile (`gone_as`: its kind
-    and id)."""
+) -> tuple[HttpResponse | None, object]:
+    """Make the change a valid form asks for: (None, what `change` returned) when it is made (the
+    caller says so and redirects), else (the answer, None): the form with the errors of the form
+    or the engine (400), the record's current values when it changed since the form was opened
+    (409; `current()` reads it into the context as `name`), or the 404 of a record gone
+    meanwhile (`gone_as`: its kind and id)."""
     if form.is_valid():
         try:
-            change(form.cleaned_data)
+            return None, change(form.cleaned_data)
         except StaleVersionError:
             record = current()
             if record is not None:
-                return stale(request, template, {**context, name: record}, record.version)
-            return gone(request, *gone_as, thread_id=context.get("thread_id"))
+                return stale(request, template, {**context, name: record}, record.version, fragment), None
+            return gone(request, *gone_as, thread_id=context.get("thread_id")), None
         except KeyError:
-            return gone(request, *gone_as, thread_id=context.get("thread_id"))
+            return gone(request, *gone_as, thread_id=context.get("thread_id")), None
         except ValueError as error:
             refuse(form, error)
-        else:
-            return None
-    return render_page(request, template, context, fragment=fragment, status=400)
+    return render_page(request, template, context, fragment=fragment, status=400), None
 
 
-def stale(request: HttpRequest, template: str, context: dict[str, Any], current_version: int) -> HttpResponse:
+def saved(request: HttpRequest, result: object, what: str) -> None:
+    """Tell the person what a form did: saved, or nothing to save."""
+    messages.success(request, f"Saved {what}." if result is not None else f"Nothing changed in {what}.")
+
+
+def stale(
+    request: HttpRequest, template: str, context: dict[str, Any], current_version: int, fragment: str | None = None
+) -> HttpResponse:
     """409: the record changed since the form was opened. The form keeps what was typed, the page
     shows the current values beside it, and the form now carries the current version: saving
     again is a deliberate overwrite of what the person has seen, never a lost update."""
@@ -102,4 +110,4 @@ def stale(request: HttpRequest, template: str, context: dict[str, Any], current_
     form.data = form.data.copy()
     form.data["version"] = str(current_version)
     form.add_error(None, "This changed since you opened it. The current values are shown; check them and save again.")
-    return render_page(request, template, {**context, "stale": True}, status=409)
+    return render_page(request, template, {**context, "stale": True}, fragment=fragment, status=409)

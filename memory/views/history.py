@@ -10,9 +10,8 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
-from memory.curation import CurationError
 from memory.diffs import record_diff
-from memory.engine.snapshot import Snapshot
+from memory.engine.snapshot import Snapshot, record_to_json, thread_to_json
 from memory.listing import HistoryFilters, active_filters
 from memory.models import Action, CurationEntry, ObjectKind
 from memory.views.common import curation, render_page
@@ -50,21 +49,21 @@ def history(request: HttpRequest) -> HttpResponse:
     )
 
 
+OBJECT_PAGES = {
+    ObjectKind.THREAD: "thread_detail",
+    ObjectKind.MESSAGE: "message_detail",
+    ObjectKind.MEMORY: "memory_detail",
+    ObjectKind.IMAGE: "image_detail",
+    ObjectKind.USER: "user_detail",
+    ObjectKind.AGENT: "agent_detail",
+}
+
+
 def object_url(entry: CurationEntry) -> str | None:
-    """The dashboard page of the entry's object, if the object kind has one."""
-    args = [entry.object_id]
-    names = {
-        ObjectKind.THREAD: "thread_detail",
-        ObjectKind.MEMORY: "memory_detail",
-        ObjectKind.IMAGE: "image_detail",
-        ObjectKind.USER: "user_detail",
-        ObjectKind.AGENT: "agent_detail",
-    }
-    if entry.object_kind == ObjectKind.MESSAGE:
-        names[ObjectKind.MESSAGE] = "message_detail"
-        args = [entry.thread_id, entry.object_id]
+    """The dashboard page of the entry's object, if its kind has one (a message's is under its thread)."""
+    args = [entry.thread_id, entry.object_id] if entry.object_kind == ObjectKind.MESSAGE else [entry.object_id]
     try:
-        return reverse(f"memory:{names[entry.object_kind]}", args=args)
+        return reverse(f"memory:{OBJECT_PAGES[entry.object_kind]}", args=args)
     except (KeyError, NoReverseMatch):
         return None
 
@@ -98,25 +97,39 @@ def history_entry(request: HttpRequest, entry_id: int) -> HttpResponse:
 def history_revert(request: HttpRequest, entry_id: int) -> HttpResponse:
     """GET: what undoing the change will do; POST: undo it (itself a recorded change)."""
     entry = get_object_or_404(CurationEntry, pk=entry_id)
+    service = curation(request)
     if request.method == "POST":
         try:
-            done = curation(request).revert(entry)
+            done = service.revert(entry)
         except KeyError:
             messages.error(request, f"The {entry.object_kind} is gone, so there is nothing to undo.")
             return redirect("memory:history_entry", entry_id)
-        except (CurationError, ValueError) as error:
+        except ValueError as error:  # the engine's, or the curation service's reason (CurationError)
             messages.error(request, f"Could not undo this change: {error}")
             return redirect("memory:history_entry", entry_id)
         messages.success(request, done.summary)
         return redirect(object_url(done) or reverse("memory:history_entry", args=[done.pk]))
-    return render_page(
-        request,
-        "history/revert.html",
-        {
-            "entry": entry,
-            "undo_label": UNDO_LABELS[entry.action],
-            "deleted": deleted_contents(entry),
-            "diff": record_diff(entry.after, entry.before) if entry.action == Action.UPDATE else None,
-            "cancel_url": reverse("memory:history_entry", args=[entry_id]),
-        },
-    )
+    context = {
+        "entry": entry,
+        "undo_label": UNDO_LABELS[entry.action],
+        "deleted": deleted_contents(entry),
+        "cancel_url": reverse("memory:history_entry", args=[entry_id]),
+        "reverted_by": entry.reverted_by.order_by("-at").first(),
+    }
+    if entry.action == Action.UPDATE:
+        context.update(write_back_preview(service, entry))
+    return render_page(request, "history/revert.html", context)
+
+
+def write_back_preview(service, entry: CurationEntry) -> dict:
+    """For an update: how the record changes if it is reverted now (from its current values, which
+    later changes may have moved), or why it cannot be."""
+    try:
+        current = service.current(entry)
+    except KeyError:
+        return {"gone": True}
+    now = thread_to_json(current) if entry.object_kind == ObjectKind.THREAD else record_to_json(current)
+    return {
+        "diff": record_diff(now, {**now, **service.reverted_values(entry)}),
+        "changed_since": now.get("version") != (entry.after or {}).get("version"),
+    }

@@ -14,7 +14,7 @@ from memory.access import curator_required, viewer_required
 from memory.curation import CurationError
 from memory.forms import ImageForm
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, render_page, submit
+from memory.views.common import curation, engine, gone, render_page, saved, submit
 
 
 @viewer_required
@@ -65,12 +65,10 @@ def image_edit(request: HttpRequest, image_id: str) -> HttpResponse:
     )
     context = {"image": image, "form": form}
     if request.method == "POST":
-        refused = submit(
+        refused, result = submit(
             request,
             form,
-            lambda data: curation(request).update_image(
-                image_id, description=data["description"], metadata=data["metadata"], version=data["version"]
-            ),
+            lambda data: curation(request).update_image(image_id, **data),
             template="images/edit.html",
             context=context,
             current=lambda: memory.get_image(image_id),
@@ -79,7 +77,7 @@ def image_edit(request: HttpRequest, image_id: str) -> HttpResponse:
         )
         if refused:
             return refused
-        messages.success(request, "Saved the image.")
+        saved(request, result, "the image")
         return redirect("memory:image_detail", image_id)
     return render_page(request, "images/edit.html", context)
 

@@ -14,7 +14,7 @@ from memory.engine.types import LIFECYCLE_RELATIONS
 from memory.forms import MemoryEditForm, MemoryForm
 from memory.listing import MemoryFilters, active_filters
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, submit
+from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
 
 LINKS_SHOWN = 200
 
@@ -123,7 +123,7 @@ def memory_edit(request: HttpRequest, memory_id: str) -> HttpResponse:
         curation(request).update_memory(memory_id, version=fields.pop("version"), **fields)
 
     if request.method == "POST":
-        refused = submit(
+        refused, result = submit(
             request,
             form,
             save,
@@ -135,7 +135,7 @@ def memory_edit(request: HttpRequest, memory_id: str) -> HttpResponse:
         )
         if refused:
             return refused
-        messages.success(request, "Saved the memory.")
+        saved(request, result, "the memory")
         return redirect("memory:memory_detail", memory_id)
     return render_page(request, "memories/form.html", context)
 

@@ -11,9 +11,10 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
+from memory.curation import field_errors
 from memory.forms import ImageUploadForm, MessageForm
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, render_page, submit
+from memory.views.common import curation, engine, gone, render_page, saved, submit
 
 ROLES = ("user", "assistant", "system", "tool")
 
@@ -32,8 +33,7 @@ def message_detail(request: HttpRequest, thread_id: str, message_id: str) -> Htt
         message = memory.get_message_record(thread_id, message_id)
     except KeyError:
         return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
-    images = {image.id: image for image in memory.list_images(image_id=image_ids(message))} if message.parts else {}
-    context = {"message": message, "images": images, "thread_id": thread_id}
+    context = {"message": message, "thread_id": thread_id, **images_of(message)}
     if request.htmx and not request.htmx.boosted:
         return render_page(request, "messages/item.html", context)
     context["history"] = CurationEntry.objects.filter(object_kind=ObjectKind.MESSAGE, object_id=message_id)
@@ -42,6 +42,12 @@ def message_detail(request: HttpRequest, thread_id: str, message_id: str) -> Htt
 
 def image_ids(message) -> list[str]:
     return [part["id"] for part in message.parts or () if part.get("type") == "image"]
+
+
+def images_of(message) -> dict[str, dict]:
+    """The image records of a message's image parts, for their thumbnails (by id)."""
+    ids = image_ids(message)
+    return {"images": {image.id: image for image in engine().list_images(image_id=ids)} if ids else {}}
 
 
 @curator_required
@@ -67,18 +73,10 @@ def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpR
     context = {"message": message, "form": form, "thread_id": thread_id, "roles": ROLES, "inline": inline}
     fragment = "form" if inline else None
     if request.method == "POST":
-        refused = submit(
+        refused, result = submit(
             request,
             form,
-            lambda data: curation(request).update_message(
-                thread_id,
-                message_id,
-                content=data["content"],
-                role=data["role"],
-                metadata=data["metadata"],
-                timestamp=data["timestamp"],
-                version=data["version"],
-            ),
+            lambda data: curation(request).update_message(thread_id, message_id, **data),
             template="messages/edit.html",
             context=context,
             current=lambda: memory.get_message_record(thread_id, message_id),
@@ -88,39 +86,44 @@ def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpR
         )
         if refused:
             return refused
-        if inline:
-            return message_detail(request, thread_id, message_id)
-        messages.success(request, "Saved the message.")
+        if inline:  # the edited message back in its place on the timeline
+            message = memory.get_message_record(thread_id, message_id)
+            return render_page(request, "messages/item.html", {**context, "message": message, **images_of(message)})
+        saved(request, result, "the message")
         return redirect(thread_url(thread_id))
     return render_page(request, "messages/edit.html", context, fragment=fragment)
 
 
 @curator_required
 @require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
 def message_delete(request: HttpRequest, thread_id: str, message_id: str) -> HttpResponse:
-    """GET: what goes with the message (its images; memories extracted from it stay); POST: delete."""
+    """GET: what goes with the message (its images; memories extracted from it stay); POST: delete.
+    On the thread page (htmx) the confirmation takes the message's place, and then a notice does."""
     memory = engine()
     try:
         message = memory.get_message_record(thread_id, message_id)
     except KeyError:
         return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
+    inline = bool(request.htmx) and not request.htmx.boosted
     if request.method == "POST":
         try:
-            curation(request).delete_message(thread_id, message_id)
+            entry = curation(request).delete_message(thread_id, message_id)
         except KeyError:
             return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
+        if inline:
+            history_url = reverse("memory:history_entry", args=[entry.pk])
+            return render_page(request, "messages/deleted.html", {"message": message, "history_url": history_url})
         messages.success(request, "Deleted the message. It can be restored from the history.")
         return redirect(thread_url(thread_id))
-    return render_page(
-        request,
-        "messages/delete.html",
-        {
-            "message": message,
-            "thread_id": thread_id,
-            "image_count": len(image_ids(message)),
-            "cancel_url": thread_url(thread_id),
-        },
-    )
+    context = {
+        "message": message,
+        "thread_id": thread_id,
+        "image_count": len(image_ids(message)),
+        "cancel_url": thread_url(thread_id),
+        "inline": inline,
+    }
+    return render_page(request, "messages/delete.html", context, fragment="confirm" if inline else None)
 
 
 @curator_required
@@ -148,7 +151,8 @@ def image_add(request: HttpRequest, thread_id: str) -> HttpResponse:
                     text=data["text"],
                 )
             except ValueError as error:
-                form.add_error("image", str(error))
+                field, message = field_errors(error, form.fields)
+                form.add_error(field if field in form.fields else "image", message)
             else:
                 messages.success(request, "Added the image.")
                 return redirect(thread_url(thread_id))

@@ -14,11 +14,12 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
+from memory.curation import profile_of
 from memory.engine.types import MEMORY_TYPES
 from memory.forms import ProfileForm
 from memory.listing import ListingForm
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, submit
+from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
 
 SHOWN_ON_PAGE = 20
 
@@ -37,11 +38,7 @@ class Owner:
         return self.url("list")
 
     def profile(self, owner_id: str):
-        memory = engine()
-        try:
-            return (memory.get_user if self.kind == "user" else memory.get_agent)(owner_id)
-        except KeyError:
-            return None
+        return profile_of(engine(), self.kind, owner_id)
 
 
 OWNERS = {"user": Owner("user", "users", "user_id"), "agent": Owner("agent", "agents", "agent_id")}
@@ -81,7 +78,7 @@ def owner_detail(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse
     memory = engine()
     scope = {owner.scope: owner_id}
     stats = memory.stats(**scope)
-    if not stats.threads and not any(sum(counts.values()) for counts in stats.records.values()):
+    if not owns_anything(stats):
         return gone(request, kind, owner_id)  # owns nothing: no such user (or agent), or no longer
     profile = owner.profile(owner_id)
     threads = memory.list_threads(**scope, limit=SHOWN_ON_PAGE)
@@ -110,14 +107,14 @@ def owner_edit(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
     """Write the profile text (a new profile when there is none)."""
     owner = OWNERS[kind]
     profile = owner.profile(owner_id)
-    initial = {"information": profile.content if profile else "", "version": profile.version if profile else None}
+    initial = {"information": profile.content if profile else "", "version": profile.version if profile else 0}
     form = ProfileForm(request.POST or None, initial=initial)
     context = {"owner": owner, "owner_id": owner_id, "profile": profile, "form": form}
     if request.method == "POST":
-        refused = submit(
+        refused, result = submit(
             request,
             form,
-            lambda data: curation(request).save_profile(kind, owner_id, data["information"], data["version"]),
+            lambda data: curation(request).save_profile(kind, owner_id, **data),
             template="people/edit.html",
             context=context,
             current=lambda: owner.profile(owner_id),
@@ -126,7 +123,7 @@ def owner_edit(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
         )
         if refused:
             return refused
-        messages.success(request, f"Saved the {kind}'s profile.")
+        saved(request, result, f"the {kind}'s profile")
         return redirect(owner.url("detail", owner_id))
     return render_page(request, "people/edit.html", context)
 
@@ -136,6 +133,9 @@ def owner_edit(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
 def owner_delete(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
     """GET: everything that goes with them, counted; POST: delete it all (restorable)."""
     owner = OWNERS[kind]
+    stats = engine().stats(**{owner.scope: owner_id})
+    if not owns_anything(stats):
+        return gone(request, kind, owner_id)
     if request.method == "POST":
         curation(request).delete_owner(ObjectKind(kind), owner_id)
         messages.success(
@@ -145,10 +145,9 @@ def owner_delete(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse
     return render_page(
         request,
         "people/delete.html",
-        {
-            "owner": owner,
-            "owner_id": owner_id,
-            "stats": engine().stats(**{owner.scope: owner_id}),
-            "cancel_url": owner.url("detail", owner_id),
-        },
+        {"owner": owner, "owner_id": owner_id, "stats": stats, "cancel_url": owner.url("detail", owner_id)},
     )
+
+
+def owns_anything(stats) -> bool:
+    return bool(stats.threads) or any(sum(counts.values()) for counts in stats.records.values())

@@ -14,7 +14,7 @@ from memory.access import curator_required, viewer_required
 from memory.forms import ThreadMetadataForm
 from memory.listing import ThreadFilters, active_filters
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, submit
+from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
 
 MESSAGES_PER_PAGE = 50
 THREAD_MEMORIES_SHOWN = 50
@@ -69,8 +69,11 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         return gone(request, ObjectKind.THREAD, thread_id)
     start, count = message_window(request, thread.message_count)
     timeline = memory.list_thread_messages(thread_id, start=start, limit=count)
-    images = {image.id: image for image in memory.list_images(thread_id=thread_id)}
+    shown = [part["id"] for message in timeline for part in message.parts or () if part.get("type") == "image"]
+    images = {image.id: image for image in memory.list_images(image_id=shown, limit=len(shown))} if shown else {}
     memories = memory.list_memories(thread_id=thread_id, limit=THREAD_MEMORIES_SHOWN, newest_first=True)
+    # The thread's own pictures (those of no message): among its first images, in store order.
+    standalone = [image for image in memory.list_images(thread_id=thread_id) if image.message_id is None]
     return render_page(
         request,
         "threads/detail.html",
@@ -79,7 +82,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             "timeline": timeline,
             "images": images,
             "memories": memories,
-            "standalone_images": [image for image in images.values() if image.message_id is None],
+            "standalone_images": standalone,
             "start": start,
             "last_shown": start + len(timeline),
             "earlier": max(0, start - MESSAGES_PER_PAGE) if start > 0 else None,
@@ -102,7 +105,7 @@ def thread_edit(request: HttpRequest, thread_id: str) -> HttpResponse:
     form = ThreadMetadataForm(request.POST or None, initial={"metadata": thread.metadata, "version": thread.version})
     context = {"thread": thread, "form": form}
     if request.method == "POST":
-        refused = submit(
+        refused, result = submit(
             request,
             form,
             lambda data: curation(request).update_thread(thread_id, metadata=data["metadata"], version=data["version"]),
@@ -114,7 +117,7 @@ def thread_edit(request: HttpRequest, thread_id: str) -> HttpResponse:
         )
         if refused:
             return refused
-        messages.success(request, "Saved the thread's metadata.")
+        saved(request, result, "the thread's metadata")
         return redirect("memory:thread_detail", thread_id)
     return render_page(request, "threads/edit.html", context)
 

@@ -39,3 +39,10 @@ def test_the_memoised_path_takes_several_ids(ids):
 
 def test_the_history_pages_are_under_the_history(db):
     assert reverse("memory:history_entry", args=[42]) == reverse("memory:history") + "42/"
+
+
+@pytest.mark.parametrize(
+    "path", ["/threads/%00/", "/users/%00/edit/", "/agents/" + "x" * 600 + "/", "/memories/a%00b/"]
+)
+def test_an_id_no_record_can_have_is_a_404(viewer_client, path):
+    assert viewer_client.get(path).status_code == 404

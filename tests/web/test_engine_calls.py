@@ -49,7 +49,6 @@ def populated(agent_memory):
         reverse("memory:agent_list"),
         reverse("memory:history"),
         reverse("memory:overview"),
-        reverse("memory:thread_detail", args=["thread-0"]),
     ],
 )
 def test_engine_calls_do_not_grow_with_the_page_size(viewer_client, populated, counted, url):
@@ -71,3 +70,28 @@ def test_the_list_pages_read_only_session_and_user_from_djangos_database(
     for url in (reverse("memory:thread_list"), reverse("memory:memory_list"), reverse("memory:user_list")):
         with django_assert_max_num_queries(3):
             viewer_client.get(url)
+
+
+def test_a_thread_page_makes_as_many_engine_calls_for_a_long_thread_as_for_a_short_one(
+    viewer_client, counted, agent_memory
+):
+    from tests.web.world import png_bytes
+
+    for thread_id, count in (("short", 2), ("long", 60)):
+        thread = agent_memory.create_thread(thread_id=thread_id, user_id="u", agent_id="a")
+        thread.add_messages(
+            [
+                {
+                    "role": "user",
+                    "content": [{"type": "text", "text": f"m{i}"}, {"type": "image", "bytes": png_bytes()}],
+                }
+                for i in range(count)
+            ]
+        )
+
+    def calls_for(thread_id: str) -> Counter:
+        counted.clear()
+        assert viewer_client.get(reverse("memory:thread_detail", args=[thread_id])).status_code == 200
+        return Counter(counted)
+
+    assert calls_for("short") == calls_for("long")

@@ -140,3 +140,67 @@ def test_restoring_twice_reports_the_id_is_taken(curator_client, world, curation
 
     assert "Could not undo" in response.content.decode()
     assert agent_memory.get_memory(world.fact_id)
+
+
+def test_undoing_a_first_profile_deletes_the_profile_alone(curator_client, agent_memory):
+    agent_memory.create_thread(thread_id="bob-thread", user_id="bob", agent_id="atlas")
+    agent_memory.add_memory("Bob likes jazz.", memory_type="fact", user_id="bob", autonomous_linking=False)
+    curator_client.post(reverse("memory:user_edit", args=["bob"]), {"information": "Bob, a drummer.", "version": 0})
+    written = CurationEntry.objects.get(action="create")
+
+    curator_client.post(reverse("memory:history_revert", args=[written.pk]))
+
+    with pytest.raises(KeyError):
+        agent_memory.get_user("bob")
+    assert agent_memory.stats(user_id="bob").threads == 1
+    assert agent_memory.list_memories(user_id="bob")[0].content == "Bob likes jazz."
+    assert CurationEntry.objects.get(reverts=written).summary == "Deleted the user's profile"
+
+
+def test_a_revert_writes_back_only_what_the_change_changed(curator_client, world, curation, agent_memory):
+    first = edit_fact(curation, agent_memory, world.fact_id, content="Alice is vegan.")
+    edit_fact(curation, agent_memory, world.fact_id, metadata={"source": "later"})
+
+    preview = curator_client.get(reverse("memory:history_revert", args=[first.pk])).content.decode()
+    curator_client.post(reverse("memory:history_revert", args=[first.pk]))
+
+    memory = agent_memory.get_memory(world.fact_id)
+    assert memory.content == "Alice is vegetarian."
+    assert memory.metadata == {"source": "later"}  # the later change stays
+    assert "changed again after this change" in preview
+
+
+def test_a_revert_never_turns_a_status_from_a_link_into_the_memorys_own(curator_client, world, curation, agent_memory):
+    edit = edit_fact(curation, agent_memory, world.old_fact_id, content="Alice ate fish until 2020.")  # invalid by link
+    curation.delete_memory(world.fact_id)  # the superseding memory goes: the old fact is valid again
+    assert agent_memory.get_memory(world.old_fact_id).status == "valid"
+
+    curator_client.post(reverse("memory:history_revert", args=[edit.pk]))
+
+    memory = agent_memory.get_memory(world.old_fact_id)
+    assert (memory.content, memory.status) == ("Alice used to eat fish.", "valid")
+
+
+def test_a_message_of_a_deleted_thread_is_restored_only_after_its_thread(curator_client, world, curation, agent_memory):
+    message_deleted = curation.delete_message(world.thread_id, world.message_ids[0])
+    thread_deleted = curation.delete_thread(world.thread_id)
+
+    refused = curator_client.post(reverse("memory:history_revert", args=[message_deleted.pk]), follow=True)
+    assert "restore the thread first" in refused.content.decode()
+    with pytest.raises(KeyError):
+        agent_memory.get_thread_record(world.thread_id)
+
+    curator_client.post(reverse("memory:history_revert", args=[thread_deleted.pk]))
+    curator_client.post(reverse("memory:history_revert", args=[message_deleted.pk]))
+    assert agent_memory.get_thread_record(world.thread_id).metadata == {"topic": "travel", "tags": ["lisbon"]}
+    assert agent_memory.get_message_record(world.thread_id, world.message_ids[0])
+
+
+def test_an_undone_change_offers_no_second_undo(curator_client, world, curation):
+    entry = curation.delete_memory(world.fact_id)
+    curator_client.post(reverse("memory:history_revert", args=[entry.pk]))
+
+    html = curator_client.get(reverse("memory:history_entry", args=[entry.pk])).content.decode()
+
+    assert "Undone by" in html
+    assert reverse("memory:history_revert", args=[entry.pk]) not in html

@@ -114,7 +114,7 @@ def test_a_curator_edits_a_profile_and_a_stale_edit_is_refused(curator_client, w
 def test_a_profile_is_written_for_an_owner_without_one(curator_client, agent_memory):
     agent_memory.add_memory("Dan likes jazz.", memory_type="fact", user_id="dan", autonomous_linking=False)
 
-    curator_client.post(reverse("memory:user_edit", args=["dan"]), {"information": "Dan, a musician.", "version": ""})
+    curator_client.post(reverse("memory:user_edit", args=["dan"]), {"information": "Dan, a musician.", "version": 0})
 
     assert agent_memory.get_user("dan").content == "Dan, a musician."
     assert CurationEntry.objects.get().action == "create"
@@ -141,7 +141,51 @@ def test_a_profile_edit_of_a_user_deleted_meanwhile_is_a_404(curator_client, wor
     version = agent_memory.get_user("alice").version
     agent_memory.delete_user("alice")
 
-    response = curator_client.post(reverse("memory:user_edit", args=["alice"]), {"information": "x", "version": version})
+    response = curator_client.post(
+        reverse("memory:user_edit", args=["alice"]), {"information": "x", "version": version}
+    )
 
     assert response.status_code == 404
     assert "Its history" in response.content.decode()
+
+
+def test_deleting_an_unknown_user_is_a_404_and_records_nothing(curator_client, world):
+    assert curator_client.get(reverse("memory:user_delete", args=["nobody"])).status_code == 404
+    assert curator_client.post(reverse("memory:user_delete", args=["nobody"])).status_code == 404
+    assert not CurationEntry.objects.exists()
+
+
+def test_two_people_writing_a_first_profile_cannot_both_succeed(curator_client, world, agent_memory):
+    agent_memory.add_memory("Eve likes chess.", memory_type="fact", user_id="eve", autonomous_linking=False)
+    url = reverse("memory:user_edit", args=["eve"])
+
+    assert curator_client.post(url, {"information": "Eve, first.", "version": 0}).status_code == 302
+    response = curator_client.post(url, {"information": "Eve, second.", "version": 0})
+
+    assert response.status_code == 409
+    assert agent_memory.get_user("eve").content == "Eve, first."
+
+
+def test_a_profile_post_without_a_version_is_refused(curator_client, world, agent_memory):
+    response = curator_client.post(reverse("memory:user_edit", args=["alice"]), {"information": "No version."})
+
+    assert response.status_code == 400
+    assert agent_memory.get_user("alice").content.startswith("Alice, a vegetarian")
+
+
+def test_an_upload_error_lands_on_the_field_it_names(curator_client, world, agent_memory):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    response = curator_client.post(
+        reverse("memory:image_add", args=[world.thread_id]),
+        {
+            "image": SimpleUploadedFile("p.png", png_bytes(), content_type="image/png"),
+            "add_as": "message",
+            "role": "x" * 600,
+            "description": "",
+            "text": "",
+        },
+    )
+
+    assert response.status_code == 400
+    assert "role" in response.context["form"].errors

@@ -369,3 +369,42 @@ def test_saving_a_form_keeps_a_stored_time_finer_than_the_form_shows(curator_cli
     edit(curator_client, agent_memory, "fine", content="Precise, edited.", timestamp=shown)
 
     assert agent_memory.get_memory("fine").timestamp == "2026-01-02T03:04:05.678901+00:00"
+
+
+def test_saving_a_memory_unchanged_writes_nothing_and_says_so(curator_client, world, agent_memory):
+    memory = agent_memory.get_memory(world.fact_id)
+
+    response = edit(curator_client, agent_memory, world.fact_id, metadata='{"source": "chat", "tags": ["diet"]}')
+
+    assert response.status_code == 302
+    assert agent_memory.get_memory(world.fact_id).version == memory.version
+    assert not CurationEntry.objects.exists()
+    assert "Nothing changed" in curator_client.get(response["Location"]).content.decode()
+
+
+@pytest.mark.parametrize("url", [MEMORY_LIST, reverse("memory:thread_list"), CREATE])
+def test_an_integer_too_long_for_python_is_a_json_error_not_a_500(curator_client, url):
+    hostile = '{"a": ' + "1" * 5000 + "}"
+    field = "metadata" if url == CREATE else "metadata_filter"
+
+    response = (
+        curator_client.post(url, {field: hostile}) if url == CREATE else curator_client.get(url, {field: hostile})
+    )
+
+    assert response.status_code == 400
+    assert "Not valid JSON" in response.content.decode()
+
+
+def test_filter_errors_reach_the_page_with_htmx_too(viewer_client, many):
+    response = viewer_client.get(MEMORY_LIST, {"metadata_filter": '{"a": {"$bogus": 1}}'}, HTTP_HX_REQUEST="true")
+
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert 'id="filter-errors" role="alert" hx-swap-oob="true"' in html
+    assert "$bogus" in html
+
+
+def test_a_history_restore_gets_the_whole_page_not_a_fragment(viewer_client, many):
+    response = viewer_client.get(MEMORY_LIST, HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
+
+    assert "<html" in response.content.decode()

@@ -218,3 +218,47 @@ def test_a_file_that_is_not_an_image_is_refused_with_the_engines_reason(curator_
     assert response.status_code == 400
     assert response.context["form"].errors["image"]
     assert agent_memory.get_thread_record(world.thread_id).message_count == 3
+
+
+def test_an_inline_edit_of_a_message_changed_meanwhile_returns_the_form_fragment(curator_client, world, agent_memory):
+    opened = agent_memory.get_message_record(world.thread_id, world.message_ids[0]).version
+    agent_memory.get_thread(world.thread_id).update_message(world.message_ids[0], content="Changed elsewhere.")
+
+    response = curator_client.post(
+        urls(world)["edit"],
+        {"content": "Mine.", "role": "user", "metadata": "", "timestamp": "", "version": opened},
+        HTTP_HX_REQUEST="true",
+    )
+
+    html = response.content.decode()
+    assert response.status_code == 409
+    assert "<html" not in html
+    assert "changed since you opened it" in html
+
+
+def test_an_inline_edit_of_a_message_deleted_meanwhile_replaces_the_page_content(curator_client, world, agent_memory):
+    opened = agent_memory.get_message_record(world.thread_id, world.message_ids[0]).version
+    agent_memory.get_thread(world.thread_id).delete_message(world.message_ids[0])
+
+    response = curator_client.post(
+        urls(world)["edit"],
+        {"content": "Mine.", "role": "user", "metadata": "", "timestamp": "", "version": opened},
+        HTTP_HX_REQUEST="true",
+    )
+
+    assert response.status_code == 404
+    assert (response["HX-Retarget"], response["HX-Reswap"], response["HX-Reselect"]) == ("#main", "outerHTML", "#main")
+
+
+def test_deleting_a_message_inline_confirms_in_place_then_leaves_a_way_back(curator_client, world, agent_memory):
+    confirmation = curator_client.get(urls(world)["delete"], HTTP_HX_REQUEST="true").content.decode()
+    assert "<html" not in confirmation
+    assert "Delete the message" in confirmation
+
+    notice = curator_client.post(urls(world)["delete"], HTTP_HX_REQUEST="true").content.decode()
+
+    entry = CurationEntry.objects.get(action="delete")
+    assert "Deleted message #0" in notice
+    assert reverse("memory:history_entry", args=[entry.pk]) in notice
+    with pytest.raises(KeyError):
+        agent_memory.get_message_record(world.thread_id, world.message_ids[0])
