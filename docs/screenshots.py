@@ -41,14 +41,14 @@ class Shot(NamedTuple):
 PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
     Shot("overview", "/", narrow=True),
-    Shot("threads", "/threads/"),
+    Shot("threads", "/threads/", narrow=True),
     Shot("thread", "/threads/demo-balcony-vegetable-garden/?start=0", narrow=True),
-    Shot("memories", "/memories/"),
+    Shot("memories", "/memories/", narrow=True),
     Shot("memory", "/memories/{memory}/"),
     Shot("memory-edit", "/memories/{memory}/edit/"),
     Shot("image", "/images/{image}/"),
     Shot("users", "/users/"),
-    Shot("user", "/users/dana/"),
+    Shot("user", "/users/dana/", narrow=True),
     Shot("history", "/history/"),
     Shot("history-entry", "/history/{entry}/"),
 ]

@@ -94,8 +94,8 @@ def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
     match = re.match(r"(?:the )?([a-z_]+)(?:\[\d+\])?\b", message)
     if match:
         name = ENGINE_ARGUMENTS.get(match.group(1), match.group(1))
-        if name in fields:
-            return name, message
+        if name in fields:  # said with the field's name, not the engine's ("user_ids[0] is…")
+            return name, name + message[match.end() :]
     return None, message
 
 
@@ -215,8 +215,17 @@ class Curation:
     # --- memories -----------------------------------------------------------------------------
 
     def create_memory(self, **fields: Any) -> CurationEntry:
-        """A new memory from the memory form's fields (empty ones left to the engine's defaults)."""
+        """A new memory from the memory form's fields (empty ones left to the engine's defaults).
+        Its thread must exist (the engine would make a bare one), and gives its user and agent
+        when none is given."""
         given = {name: value for name, value in fields.items() if value not in (None, "")}
+        if "thread_id" in given:
+            try:
+                thread = self.memory.get_thread_record(given["thread_id"])
+            except KeyError:
+                raise CurationError(f"thread_id names no thread: {given['thread_id']!r}") from None
+            given.setdefault("user_id", thread.user_id)
+            given.setdefault("agent_id", thread.agent_id)
         memory_id = self.memory.add_memory(autonomous_linking=False, **given)  # people link by hand
         after = self.memory.get_memory(memory_id)
         return self._record(

@@ -145,10 +145,17 @@ class MemoryForm(forms.Form):
         label="Lifetime (days)",
         required=False,
         min_value=1,
+        max_value=36_500,
         widget=forms.NumberInput(attrs={"class": "form-control", "min": "1"}),
         help_text="Expires this many days after it was created; empty: never.",
     )
     timestamp = TimestampField(label="Timestamp", help_text="When it happened, UTC; empty: when it was stored.")
+
+    def clean_content(self) -> str:
+        content = self.cleaned_data["content"]
+        if not content.strip():
+            raise ValidationError("Write what the memory says.", code="blank")
+        return content
 
     def clean_user_id(self) -> str | None:
         return self.cleaned_data["user_id"] or None

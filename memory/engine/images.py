@@ -52,8 +52,10 @@ def check_image(data: Any, mime_type: Any = NOT_SET, limits: ImageInputLimitConf
                     raise ValueError(f"animated {image.format} images are not supported")
             with Image.open(io.BytesIO(data)) as image:
                 image.load()  # decoding is what finds a truncated or damaged image
-    except (UnidentifiedImageError, Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
-        raise ValueError(f"not a readable image: {error}") from None
+    except UnidentifiedImageError:
+        raise ValueError("image is not a readable image (PNG, JPEG or WebP)") from None
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
+        raise ValueError(f"image is not a readable image: {error}") from None
     except (OSError, SyntaxError) as error:
         raise ValueError(f"damaged image: {error}") from None
     if declared is not None and declared is not detected:

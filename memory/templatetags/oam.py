@@ -113,11 +113,17 @@ def as_json(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=False)
 
 
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
+
+
 @register.filter
 def short_id(value: Any) -> str:
-    """Long ids (UUIDs) cut to their first 8 characters in dense tables; the full id is in the title."""
+    """Ids for dense tables (the full id is in the title): a UUID by its first 8 characters, which
+    tell UUIDs apart; a made-up id, which reads, whole up to 40 characters."""
     text = str(value)
-    return text if len(text) <= 14 else text[:8] + "…"
+    if UUID.fullmatch(text):
+        return text[:8] + "…"
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 @register.simple_tag

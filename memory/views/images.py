@@ -3,12 +3,15 @@ again with the LLM, and delete."""
 
 from __future__ import annotations
 
+import io
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_http_methods, require_POST
+from PIL import Image
 
 from memory.access import curator_required, viewer_required
 from memory.curation import CurationError
@@ -21,14 +24,18 @@ from memory.views.common import curation, engine, gone, render_page, saved, subm
 def image_detail(request: HttpRequest, image_id: str) -> HttpResponse:
     memory = engine()
     try:
-        image = memory.get_image(image_id)
+        image = memory.get_image(image_id, include_bytes=True)
     except KeyError:
         return gone(request, ObjectKind.IMAGE, image_id)
+    with Image.open(io.BytesIO(image.bytes)) as picture:  # the header alone: no decoding
+        width, height = picture.size
     return render_page(
         request,
         "images/detail.html",
         {
             "image": image,
+            "width": width,
+            "height": height,
             "llm": memory.llm is not None,
             "history": CurationEntry.objects.filter(object_kind=ObjectKind.IMAGE, object_id=image_id),
         },

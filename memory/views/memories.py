@@ -118,9 +118,9 @@ def memory_edit(request: HttpRequest, memory_id: str) -> HttpResponse:
     form = MemoryEditForm(request.POST or None, initial=initial)
     context = {"form": form, "memory": record}
 
-    def save(data: dict) -> None:
+    def save(data: dict) -> object:
         fields = dict(data)
-        curation(request).update_memory(memory_id, version=fields.pop("version"), **fields)
+        return curation(request).update_memory(memory_id, version=fields.pop("version"), **fields)
 
     if request.method == "POST":
         refused, result = submit(

@@ -90,7 +90,7 @@ def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpR
             message = memory.get_message_record(thread_id, message_id)
             return render_page(request, "messages/item.html", {**context, "message": message, **images_of(message)})
         saved(request, result, "the message")
-        return redirect(thread_url(thread_id))
+        return redirect(f"{thread_url(thread_id)}#message-{message.seq_no}")
     return render_page(request, "messages/edit.html", context, fragment=fragment)
 
 

@@ -48,15 +48,18 @@ def thread_list(request: HttpRequest) -> HttpResponse:
 
 
 def message_window(request: HttpRequest, total: int) -> tuple[int, int]:
-    """The positions (first, count) of the timeline page asked for by `?start=`: by default the
-    latest messages, which is what a person opening a thread wants to see first."""
+    """The positions (first, count) of the timeline page asked for by `?start=` (and `?limit=`):
+    by default the latest messages, which is what a person opening a thread wants to see first.
+    A negative start counts from the end, as the engine's get_messages does."""
     latest = max(0, total - MESSAGES_PER_PAGE)
     try:
         start = int(request.GET.get("start", latest))
+        count = int(request.GET.get("limit", MESSAGES_PER_PAGE))
     except ValueError:
-        start = latest
-    start = min(max(start, 0), latest)
-    return start, MESSAGES_PER_PAGE
+        start, count = latest, MESSAGES_PER_PAGE
+    if start < 0:
+        start = max(0, total + start)
+    return (start if start < total else latest), min(max(count, 1), MESSAGES_PER_PAGE)
 
 
 @viewer_required
@@ -85,8 +88,9 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             "standalone_images": standalone,
             "start": start,
             "last_shown": start + len(timeline),
-            "earlier": max(0, start - MESSAGES_PER_PAGE) if start > 0 else None,
-            "later": start + count if start + count < thread.message_count else None,
+            # The page before this one ends where this one starts (so pages never overlap).
+            "earlier": (max(0, start - MESSAGES_PER_PAGE), min(start, MESSAGES_PER_PAGE)) if start > 0 else None,
+            "later": start + len(timeline) if start + len(timeline) < thread.message_count else None,
             "history": CurationEntry.objects.filter(thread_id=thread_id)[:10],
         },
         fragment="timeline",

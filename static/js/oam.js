@@ -26,3 +26,11 @@ document.addEventListener("click", (event) => {
     }, 1200);
   });
 });
+
+// On a narrow screen a listing's filter panel starts folded, unless filters are in force
+// (without JavaScript it stays open, and its summary folds it).
+const narrow = window.matchMedia("(max-width: 991.98px)");
+for (const panel of document.querySelectorAll("details.oam-filter-panel")) {
+  if (narrow.matches && !document.querySelector(".oam-filter-chip")) panel.open = false;
+  narrow.addEventListener("change", () => { if (!narrow.matches) panel.open = true; });  // wide: no summary to open it
+}

@@ -173,6 +173,7 @@ def test_an_invalid_memory_says_which_link_retired_it(viewer_client, world):
 
 
 def test_a_curator_creates_a_memory_with_every_field(curator_client, agent_memory):
+    agent_memory.create_thread(thread_id="t9", user_id="carol", agent_id="atlas")
     response = curator_client.post(
         CREATE,
         {
@@ -408,3 +409,32 @@ def test_a_history_restore_gets_the_whole_page_not_a_fragment(viewer_client, man
     response = viewer_client.get(MEMORY_LIST, HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true")
 
     assert "<html" in response.content.decode()
+
+
+def test_a_new_memory_needs_an_existing_thread_and_takes_its_owners(curator_client, agent_memory):
+    agent_memory.create_thread(thread_id="t1", user_id="ana", agent_id="atlas")
+
+    refused = curator_client.post(
+        CREATE, {"content": "x", "memory_type": "fact", "status": "valid", "thread_id": "nope"}
+    )
+    curator_client.post(
+        CREATE, {"content": "Ana likes figs.", "memory_type": "fact", "status": "valid", "thread_id": "t1"}
+    )
+
+    assert refused.status_code == 400
+    assert "names no thread" in refused.context["form"].errors["thread_id"][0]
+    [memory] = agent_memory.list_memories()
+    assert (memory.thread_id, memory.user_id, memory.agent_id) == ("t1", "ana", "atlas")
+
+
+def test_a_memory_of_blank_content_is_refused(curator_client, agent_memory):
+    response = curator_client.post(CREATE, {"content": "   ", "memory_type": "fact", "status": "valid"})
+
+    assert response.status_code == 400
+    assert "Write what the memory says" in response.content.decode()
+
+
+def test_a_saved_edit_says_it_was_saved(curator_client, world, agent_memory):
+    response = edit(curator_client, agent_memory, world.fact_id, content="Alice is vegan.")
+
+    assert "Saved the memory." in curator_client.get(response["Location"]).content.decode()

@@ -258,7 +258,7 @@ def test_deleting_a_message_inline_confirms_in_place_then_leaves_a_way_back(cura
     notice = curator_client.post(urls(world)["delete"], HTTP_HX_REQUEST="true").content.decode()
 
     entry = CurationEntry.objects.get(action="delete")
-    assert "Deleted message #0" in notice
+    assert "Deleted message #1" in notice
     assert reverse("memory:history_entry", args=[entry.pk]) in notice
     with pytest.raises(KeyError):
         agent_memory.get_message_record(world.thread_id, world.message_ids[0])

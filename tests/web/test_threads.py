@@ -174,12 +174,18 @@ def test_a_long_thread_is_paged_latest_messages_first(viewer_client, agent_memor
     url = reverse("memory:thread_detail", args=["long"])
 
     latest = viewer_client.get(url)
-    earlier = viewer_client.get(url, {"start": latest.context["earlier"]})
+    start, limit = latest.context["earlier"]
+    earlier = viewer_client.get(url, {"start": start, "limit": limit})
+    start, limit = earlier.context["earlier"]
+    first = viewer_client.get(url, {"start": start, "limit": limit})
+    last_five = viewer_client.get(url, {"start": -5})
 
     assert [m.content for m in latest.context["timeline"]][-1] == "message 119 in long"
     assert len(latest.context["timeline"]) == 50
-    assert earlier.context["timeline"][0].content == "message 20 in long"
-    assert earlier.context["later"] == 70
+    assert [m.content for m in earlier.context["timeline"]][::49] == ["message 20 in long", "message 69 in long"]
+    assert [m.content for m in first.context["timeline"]] == [f"message {i} in long" for i in range(20)]
+    assert first.context["earlier"] is None
+    assert [m.content for m in last_five.context["timeline"]] == [f"message {i} in long" for i in range(115, 120)]
 
 
 def test_a_missing_thread_is_a_404_that_links_to_its_history(viewer_client, world):
