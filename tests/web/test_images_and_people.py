@@ -141,7 +141,9 @@ def test_a_profile_edit_of_a_user_deleted_meanwhile_is_a_404(curator_client, wor
     version = agent_memory.get_user("alice").version
     agent_memory.delete_user("alice")
 
-    response = curator_client.post(reverse("memory:user_edit", args=["alice"]), {"information": "x", "version": version})
+    response = curator_client.post(
+        reverse("memory:user_edit", args=["alice"]), {"information": "x", "version": version}
+    )
 
     assert response.status_code == 404
     assert "Its history" in response.content.decode()
