@@ -657,8 +657,12 @@ class AgentMemory:
         num_hops: int = 0,
         max_linked_results: int = 100,
         scope: Any = NOT_SET,
+        *,
+        strategy: Any = NOT_SET,
     ) -> list[SearchResult]:
-        """Records relevant to `query` for one user (required, matched exactly), best first."""
+        """Records relevant to `query` for one user (required, matched exactly), best first.
+        Beyond the SDK: `strategy` ("vector", "keyword", "hybrid" or a SearchStrategy) ranks this
+        search as a store opened with that strategy would; omitted, the store's own."""
         requested = search_scope_from_args(
             scope,
             user_id=user_id,
@@ -681,6 +685,7 @@ class AgentMemory:
             num_hops=num_hops,
             max_linked_results=max_linked_results,
             search_config=self.search_config,
+            strategy=strategy,
         )
 
     search_async = async_twin(search)

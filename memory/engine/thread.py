@@ -893,8 +893,11 @@ class Thread:
         num_hops: int = 0,
         max_linked_results: int = 100,
         scope: Any = NOT_SET,
+        *,
+        strategy: Any = NOT_SET,
     ) -> list[SearchResult]:
-        """Records relevant to `query`, best first; by default this thread's user and agent exactly."""
+        """Records relevant to `query`, best first; by default this thread's user and agent exactly.
+        `strategy` as in AgentMemory.search."""
         requested = search_scope_from_args(
             scope,
             user_id=user_id,
@@ -918,6 +921,7 @@ class Thread:
             num_hops=num_hops,
             max_linked_results=max_linked_results,
             search_config=self.search_config,
+            strategy=strategy,
         )
 
     add_messages_async = async_twin(add_messages)

@@ -39,6 +39,7 @@ from memory.engine import (
     MemoryRecord,
     RecordRelation,
     RecordStatus,
+    SearchStrategy,
     Snapshot,
     Thread,
     ThreadRecord,
@@ -240,6 +241,10 @@ def search_params() -> dict[str, P]:
         "num_hops": hops,
         "max_linked_results": int_param(st.integers(0, 100)),
         "scope": P(valid_scope_object, hostile_scope_object),
+        "strategy": P(
+            st.sampled_from([*SearchStrategy, *(member.value for member in SearchStrategy)]),
+            st.one_of(st.sampled_from(["Hybrid", "", "bm25", "vector ", ["keyword"]]), hostile_scalar),
+        ),
     }
 
 

@@ -991,6 +991,19 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@pytest.mark.parametrize("strategy", ["vector", "keyword", "hybrid"])
+def test_a_search_with_a_strategy_sends_what_a_store_opened_with_it_sends(strategy: str) -> None:
+    """`strategy=` on a search changes no SQL: the statements are those of search_<strategy>."""
+    sent = []
+    for opened, given in ((strategy, {}), ("hybrid", {"strategy": strategy})):
+        conn, store = open_store(search_strategy=opened)
+        conn.answer(r"FROM user_indexes", [{"n": 1}])
+        _search_answers(conn)
+        store.search("morning tea", **SEARCH_ARGS, **given)
+        sent.append(render("search", conn.statements))
+    assert sent[0] == sent[1]
+
+
 def test_the_vector_index_hint_needs_approximate_search():
     with pytest.raises(ValueError, match="approximate_accuracy"):
         open_store(vector_index=True, vector_index_transform=True)

@@ -682,12 +682,16 @@ class MemoryStore(ABC):
         num_hops: int = 0,
         max_linked_results: int = 100,
         include_invalid_results: bool = True,
+        *,
+        strategy: Any = NOT_SET,
     ) -> list[tuple[Record, float]]:
         """The k records closest to the query, as (record, distance) pairs, closest first (§3.3.9).
 
         Every filter (scope, type, status, expiry, metadata) is applied before ranking, so a
         search returns k results whenever k matching records exist. Ties keep insertion order.
         Under the hybrid strategy the distance is 1 minus the normalised fused score.
+        `strategy` (a SearchStrategy or its value) ranks this search as a store opened with it
+        would; omitted, the store's own `search_strategy`.
         """
         request = check_search(
             query,
@@ -707,7 +711,7 @@ class MemoryStore(ABC):
             max_linked_results,
             include_invalid_results,
             self.vector_dim,
-            self.search_strategy,
+            self.search_strategy if strategy is NOT_SET else coerce_enum(SearchStrategy, strategy, "strategy"),
         )
         return self._search(request, k, num_hops, max_linked_results, include_invalid_results)
 
