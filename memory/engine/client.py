@@ -44,6 +44,7 @@ from .types import (
     AgentProfileRecord,
     ImageInputLimitConfig,
     ImageRecord,
+    Lifecycle,
     MemoryExtractionConfig,
     MemoryRecord,
     MessageRecord,
@@ -558,6 +559,14 @@ class AgentMemory:
         if relation is None:
             raise KeyError(f"no relation {relation_id!r}")
         return relation
+
+    def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
+        """For each live memory among `memory_ids` (missing ones are left out), its Lifecycle: its
+        own status flag (what `update_memory(status=...)` sets; `Record.status` is the effective
+        one) and the ids of the lifecycle links (supersedes, refines, duplicates) pointing at it.
+        One query whatever the number of ids: what a link's creation, retyping or deletion would
+        make valid or invalid can be told before it is made."""
+        return self.store.lifecycle(memory_ids)
 
     def list_relations(
         self,

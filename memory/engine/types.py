@@ -537,6 +537,23 @@ LIFECYCLE_RELATIONS = ("supersedes", "refines", "duplicates")
 """Relations whose target becomes invalid: it is kept as history, not served as current."""
 
 
+@dataclass(frozen=True)
+class Lifecycle:
+    """What decides a memory's effective status (D2): `own_status`, its explicit flag (what
+    `update_memory(status=...)` sets), and `retired_by`, the ids of the lifecycle links
+    (supersedes, refines, duplicates) pointing at it, in link order. The memory is valid when
+    its own status is valid and no such link points at it."""
+
+    own_status: RecordStatus
+    retired_by: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> RecordStatus:
+        """The effective status these make (what `Record.status` reads)."""
+        valid = self.own_status is RecordStatus.VALID and not self.retired_by
+        return RecordStatus.VALID if valid else RecordStatus.INVALID
+
+
 class Page(list):
     """A list of records plus the cursor that continues it (None on the last page).
 

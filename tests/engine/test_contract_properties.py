@@ -564,6 +564,18 @@ SPECS = [
     ),
     Spec(
         "client",
+        "lifecycle",
+        {
+            "memory_ids": P(
+                st.lists(st.sampled_from([*IDS["memory"], *IDS["message"], "missing-id", ""]), max_size=5),
+                st.one_of(st.sampled_from(["mem-1", [None], [["mem-1"]], ("mem-1", 5), {"mem-1": 1}]), hostile_scalar),
+                required=True,
+            )
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
         "add_user",
         {"user_id": scope_param("user").req(), "information": information.req(), "expected_version": version_param()},
     ),

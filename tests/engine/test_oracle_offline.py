@@ -37,6 +37,7 @@ from memory.engine import (
     HashingEmbedder,
     ImageMimeType,
     ImageRecord,
+    Lifecycle,
     MemoryRecord,
     MessageRecord,
     RecordRelation,
@@ -731,6 +732,25 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("lifecycle")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(
+        r"rel\.id AS link_id",
+        [
+            {"id": "m1", "status": "valid", "link_id": "rel-1"},
+            {"id": "m1", "status": "valid", "link_id": "rel-2"},
+            {"id": "m2", "status": "invalid", "link_id": None},
+        ],
+    )
+    found = store.lifecycle(["m2", "m1", "missing", "m1"])
+    assert found == {
+        "m2": Lifecycle(RecordStatus.INVALID, ()),
+        "m1": Lifecycle(RecordStatus.VALID, ("rel-1", "rel-2")),
+    }
+    return conn.statements
+
+
 @scenario("save_thread")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -1369,6 +1389,7 @@ def test_hostile_values_travel_only_as_binds() -> None:
         thread_id=h["tid"],
     )
     store.list_relations(record_id=h["mid"] + "1", thread_id=h["tid"])
+    store.lifecycle([h["mid"] + "1", h["mid"] + "2"])
     store.update_relations(h["rel"], relation_type=h["label"] + "2", thread_id=h["tid"])
     store.delete_relations(h["rel"], thread_id=h["tid"])
     store.save_thread(h["tid"] + "x", h["uid"], h["aid"], {"k": h["meta"]}, {"s": h["meta"]})

@@ -47,6 +47,7 @@ from ..types import (
     AgentProfileRecord,
     ImageMimeType,
     ImageRecord,
+    Lifecycle,
     MemoryRecord,
     MemoryRetentionConfig,
     MessageRecord,
@@ -974,6 +975,12 @@ class MemoryStore(ABC):
         """Relations in creation order: of one memory (either end) and/or of a scope; cursor-paged."""
 
     @abstractmethod
+    def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
+        """For each live memory among `memory_ids`, its Lifecycle: its own status flag and the ids
+        of the lifecycle links (supersedes, refines, duplicates) pointing at it, in link order.
+        Missing, expired and non-memory ids are left out. One query whatever the number of ids."""
+
+    @abstractmethod
     def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
         """Counts (StoreStats) of the whole store, or, with one of the arguments, of exactly what
         delete_thread(thread_id), delete_user(user_id, cascade=True) or delete_agent(agent_id,
@@ -1391,6 +1398,17 @@ def listing_status(status: Any) -> str | None:
     if not isinstance(status, str) or status not in ("valid", "invalid", "expired"):
         raise ValueError(f"status must be 'valid', 'invalid' or 'expired', not {status!r}")
     return str(status.value if isinstance(status, RecordStatus) else status)
+
+
+def memory_id_list(memory_ids: Any) -> list[str]:
+    """A list of memory ids to look up (lifecycle): a sequence of strings, not one string; the
+    ids no record could have (empty, or beyond the id limits) are dropped, as nothing has them."""
+    if isinstance(memory_ids, (str, bytes)) or not isinstance(memory_ids, Sequence):
+        raise ValueError(f"memory_ids must be a list of memory ids, not {type(memory_ids).__name__}")
+    for i, memory_id in enumerate(memory_ids):
+        if not isinstance(memory_id, str):
+            raise ValueError(f"memory_ids[{i}] must be a string, not {type(memory_id).__name__}")
+    return [memory_id for memory_id in dict.fromkeys(memory_ids) if storable_id(memory_id)]
 
 
 def record_id_list(record_id: Any) -> list[str]:

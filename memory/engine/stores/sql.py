@@ -57,6 +57,7 @@ from ..types import (
     USER_PROFILE_TYPE,
     AgentProfileRecord,
     ImageRecord,
+    Lifecycle,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
@@ -102,6 +103,7 @@ from .base import (
     kind_of,
     like_pattern,
     listing_status,
+    memory_id_list,
     normalize_rows,
     prepare_update,
     record_id_list,
@@ -1508,6 +1510,31 @@ class SQLMemoryStore(MemoryStore):
         more = limit is not None and len(rows) > limit
         rows = rows[:limit]
         return Page([self._relation(row) for row in rows], encode_cursor(int(rows[-1]["pos"])) if more else None)
+
+    def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
+        """Each live memory's own status and the lifecycle links pointing at it, in one query."""
+        ids = memory_id_list(memory_ids)
+        if not ids:
+            return {}
+        rows = self._fetch(
+            f"SELECT r.id, r.status, rel.id AS link_id FROM {self._records} r "
+            f"LEFT JOIN {self._relations} rel ON rel.target_id = r.id AND rel.relation_type IN {_LIFECYCLE_SQL} "
+            f"WHERE r.kind = 'memory' AND {self._in('r.id', 'ids')} AND (r.expires_at IS NULL OR r.expires_at > :now) "
+            "ORDER BY r.id, rel.created_at, rel.id",
+            {"ids": _ids_json(ids), "now": self.dialect.db_time(utc_now())},
+        )
+        links: dict[str, list[str]] = {}
+        statuses: dict[str, str] = {}
+        for row in rows:
+            statuses[row["id"]] = row["status"]
+            found = links.setdefault(row["id"], [])
+            if row["link_id"] is not None:
+                found.append(row["link_id"])
+        return {
+            memory_id: Lifecycle(RecordStatus(statuses[memory_id]), tuple(links[memory_id]))
+            for memory_id in ids
+            if memory_id in links
+        }
 
     # --- threads ----------------------------------------------------------------------------
 
