@@ -731,7 +731,9 @@ SPECS = [
             "min_relevant_results_by_type": minimums,
             "metadata_filter": filter_param(),
             "include_invalid_results": flag_param(),
+            "as_of_message_id": id_param("message"),
         },
+        LOOKUP,  # as_of_message_id: a missing, expired or other thread's message, as the thread's reads
         readonly=True,
     ),
     Spec("thread", "get_summary", {"except_last": small_int, "token_budget": budget}, readonly=True),

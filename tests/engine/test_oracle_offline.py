@@ -538,6 +538,15 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("count_thread_messages_through_seq_no")
+def _() -> list[Statement]:
+    """A message's position in its thread, for a context card as of that message."""
+    conn, store = open_store()
+    conn.answer(r"SELECT count\(\*\) AS n", [{"n": 2}])
+    assert store.count_thread_messages("t1", through_seq_no=7) == 2
+    return conn.statements
+
+
 @scenario("update_text")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -990,6 +999,29 @@ def _() -> list[Statement]:
     conn.answer(r"FROM user_indexes", [{"n": 0}])
     _search_answers(conn)
     store.search("morning tea", **SEARCH_ARGS)
+    return conn.statements
+
+
+@scenario("search_hybrid_created_at_or_before")
+def _() -> list[Statement]:
+    """A search as of a moment (a context card as of a message): both rankings take the cutoff."""
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 1}])
+    _search_answers(conn)
+    store.search("morning tea", **SEARCH_ARGS, created_at_or_before="2025-01-02T03:04:05.000006+01:00")
+    return conn.statements
+
+
+@scenario("search_graph_one_hop_created_at_or_before")
+def _() -> list[Statement]:
+    """The hop's far ends take the cutoff too."""
+    conn, store = open_store(search_strategy="vector")
+    conn.answer(r"VECTOR_DISTANCE\(r\.embedding, :query_vector, COSINE\) AS distance", [{"pk": 1, "distance": 0.1}])
+    conn.answer(r"WHERE r\.pk IN", [record_row(pk=1)])
+    conn.answer(r"SELECT f\.v AS node", [{"node": "m1", **relation_row(), "admitted": 1}])
+    conn.answer(r"AS distance FROM .* WHERE r\.kind = 'memory' AND r\.id IN", [record_row(pk=2, id="m2", distance=0.4)])
+    hits = store.search("sky", k=1, num_hops=1, created_at_or_before=datetime(2025, 1, 2, 3, 4, 5))
+    assert [link[1][0].id for link in hits[0][0].linked_results] == ["m2"]
     return conn.statements
 
 

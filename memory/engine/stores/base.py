@@ -685,6 +685,7 @@ class MemoryStore(ABC):
         include_invalid_results: bool = True,
         *,
         strategy: Any = NOT_SET,
+        created_at_or_before: Any = NOT_SET,
     ) -> list[tuple[Record, float]]:
         """The k records closest to the query, as (record, distance) pairs, closest first (§3.3.9).
 
@@ -692,7 +693,9 @@ class MemoryStore(ABC):
         search returns k results whenever k matching records exist. Ties keep insertion order.
         Under the hybrid strategy the distance is 1 minus the normalised fused score.
         `strategy` (a SearchStrategy or its value) ranks this search as a store opened with it
-        would; omitted, the store's own `search_strategy`.
+        would; omitted, the store's own `search_strategy`. `created_at_or_before` (an ISO-8601
+        instant or datetime) keeps only records stored (`created_at`) at or before it, direct
+        results and linked ones alike: a search as of that moment, over today's content.
         """
         request = check_search(
             query,
@@ -713,6 +716,7 @@ class MemoryStore(ABC):
             include_invalid_results,
             self.vector_dim,
             self.search_strategy if strategy is NOT_SET else coerce_enum(SearchStrategy, strategy, "strategy"),
+            created_at_or_before,
         )
         return self._search(request, k, num_hops, max_linked_results, include_invalid_results)
 
@@ -810,8 +814,9 @@ class MemoryStore(ABC):
         """A slice of a thread's live messages by position (0 = oldest), for Thread.get_messages."""
 
     @abstractmethod
-    def count_thread_messages(self, thread_id: str) -> int:
-        """How many live messages a thread holds."""
+    def count_thread_messages(self, thread_id: str, *, through_seq_no: int | None = None) -> int:
+        """How many live messages a thread holds; with `through_seq_no`, how many of them have a
+        sequence number up to it (a message's position in the thread is that count minus one)."""
 
     @abstractmethod
     def update(
@@ -1067,6 +1072,8 @@ class SearchRequest:
     tree: Any  # filters.Contains | None
     vector: np.ndarray | None
     strategy: SearchStrategy
+    created_at_or_before: str | None = None
+    """Canonical UTC text: only records created at or before it (None: no such filter)."""
 
 
 def check_search(
@@ -1081,6 +1088,7 @@ def check_search(
     include_invalid_results: Any,
     vector_dim: int,
     strategy: SearchStrategy,
+    created_at_or_before: Any = NOT_SET,
 ) -> SearchRequest:
     """The checks and resolution every store's `search` starts with (spec §3.3.9)."""
     check_positive_int("k", k)
@@ -1098,6 +1106,11 @@ def check_search(
         tree=parse_filter(metadata_filter),
         vector=to_vector(query_vector, vector_dim, "query_vector") if query_vector is not None else None,
         strategy=strategy if query is not None else SearchStrategy.VECTOR,
+        created_at_or_before=(
+            None
+            if created_at_or_before is NOT_SET
+            else normalize_timestamp(created_at_or_before, "created_at_or_before")
+        ),
     )
 
 

@@ -42,7 +42,7 @@ from ..embedders import Embedder, HashingEmbedder
 from ..filters import parse_filter
 from ..graph import grow_trees, walk_nodes
 from ..images import CheckedImage
-from ..limits import MAX_INT
+from ..limits import MAX_INT, check_int_range
 from ..scope import check_scope_value
 from ..snapshot import RestorePlan, Snapshot, plan_restore, snapshot_pairs
 from ..ttl import expiry, normalize_timestamp, utc_now
@@ -2422,32 +2422,37 @@ class SQLMemoryStore(MemoryStore):
         sql += self.dialect.offset_rows(":offset", None if limit is None else ":limit")
         return [self._record(row) for row in self._fetch(sql, params)]
 
-    def count_thread_messages(self, thread_id: str) -> int:
+    def count_thread_messages(self, thread_id: str, *, through_seq_no: int | None = None) -> int:
+        params: dict[str, Any] = {"thread_id": thread_id, "now": self.dialect.db_time(utc_now())}
+        through = ""
+        if through_seq_no is not None:
+            if isinstance(through_seq_no, bool) or not isinstance(through_seq_no, int):
+                raise ValueError(f"through_seq_no must be an integer or None, not {through_seq_no!r}")
+            check_int_range("through_seq_no", through_seq_no)
+            through, params["through_seq_no"] = " AND r.seq_no <= :through_seq_no", through_seq_no
         rows = self._fetch(
             f"SELECT count(*) AS n FROM {self._records} r WHERE r.thread_id = :thread_id AND r.kind = 'message' "
-            "AND (r.expires_at IS NULL OR r.expires_at > :now)",
-            {"thread_id": thread_id, "now": self.dialect.db_time(utc_now())},
+            f"AND (r.expires_at IS NULL OR r.expires_at > :now){through}",
+            params,
         )
         return int(rows[0]["n"])
 
     # --- search -----------------------------------------------------------------------------
 
-    def _search_filter(
-        self,
-        alias: str,
-        types: Sequence[str],
-        exact: Mapping[str, str | None],
-        include_invalid: bool,
-        tree: Any,
-        params: dict[str, Any],
-    ) -> str:
-        """The WHERE condition every ranking and every graph hop applies (before any top-k)."""
+    def _search_filter(self, alias: str, request: SearchRequest, include_invalid: bool, params: dict[str, Any]) -> str:
+        """The WHERE condition every ranking and every graph hop applies (before any top-k): the
+        search's types, expiry, creation cutoff, scope, status (unless `include_invalid`) and
+        metadata filter."""
         params.setdefault("now", self.dialect.db_time(utc_now()))
         where = [
-            _types_condition(alias, types, params),
+            _types_condition(alias, request.types, params),
             f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)",
         ]
-        for column, value in exact.items():
+        if request.created_at_or_before is not None:
+            where.append(f"{alias}.created_at <= :created_cutoff")
+            params["created_cutoff"] = self.dialect.db_time(request.created_at_or_before)
+        tree = request.tree
+        for column, value in request.scope.exact.items():
             where.append(scope_condition(f"{alias}.{column}", column, value, params))
         if not include_invalid:
             where.append(f"{alias}.status = 'valid' AND {alias}.lifecycle_links = 0")
@@ -2496,18 +2501,15 @@ class SQLMemoryStore(MemoryStore):
                         max_linked_results,
                         include_invalid_results,
                     )
-            scope, types, tree = request.scope, request.types, request.tree
             by_vector: list[tuple[int, float]] = []
             by_keyword: list[tuple[int, float]] = []
             if strategy is not SearchStrategy.KEYWORD:
-                by_vector = self._vector_top_k(cursor, unit, depth, types, scope.exact, include_invalid_results, tree)
+                by_vector = self._vector_top_k(cursor, unit, depth, request, include_invalid_results)
             if strategy is not SearchStrategy.VECTOR and (keywords is not None and self._text_index_ready()):
-                by_keyword = self._keyword_top_k(
-                    cursor, keywords, depth, types, scope.exact, include_invalid_results, tree
-                )
+                by_keyword = self._keyword_top_k(cursor, keywords, depth, request, include_invalid_results)
             hits = self._hits(cursor, fuse_rankings(strategy, by_vector, by_keyword)[:k])
             if linked:
-                self._attach_linked(cursor, hits, unit, types, scope.exact, tree, num_hops, max_linked_results)
+                self._attach_linked(cursor, hits, unit, request, num_hops, max_linked_results)
         return hits
 
     def _hits(self, cursor: Any, ranked: list[tuple[int, float, Any]]) -> list[SearchHit]:
@@ -2539,13 +2541,16 @@ class SQLMemoryStore(MemoryStore):
             )
             allowed = np.fromiter((int(row["pk"]) for row in rows), dtype=np.int64, count=len(rows))
         now = time.time()
-        mask = cache.filter_mask(types, scope.exact, include_invalid, now, allowed)
+        created = request.created_at_or_before
+        mask = cache.filter_mask(types, scope.exact, include_invalid, now, allowed, created)
         by_vector = cache.vector_top_k(unit, mask, depth) if strategy is not SearchStrategy.KEYWORD else []
         by_keyword = cache.keyword_top_k(request.query, mask, depth) if strategy is not SearchStrategy.VECTOR else []
         hits = self._hits(cursor, fuse_rankings(strategy, by_vector, by_keyword)[:k])
         if num_hops and max_linked_results:
             # Linked memories pass every filter but status: history stays visible as context.
-            linked_mask = mask if include_invalid else cache.filter_mask(types, scope.exact, True, now, allowed)
+            linked_mask = (
+                mask if include_invalid else cache.filter_mask(types, scope.exact, True, now, allowed, created)
+            )
             self._attach_linked_from_index(cursor, index, hits, linked_mask, unit, num_hops, max_linked_results)
         return hits
 
@@ -2595,10 +2600,10 @@ class SQLMemoryStore(MemoryStore):
         attach_trees(hits, trees, found, relations)
 
     def _vector_top_k(
-        self, cursor: Any, unit: np.ndarray, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
+        self, cursor: Any, unit: np.ndarray, depth: int, request: SearchRequest, include_invalid: bool
     ) -> list[tuple[int, float]]:
         params: dict[str, Any] = {"query_vector": self.dialect.vector(unit), "depth": depth}
-        condition = self._search_filter("r", types, exact, include_invalid, tree, params)
+        condition = self._search_filter("r", request, include_invalid, params)
         rows = self._fetch(
             f"SELECT {self.dialect.vector_hint('r', self.approximate_accuracy)}"
             f"r.pk, {self.dialect.vector_distance('r.embedding', 'query_vector')} AS distance "
@@ -2637,10 +2642,10 @@ class SQLMemoryStore(MemoryStore):
         return int(self._meta_value(cursor, "text_index_seq") or -1)
 
     def _keyword_top_k(
-        self, cursor: Any, keywords: str, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
+        self, cursor: Any, keywords: str, depth: int, request: SearchRequest, include_invalid: bool
     ) -> list[tuple[int, float]]:
         params: dict[str, Any] = {"keywords": keywords, "depth": depth}
-        condition = self._search_filter("r", types, exact, include_invalid, tree, params)
+        condition = self._search_filter("r", request, include_invalid, params)
         join, match, score = self.dialect.keyword_join(self._text_index_name, "keywords")
         rows = self._fetch(
             f"SELECT r.pk, {score} AS score FROM {self._records} r{join} "
@@ -2666,9 +2671,7 @@ class SQLMemoryStore(MemoryStore):
         cursor: Any,
         hits: list[SearchHit],
         unit: np.ndarray | None,
-        types: Any,
-        exact: Any,
-        tree: Any,
+        request: SearchRequest,
         num_hops: int,
         max_linked_results: int,
     ) -> None:
@@ -2684,7 +2687,7 @@ class SQLMemoryStore(MemoryStore):
 
         def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
             params: dict[str, Any] = {"frontier": _ids_json(memory_ids)}
-            condition = self._search_filter("m", types, exact, True, tree, params)
+            condition = self._search_filter("m", request, True, params)
             rows = self._fetch(
                 f"SELECT f.v AS node, {self._relation_columns}, "
                 f"CASE WHEN m.pk IS NULL THEN 0 ELSE 1 END AS admitted FROM {self._relations} rel "
