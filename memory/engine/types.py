@@ -554,6 +554,20 @@ class Lifecycle:
         return RecordStatus.VALID if valid else RecordStatus.INVALID
 
 
+@dataclass
+class MemoryGraph:
+    """Memories and the links among them (AgentMemory.memory_graph): `nodes` (live memories, as
+    records with their effective status and their own scope), `edges` (links in their stored
+    direction, in creation order), and, when `max_nodes` cut it (`truncated`), how many nodes
+    and links the whole graph has (`total_nodes`, `total_edges`)."""
+
+    nodes: list[MemoryRecord] = field(default_factory=list)
+    edges: list[RecordRelation] = field(default_factory=list)
+    truncated: bool = False
+    total_nodes: int = 0
+    total_edges: int = 0
+
+
 class Page(list):
     """A list of records plus the cursor that continues it (None on the last page).
 

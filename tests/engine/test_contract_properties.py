@@ -564,6 +564,38 @@ SPECS = [
     ),
     Spec(
         "client",
+        "memory_graph",
+        {
+            "user_id": id_param("user"),
+            "agent_id": id_param("agent"),
+            "thread_id": id_param("thread"),
+            "memory_id": id_param("memory"),
+            "hops": hops,
+            "relation_types": P(
+                st.one_of(
+                    st.none(),
+                    st.sampled_from([*BUILTIN_RELATIONS, "custom_rel"]),
+                    st.lists(st.sampled_from([*BUILTIN_RELATIONS, "custom_rel"]), min_size=1, max_size=3),
+                ),
+                st.one_of(st.sampled_from([[], [""], [" "], ["\x00"], [5], {"supports": 1}]), hostile_scalar),
+            ),
+            "memory_types": memory_types,
+            "statuses": P(
+                st.one_of(
+                    st.none(),
+                    st.sampled_from(["valid", "invalid", RecordStatus.VALID]),
+                    st.lists(st.sampled_from(["valid", "invalid"]), min_size=1, max_size=2),
+                ),
+                st.one_of(st.sampled_from([[], ["expired"], "Valid", [None], {"valid": 1}]), hostile_scalar),
+            ),
+            "max_nodes": int_param(st.integers(1, 10_000), 0, 10_001),
+        },
+        LOOKUP,  # a missing or expired memory_id
+        readonly=True,
+        bases=(("", {}), ("user", {"user_id": "u1"}), ("memory", {"memory_id": "mem-2", "hops": 2})),
+    ),
+    Spec(
+        "client",
         "lifecycle",
         {
             "memory_ids": P(

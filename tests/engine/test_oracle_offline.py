@@ -38,6 +38,7 @@ from memory.engine import (
     ImageMimeType,
     ImageRecord,
     Lifecycle,
+    MemoryGraph,
     MemoryRecord,
     MessageRecord,
     RecordRelation,
@@ -741,6 +742,60 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("memory_graph_of_a_user")
+def _() -> list[Statement]:
+    """The seeds (the user's memories passing the node filters), one query for the links touching
+    them (each end checked against the filters), one for the new frontier's, then the records."""
+    conn, store = open_store()
+    conn.answer(r'SELECT r\.id FROM "OAM_RECORDS" r WHERE r\.user_id', [{"id": "m1"}, {"id": "m2"}])
+    conn.answer(
+        r"AS source_ok",
+        [{**relation_row(pos=2, id="rel-2", source_id="m3", target_id="m2"), "source_ok": 1, "target_ok": 1}],
+        once=True,
+    )  # hop 2 (the last frontier, m3), scripted first: the later script answers first
+    conn.answer(
+        r"AS source_ok",
+        [
+            {**relation_row(), "source_ok": 1, "target_ok": 1},
+            {**relation_row(pos=2, id="rel-2", source_id="m3", target_id="m2"), "source_ok": 1, "target_ok": 1},
+            {**relation_row(pos=3, id="rel-3", source_id="m1", target_id="m4"), "source_ok": 1, "target_ok": 0},
+        ],
+        once=True,
+    )
+    conn.answer(r"WHERE r\.kind = 'memory' AND r\.id IN", [record_row(pk=i, id=f"m{i}") for i in (1, 2, 3)])
+    graph = store.memory_graph(
+        user_id="u1", relation_types=["supports", "refines"], memory_types=["fact", "memory"], statuses="valid"
+    )
+    assert [node.id for node in graph.nodes] == ["m2", "m1", "m3"]
+    assert [edge.id for edge in graph.edges] == ["rel-1", "rel-2"]
+    return conn.statements
+
+
+@scenario("memory_graph_of_a_memory_two_hops")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"r\.id = :centre", [{"id": "m1"}])
+    conn.answer(r"AS source_ok", [], once=True)  # the links among the last frontier
+    conn.answer(
+        r"AS source_ok",
+        [{**relation_row(pos=2, id="rel-2", source_id="m2", target_id="m3"), "source_ok": 1, "target_ok": 1}],
+        once=True,
+    )
+    conn.answer(r"AS source_ok", [{**relation_row(), "source_ok": 1, "target_ok": 1}], once=True)
+    conn.answer(r"WHERE r\.kind = 'memory' AND r\.id IN", [record_row(pk=i, id=f"m{i}") for i in (1, 2, 3)])
+    graph = store.memory_graph(memory_id="m1", hops=2, statuses=["invalid"], max_nodes=2)
+    assert [node.id for node in graph.nodes] == ["m1", "m2"] and graph.truncated
+    assert (graph.total_nodes, graph.total_edges, [edge.id for edge in graph.edges]) == (3, 2, ["rel-1"])
+    return conn.statements
+
+
+@scenario("memory_graph_of_a_missing_memory")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    assert store.memory_graph(memory_id="gone") == MemoryGraph()
+    return conn.statements
+
+
 @scenario("lifecycle")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -1422,6 +1477,8 @@ def test_hostile_values_travel_only_as_binds() -> None:
     )
     store.list_relations(record_id=h["mid"] + "1", thread_id=h["tid"])
     store.lifecycle([h["mid"] + "1", h["mid"] + "2"])
+    store.memory_graph(user_id=h["uid"], relation_types=[h["label"]], hops=2)
+    store.memory_graph(memory_id=h["mid"] + "1")
     store.update_relations(h["rel"], relation_type=h["label"] + "2", thread_id=h["tid"])
     store.delete_relations(h["rel"], thread_id=h["tid"])
     store.save_thread(h["tid"] + "x", h["uid"], h["aid"], {"k": h["meta"]}, {"s": h["meta"]})

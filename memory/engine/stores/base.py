@@ -21,7 +21,7 @@ import numpy as np
 
 from ..embedders import Embedder
 from ..filters import parse_filter
-from ..graph import check_label, relation_labels
+from ..graph import cap_graph, check_label, relation_labels, walk_graph
 from ..images import CheckedImage
 from ..limits import (
     MAX_INT,
@@ -48,6 +48,7 @@ from ..types import (
     ImageMimeType,
     ImageRecord,
     Lifecycle,
+    MemoryGraph,
     MemoryRecord,
     MemoryRetentionConfig,
     MessageRecord,
@@ -74,6 +75,8 @@ ADDABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_LIST_LIMIT = 100
 MAX_HOPS = 5
+DEFAULT_GRAPH_NODES = 2000
+MAX_GRAPH_NODES = 10_000
 
 
 class SchemaError(RuntimeError):
@@ -980,6 +983,35 @@ class MemoryStore(ABC):
         """Relations in creation order: of one memory (either end) and/or of a scope; cursor-paged."""
 
     @abstractmethod
+    def memory_graph(
+        self,
+        *,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_id: Any = NOT_SET,
+        hops: int = 1,
+        relation_types: Any = NOT_SET,
+        memory_types: Any = NOT_SET,
+        statuses: Any = NOT_SET,
+        max_nodes: int = DEFAULT_GRAPH_NODES,
+    ) -> MemoryGraph:
+        """Live memories and the links among them (a MemoryGraph), around exactly one of:
+        a scope (`user_id`, `agent_id` or `thread_id`, matched exactly): the scope's memories
+        that have a link, and the memories up to `hops` links from them (scope or not); or a
+        memory (`memory_id`, always a node): its breadth-first neighbourhood up to `hops`
+        (0-5) links away. Links are followed both ways; every link among the nodes is an edge.
+        `relation_types` keeps only links of those types; `memory_types` and `statuses`
+        ("valid"/"invalid", effective) keep only such nodes (each a value or a list; omitted or
+        None: no such filter), a memory outside them being neither
+        shown nor crossed. Expired memories are never nodes. Beyond `max_nodes` (1-10,000), the
+        nodes with the most links are kept (the centre first), with the links among them, and
+        `truncated` is set. Nodes come centre first, then most linked first, then by id; edges
+        in creation order (as list_relations lists them). ValueError for bad arguments; an empty
+        graph for a missing or expired `memory_id` (AgentMemory.memory_graph: KeyError). One
+        consistent read: a query per hop, or the in-memory indexes."""
+
+    @abstractmethod
     def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
         """For each live memory among `memory_ids`, its Lifecycle: its own status flag and the ids
         of the lifecycle links (supersedes, refines, duplicates) pointing at it, in link order.
@@ -1411,6 +1443,107 @@ def listing_status(status: Any) -> str | None:
     if not isinstance(status, str) or status not in ("valid", "invalid", "expired"):
         raise ValueError(f"status must be 'valid', 'invalid' or 'expired', not {status!r}")
     return str(status.value if isinstance(status, RecordStatus) else status)
+
+
+@dataclass(frozen=True)
+class GraphRequest:
+    """memory_graph's arguments, checked: the scope column and value, or the centre memory."""
+
+    scope: tuple[str, str] | None
+    centre: str | None
+    hops: int
+    relation_types: tuple[str, ...] | None
+    memory_types: tuple[str, ...]
+    statuses: frozenset[str]
+    max_nodes: int
+
+
+def graph_request(
+    *,
+    user_id: Any,
+    agent_id: Any,
+    thread_id: Any,
+    memory_id: Any,
+    hops: Any,
+    relation_types: Any,
+    memory_types: Any,
+    statuses: Any,
+    max_nodes: Any,
+) -> GraphRequest:
+    """Check memory_graph's arguments (ValueError naming the first bad one)."""
+    given = {
+        name: value
+        for name, value in (
+            ("user_id", user_id),
+            ("agent_id", agent_id),
+            ("thread_id", thread_id),
+            ("memory_id", memory_id),
+        )
+        if value is not NOT_SET
+    }
+    if len(given) != 1:
+        raise ValueError(
+            f"pass exactly one of user_id, agent_id, thread_id and memory_id, not {sorted(given) or 'none'}"
+        )
+    [(name, value)] = given.items()
+    check_id(name, value)
+    if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= MAX_HOPS:
+        raise ValueError(f"hops must be an integer from 0 to {MAX_HOPS}, not {hops!r}")
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or not 1 <= max_nodes <= MAX_GRAPH_NODES:
+        raise ValueError(f"max_nodes must be an integer from 1 to {MAX_GRAPH_NODES:,}, not {max_nodes!r}")
+    labels = None
+    if relation_types is not NOT_SET and relation_types is not None:
+        labels = (relation_types,) if isinstance(relation_types, str) else relation_types
+        if not isinstance(labels, (list, tuple, set, frozenset)) or not labels:
+            raise ValueError(
+                f"relation_types must be a relation type or a non-empty list of them, not {relation_types!r}"
+            )
+        for label in labels:
+            check_label("relation_types", label)
+        labels = tuple(sorted(set(labels)))
+    omitted = memory_types is NOT_SET or memory_types is None
+    types = MEMORY_TYPES if omitted else check_record_types(memory_types, MEMORY_TYPES)
+    wanted = frozenset(("valid", "invalid"))
+    if statuses is not NOT_SET and statuses is not None:
+        values = (statuses,) if isinstance(statuses, str) else statuses
+        if not isinstance(values, (list, tuple, set, frozenset)) or not values:
+            raise ValueError(f"statuses must be 'valid', 'invalid' or a non-empty list of them, not {statuses!r}")
+        for status in values:
+            if not isinstance(status, str) or status not in wanted:
+                raise ValueError(f"statuses must be 'valid', 'invalid' or a non-empty list of them, not {statuses!r}")
+        wanted = frozenset(str(RecordStatus(status).value) for status in values)
+    centre = value if name == "memory_id" else None
+    return GraphRequest(
+        scope=None if centre is not None else (name, value),
+        centre=centre,
+        hops=hops,
+        relation_types=labels,
+        memory_types=types,
+        statuses=wanted,
+        max_nodes=max_nodes,
+    )
+
+
+def build_graph(
+    request: GraphRequest,
+    seeds: Sequence[str],
+    links_touching: Any,
+    read: Any,
+) -> MemoryGraph:
+    """A MemoryGraph from a store's primitives: `seeds` (the centre, or the scope's memories
+    passing the node filters), `links_touching` (graph.LinksTouching) and `read(node ids, link
+    keys)`, which returns the nodes' records by id and the links' relations by key. Link keys
+    are the links' positions, so the edges come in creation order (as list_relations lists them)."""
+    nodes, edges = walk_graph(seeds, request.hops, links_touching, centre=request.centre)
+    ranked, kept = cap_graph(nodes, edges, request.max_nodes, request.centre)
+    records, relations = read(ranked, kept)
+    return MemoryGraph(
+        nodes=[records[node] for node in ranked if node in records],
+        edges=[relations[key] for key in sorted(kept) if key in relations],
+        truncated=len(ranked) < len(nodes),
+        total_nodes=len(nodes),
+        total_edges=len(edges),
+    )
 
 
 def memory_id_list(memory_ids: Any) -> list[str]:

@@ -40,7 +40,7 @@ import numpy as np
 
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import parse_filter
-from ..graph import grow_trees, walk_nodes
+from ..graph import GraphLink, grow_trees, walk_nodes
 from ..images import CheckedImage
 from ..limits import MAX_INT, check_int_range
 from ..scope import check_scope_value
@@ -58,6 +58,7 @@ from ..types import (
     AgentProfileRecord,
     ImageRecord,
     Lifecycle,
+    MemoryGraph,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
@@ -75,15 +76,18 @@ from ..types import (
 )
 from .base import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_GRAPH_NODES,
     DEFAULT_LIST_LIMIT,
     AddPlan,
     DeleteScope,
+    GraphRequest,
     MemoryStore,
     NewRecord,
     SchemaError,
     SearchHit,
     SearchRequest,
     attach_trees,
+    build_graph,
     build_record,
     check_id,
     check_link_end,
@@ -100,6 +104,7 @@ from .base import (
     dump_parts,
     encode_cursor,
     expected_version_of,
+    graph_request,
     kind_of,
     like_pattern,
     listing_status,
@@ -1510,6 +1515,145 @@ class SQLMemoryStore(MemoryStore):
         more = limit is not None and len(rows) > limit
         rows = rows[:limit]
         return Page([self._relation(row) for row in rows], encode_cursor(int(rows[-1]["pos"])) if more else None)
+
+    def memory_graph(
+        self,
+        *,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_id: Any = NOT_SET,
+        hops: int = 1,
+        relation_types: Any = NOT_SET,
+        memory_types: Any = NOT_SET,
+        statuses: Any = NOT_SET,
+        max_nodes: int = DEFAULT_GRAPH_NODES,
+    ) -> MemoryGraph:
+        """Memories and their links around a scope or a memory (MemoryStore.memory_graph); an
+        empty graph when the centre memory is missing or expired."""
+        request = graph_request(
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            memory_id=memory_id,
+            hops=hops,
+            relation_types=relation_types,
+            memory_types=memory_types,
+            statuses=statuses,
+            max_nodes=max_nodes,
+        )
+        # Inside a transaction that has written, the index must not learn uncommitted changes.
+        memory_index = None if self._written() else self.index
+        with self._read() as cursor:
+            if memory_index is not None:
+                with memory_index.reading(_IndexSource(self, cursor), links=True) as index:
+                    return self._graph_from_index(cursor, index, request)
+            return self._graph_from_sql(cursor, request)
+
+    def _node_filter(self, alias: str, request: GraphRequest, params: dict[str, Any]) -> str:
+        """A graph's node filters on a record row: a live memory of the wanted types and statuses."""
+        params.setdefault("now", self.dialect.db_time(utc_now()))
+        where = [
+            f"{alias}.kind = 'memory'",
+            _types_condition(alias, request.memory_types, params),
+            f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)",
+        ]
+        if request.statuses == {"valid"}:
+            where.append(f"{alias}.status = 'valid' AND {alias}.lifecycle_links = 0")
+        elif request.statuses == {"invalid"}:
+            where.append(INVALID_SQL.replace("r.", f"{alias}."))
+        return " AND ".join(where)
+
+    def _graph_from_sql(self, cursor: Any, request: GraphRequest) -> MemoryGraph:
+        """The graph in SQL: the seeds in one query, then one query per hop for the links
+        touching the frontier, each with whether its ends pass the node filters."""
+        params: dict[str, Any] = {}
+        if request.centre is not None:
+            params["centre"] = request.centre
+            condition = "r.kind = 'memory' AND r.id = :centre AND (r.expires_at IS NULL OR r.expires_at > :now)"
+            params["now"] = self.dialect.db_time(utc_now())
+        else:
+            column, value = request.scope
+            condition = (
+                f"{scope_condition(f'r.{column}', column, value, params)} AND {self._node_filter('r', request, params)}"
+            )
+        seeds = [
+            row["id"]
+            for row in self._fetch(
+                f"SELECT r.id FROM {self._records} r WHERE {condition} ORDER BY r.pk", params, cursor
+            )
+        ]
+        if request.centre is not None and not seeds:
+            return MemoryGraph()
+        link_rows: dict[int, Mapping[str, Any]] = {}
+
+        def links_touching(frontier: Sequence[str]) -> Iterator[GraphLink]:
+            params: dict[str, Any] = {"frontier": _ids_json(frontier)}
+            where = f"({self._in('rel.source_id', 'frontier')} OR {self._in('rel.target_id', 'frontier')})"
+            if request.relation_types is not None:
+                where += f" AND {self._in('rel.relation_type', 'relation_types')}"
+                params["relation_types"] = _ids_json(request.relation_types)
+            rows = self._fetch(
+                f"SELECT {self._relation_columns}, CASE WHEN s.pk IS NULL THEN 0 ELSE 1 END AS source_ok, "
+                f"CASE WHEN t.pk IS NULL THEN 0 ELSE 1 END AS target_ok FROM {self._relations} rel "
+                f"LEFT JOIN {self._records} s ON s.id = rel.source_id AND {self._node_filter('s', request, params)} "
+                f"LEFT JOIN {self._records} t ON t.id = rel.target_id AND {self._node_filter('t', request, params)} "
+                f"WHERE {where}",
+                params,
+                cursor,
+            )
+            for row in rows:
+                position = int(row["pos"])
+                link_rows[position] = row
+                yield position, row["source_id"], row["target_id"], bool(row["source_ok"]), bool(row["target_ok"])
+
+        def read(node_ids: list[str], keys: list[Any]) -> tuple[dict[str, Record], dict[Any, RecordRelation]]:
+            return self._memory_records(cursor, node_ids), {key: self._relation(link_rows[key]) for key in keys}
+
+        return build_graph(request, seeds, links_touching, read)
+
+    def _graph_from_index(self, cursor: Any, index: MemoryIndex, request: GraphRequest) -> MemoryGraph:
+        """The graph from the in-memory indexes: seeds and node filters as masks over the record
+        index, links from the link index; only the kept nodes' records are read, in one query."""
+        cache, link_index = index.records, index.links
+        now = time.time()
+        passing = cache.status_mask(request.memory_types, {}, request.statuses, now)
+        if request.centre is not None:
+            [row] = cache.memory_rows([request.centre])
+            if row is None or not cache.status_mask(MEMORY_TYPES, {}, frozenset(("valid", "invalid")), now)[row]:
+                return MemoryGraph()
+            seeds = [request.centre]
+        else:
+            column, value = request.scope
+            rows = np.flatnonzero(cache.status_mask(request.memory_types, {column: value}, request.statuses, now))
+            seeds = [cache.memory_ids[pk] for pk in cache.pks[rows].tolist()]
+        ok: dict[str, bool] = {}
+
+        def links_touching(frontier: Sequence[str]) -> Iterator[GraphLink]:
+            positions = {position for found in link_index.links_of(frontier).values() for position, _ in found}
+            ends = link_index.ends(sorted(positions), request.relation_types)
+            fresh = list({memory_id for _, source, target in ends for memory_id in (source, target)} - ok.keys())
+            for memory_id, row in zip(fresh, cache.memory_rows(fresh), strict=True):
+                ok[memory_id] = row is not None and bool(passing[row])
+            for position, source, target in ends:
+                yield position, source, target, ok[source], ok[target]
+
+        def read(node_ids: list[str], keys: list[Any]) -> tuple[dict[str, Record], dict[Any, RecordRelation]]:
+            return self._memory_records(cursor, node_ids), {key: link_index.relation(key) for key in keys}
+
+        return build_graph(request, seeds, links_touching, read)
+
+    def _memory_records(self, cursor: Any, memory_ids: Sequence[str]) -> dict[str, Record]:
+        """Memories by id (any state), in one query."""
+        if not memory_ids:
+            return {}
+        rows = self._fetch(
+            f"SELECT {self._record_columns} FROM {self._records} r "
+            f"WHERE r.kind = 'memory' AND {self._in('r.id', 'ids')}",
+            {"ids": _ids_json(memory_ids)},
+            cursor,
+        )
+        return {row["id"]: self._record(row) for row in rows}
 
     def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
         """Each live memory's own status and the lifecycle links pointing at it, in one query."""

@@ -418,6 +418,20 @@ class SearchCache:
             narrow(self.created[:n] <= micros(created_at_or_before))
         return mask
 
+    def status_mask(
+        self, types: tuple[str, ...], exact: dict[str, str | None], statuses: frozenset[str], now: float
+    ) -> np.ndarray:
+        """filter_mask's rows (live, unexpired, of these types and scope) of these effective
+        statuses ("valid", "invalid"), as a full boolean array."""
+        n = self.size
+        mask = self.filter_mask(types, exact, True, now)
+        mask = self.live[:n].copy() if mask is None else mask & self.live[:n]  # never the cache's own array
+        if "invalid" not in statuses:
+            return mask & self.valid[:n]
+        if "valid" not in statuses:
+            return mask & ~self.valid[:n]
+        return mask
+
     # --- vector ranking ---------------------------------------------------------------------
 
     def vector_top_k(self, query: np.ndarray, mask: np.ndarray | None, k: int) -> list[tuple[int, float]]:
