@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape
 
 from .limits import check_int_range
-from .search import CHARS_PER_TOKEN, SearchResult, apply_token_budgets, check_budget
+from .scope import SearchScope, resolve_thread_scope
+from .search import CHARS_PER_TOKEN, SearchResult, apply_token_budgets, check_budget, search_records
 from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, Message
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,13 @@ class ContextCard:
     relevant_results: Sequence[SearchResult] | None = None
     recent_messages: Sequence[Message] | None = None
     message_format: str = DEFAULT_MESSAGE_FORMAT
+
+    @property
+    def results(self) -> list[SearchResult]:
+        """The records the card chose, in card order (rank in the card = index + 1), as the
+        relevant-information section shows them: each with its id, record (type), distance and
+        score parts. The same objects as `relevant_results`."""
+        return list(self.relevant_results or ())
 
     @property
     def content(self) -> str:
@@ -139,6 +147,7 @@ def build_context_card(
     min_relevant_results_by_type: Any = NOT_SET,
     metadata_filter: Any = None,
     include_invalid_results: bool = True,
+    as_of_message_id: Any = NOT_SET,
 ) -> ContextCard:
     """The thread's context card (spec §7.1).
 
@@ -149,6 +158,13 @@ def build_context_card(
     slots from every memory-like type. The per-type results come first, in the mapping's order,
     then the rest, each in rank order; the token budgets then trim that list. The last
     `except_last_messages` messages are left out of the summary and the search.
+
+    `as_of_message_id` (a message of this thread) gives the card as it would have been right
+    after that message was stored: the thread's messages end there (recent messages, the
+    transcript and the search query built from it, `except_last_messages` counting back from
+    it), and only records stored (created) at or before that message are found, with their
+    content as it is now. The stored summary and topics are the current ones; the LLM is not
+    asked to refresh them. KeyError when the message is missing, expired or another thread's.
     """
     _non_negative_int("fallback_message_count", fallback_message_count)
     _non_negative_int("max_recent_messages", max_recent_messages)
@@ -173,18 +189,27 @@ def build_context_card(
     if not isinstance(include_invalid_results, bool):
         raise ValueError(f"include_invalid_results must be True or False, not {include_invalid_results!r}")
 
-    if not except_last_messages:
+    as_of = None if as_of_message_id is NOT_SET else thread._owned_message(as_of_message_id)
+    if not except_last_messages and as_of is None:
         thread.refresh_summary_if_due()
     stored = thread.store.get_thread(thread.thread_id)
     stored_summary = stored.summary if stored is not None and stored.summary else ""
-    total = thread.store.count_thread_messages(thread.thread_id)
+    if as_of is None:
+        total, cutoff = thread.store.count_thread_messages(thread.thread_id), None
+    else:
+        total = thread.store.count_thread_messages(thread.thread_id, through_seq_no=as_of.seq_no)
+        cutoff = as_of.created_at
     end = max(0, total - except_last_messages)
     fallback = _transcript(thread, end, TRANSCRIPT_CHAR_LIMIT, fallback_message_count)
     query = fallback or stored_summary
     relevant: list[SearchResult] = []
     if query and limit:
-        excluded = {m.id for m in thread.get_messages(start=end, end=total)} if minimums.get(MESSAGE_TYPE) else set()
-        searcher = _RelevantSearch(thread, query, metadata_filter, include_invalid_results, excluded)
+        excluded: set[str] = set()
+        if minimums.get(MESSAGE_TYPE):
+            excluded = {m.id for m in thread.get_messages(start=end, end=total)}
+            if cutoff is not None:
+                excluded |= _stored_with(thread, total, cutoff)
+        searcher = _RelevantSearch(thread, query, metadata_filter, include_invalid_results, excluded, cutoff)
         relevant = apply_token_budgets(searcher.run(limit, minimums), token_budget, soft_token_budget)
     recent = thread.get_messages(start=max(0, total - max_recent_messages), end=total) if max_recent_messages else []
     return ContextCard(
@@ -202,6 +227,7 @@ class _RelevantSearch:
     metadata_filter: dict | None
     include_invalid_results: bool
     excluded_message_ids: set[str]
+    created_at_or_before: str | None = None
 
     def run(self, limit: int, minimums: dict[str, int]) -> list[SearchResult]:
         wanted = [(record_type, count) for record_type, count in minimums.items() if count > 0]
@@ -233,16 +259,23 @@ class _RelevantSearch:
         return [result for result in results if result.id not in self.excluded_message_ids][:count]
 
     def _search(self, record_types: list[str], count: int, **scope: Any) -> list[SearchResult]:
-        # Budgets are off here: they apply once, to the card's final list.
-        return self.thread.search(
+        """The thread's search (Thread.search's scope), with the card's cutoff; budgets are off
+        here: they apply once, to the card's final list."""
+        thread = self.thread
+        return search_records(
+            thread.store,
             self.query,
-            record_types=record_types,
+            resolve_thread_scope(SearchScope(**scope), thread.user_id, thread.agent_id, thread.thread_id),
             max_results=count,
-            metadata_filter=self.metadata_filter,
-            include_invalid_results=self.include_invalid_results,
             token_budget=0,
             soft_token_budget=0,
-            **scope,
+            record_types=record_types,
+            metadata_filter=self.metadata_filter,
+            include_invalid_results=self.include_invalid_results,
+            num_hops=0,
+            max_linked_results=100,
+            search_config=thread.search_config,
+            created_at_or_before=NOT_SET if self.created_at_or_before is None else self.created_at_or_before,
         )
 
 
@@ -265,6 +298,22 @@ def _minimums(value: Any) -> dict[str, int]:
             raise ValueError(f"min_relevant_results_by_type: unknown type {record_type!r}; use {allowed}")
         minimums[record_type] = _non_negative_int(f"min_relevant_results_by_type[{record_type!r}]", count)
     return minimums
+
+
+def _stored_with(thread: Thread, position: int, cutoff: str) -> set[str]:
+    """The ids of the messages from `position` on that were stored at `cutoff` or before: those
+    written in the same call as the message at `position - 1`, which a creation-time cutoff
+    cannot tell from it (they come in order, so the first one stored later ends the walk)."""
+    found: set[str] = set()
+    while True:
+        page = thread.store.thread_message_window(thread.thread_id, position, _TRANSCRIPT_PAGE)
+        for record in page:
+            if record.created_at is not None and record.created_at > cutoff:
+                return found
+            found.add(record.id)
+        if len(page) < _TRANSCRIPT_PAGE:
+            return found
+        position += _TRANSCRIPT_PAGE
 
 
 def _stored_summary(thread: Thread) -> str:

@@ -22,7 +22,14 @@ from .records import (
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .snapshot import Snapshot
-from .stores.base import DEFAULT_LIST_LIMIT, MemoryStore, check_id, check_positive_int, check_record_types
+from .stores.base import (
+    DEFAULT_GRAPH_NODES,
+    DEFAULT_LIST_LIMIT,
+    MemoryStore,
+    check_id,
+    check_positive_int,
+    check_record_types,
+)
 from .thread import (
     DELETE_BARRIER_SECONDS,
     Thread,
@@ -44,7 +51,9 @@ from .types import (
     AgentProfileRecord,
     ImageInputLimitConfig,
     ImageRecord,
+    Lifecycle,
     MemoryExtractionConfig,
+    MemoryGraph,
     MemoryRecord,
     MessageRecord,
     Page,
@@ -559,6 +568,48 @@ class AgentMemory:
             raise KeyError(f"no relation {relation_id!r}")
         return relation
 
+    def memory_graph(
+        self,
+        *,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_id: Any = NOT_SET,
+        hops: int = 1,
+        relation_types: Any = NOT_SET,
+        memory_types: Any = NOT_SET,
+        statuses: Any = NOT_SET,
+        max_nodes: int = DEFAULT_GRAPH_NODES,
+    ) -> MemoryGraph:
+        """Memories and the links among them, for drawing (MemoryStore.memory_graph), around
+        exactly one of: a user, agent or thread (its linked memories and those up to `hops`
+        links from them, whatever their scope) or a memory (`memory_id`: its neighbourhood up to
+        `hops` links away, both ways). `relation_types`, `memory_types` and `statuses` filter
+        links and nodes; past `max_nodes` the most linked nodes are kept (`truncated`).
+        ValueError for bad arguments; KeyError when `memory_id` is missing or expired."""
+        graph = self.store.memory_graph(
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            memory_id=memory_id,
+            hops=hops,
+            relation_types=relation_types,
+            memory_types=memory_types,
+            statuses=statuses,
+            max_nodes=max_nodes,
+        )
+        if memory_id is not NOT_SET and not graph.nodes:
+            raise KeyError(f"no memory {memory_id!r}")
+        return graph
+
+    def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
+        """For each live memory among `memory_ids` (missing ones are left out), its Lifecycle: its
+        own status flag (what `update_memory(status=...)` sets; `Record.status` is the effective
+        one) and the ids of the lifecycle links (supersedes, refines, duplicates) pointing at it.
+        One query whatever the number of ids: what a link's creation, retyping or deletion would
+        make valid or invalid can be told before it is made."""
+        return self.store.lifecycle(memory_ids)
+
     def list_relations(
         self,
         record_id: Any = NOT_SET,
@@ -657,8 +708,12 @@ class AgentMemory:
         num_hops: int = 0,
         max_linked_results: int = 100,
         scope: Any = NOT_SET,
+        *,
+        strategy: Any = NOT_SET,
     ) -> list[SearchResult]:
-        """Records relevant to `query` for one user (required, matched exactly), best first."""
+        """Records relevant to `query` for one user (required, matched exactly), best first.
+        Beyond the SDK: `strategy` ("vector", "keyword", "hybrid" or a SearchStrategy) ranks this
+        search as a store opened with that strategy would; omitted, the store's own."""
         requested = search_scope_from_args(
             scope,
             user_id=user_id,
@@ -681,6 +736,7 @@ class AgentMemory:
             num_hops=num_hops,
             max_linked_results=max_linked_results,
             search_config=self.search_config,
+            strategy=strategy,
         )
 
     search_async = async_twin(search)

@@ -6,7 +6,7 @@ trees are grown here breadth-first, so every backend builds exactly the same tre
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,3 +100,72 @@ def walk_nodes(nodes: list) -> Iterator:
     for node in nodes:
         yield node
         yield from walk_nodes(node.children)
+
+
+# --- memory graphs (AgentMemory.memory_graph) ------------------------------------------------
+
+GraphLink = tuple[Any, str, str, bool, bool]
+"""(key, source id, target id, whether the source passes the node filters, whether the target
+does): one link of a kept relation type, as a store reports it."""
+
+LinksTouching = Callable[[Sequence[str]], Iterable[GraphLink]]
+"""Given memory ids, every link of a kept type with either end among them (once or more)."""
+
+
+def walk_graph(
+    seeds: Sequence[str], hops: int, links_touching: LinksTouching, *, centre: str | None = None
+) -> tuple[set[str], dict[Any, tuple[str, str]]]:
+    """The memories within `hops` links of `seeds`, breadth-first both ways, and every link among
+    them: (node ids, {link key: (source, target)}).
+
+    A link counts when both ends pass the node filters (the centre always does), so a memory that
+    fails them is neither shown nor crossed. With a `centre` (one seed) it is a node whatever its
+    links; without, a seed (a memory of the scope) is a node only when a link joins it to the graph.
+    One `links_touching` call per hop, and one for the last frontier's links among the nodes.
+    """
+    nodes = set(seeds)
+    edges: dict[Any, tuple[str, str]] = {}
+
+    def usable(link: GraphLink) -> bool:
+        _, source, target, source_ok, target_ok = link
+        return (source_ok or source == centre) and (target_ok or target == centre)
+
+    frontier = list(dict.fromkeys(seeds))
+    for _ in range(hops):
+        if not frontier:
+            break
+        grown: list[str] = []
+        for link in links_touching(frontier):
+            if usable(link):
+                key, source, target = link[:3]
+                edges[key] = (source, target)
+                for end in (source, target):
+                    if end not in nodes:
+                        nodes.add(end)
+                        grown.append(end)
+        frontier = grown
+    # The links among the last frontier (every other node's links were read as it was expanded).
+    if frontier and len(nodes) > 1:
+        for link in links_touching(frontier):
+            key, source, target = link[:3]
+            if source in nodes and target in nodes and usable(link):
+                edges[key] = (source, target)
+    if centre is None:
+        nodes = {end for ends in edges.values() for end in ends}
+    return nodes, edges
+
+
+def cap_graph(
+    nodes: set[str], edges: dict[Any, tuple[str, str]], max_nodes: int, centre: str | None = None
+) -> tuple[list[str], list[Any]]:
+    """The nodes kept under `max_nodes`, in order (the centre first, then the most linked, then by
+    id), and the keys of the links among them."""
+    degree: dict[str, int] = dict.fromkeys(nodes, 0)
+    for source, target in edges.values():
+        degree[source] += 1
+        degree[target] += 1
+    ranked = sorted(nodes, key=lambda node: (node != centre, -degree[node], node))[:max_nodes]
+    if len(ranked) == len(nodes):
+        return ranked, list(edges)
+    kept = set(ranked)
+    return ranked, [key for key, (source, target) in edges.items() if source in kept and target in kept]

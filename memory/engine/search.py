@@ -107,8 +107,11 @@ def search_records(
     num_hops: Any,
     max_linked_results: Any,
     search_config: MemorySearchConfig,
+    strategy: Any = NOT_SET,
+    created_at_or_before: Any = NOT_SET,
 ) -> list[SearchResult]:
-    """Run a resolved search against the store and apply the token budgets."""
+    """Run a resolved search against the store and apply the token budgets. `strategy` and
+    `created_at_or_before` are MemoryStore.search's."""
     if not isinstance(query, str):
         raise ValueError(f"query must be a string, not {type(query).__name__}")
     if isinstance(max_results, bool) or not isinstance(max_results, int) or max_results < 1:
@@ -133,6 +136,8 @@ def search_records(
         include_invalid_results=include_invalid_results,
         num_hops=num_hops,
         max_linked_results=max_linked_results,
+        strategy=strategy,
+        created_at_or_before=created_at_or_before,
         **scope_args,
     )
     results = [_result(hit, include_invalid_results) for hit in hits]

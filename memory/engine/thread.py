@@ -853,9 +853,15 @@ class Thread:
         min_relevant_results_by_type: Any = NOT_SET,
         metadata_filter: Any = None,
         include_invalid_results: bool = True,
+        *,
+        as_of_message_id: Any = NOT_SET,
     ) -> ContextCard:
         """What an agent puts in its prompt about this thread: summary, topics, relevant memories,
-        recent messages (spec §7.1; cards.py)."""
+        recent messages (spec §7.1; cards.py). Beyond the SDK: `as_of_message_id`, a message of
+        this thread, gives the card as it was right after that message was stored (its messages
+        end there, only records created by then are found; the summary and topics stored now);
+        KeyError when the message is missing, expired or another thread's. `card.results` lists
+        the records the card chose, in card order."""
         return build_context_card(
             self,
             fallback_message_count=fallback_message_count,
@@ -867,6 +873,7 @@ class Thread:
             min_relevant_results_by_type=min_relevant_results_by_type,
             metadata_filter=metadata_filter,
             include_invalid_results=include_invalid_results,
+            as_of_message_id=as_of_message_id,
         )
 
     def get_summary(self, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:
@@ -893,8 +900,11 @@ class Thread:
         num_hops: int = 0,
         max_linked_results: int = 100,
         scope: Any = NOT_SET,
+        *,
+        strategy: Any = NOT_SET,
     ) -> list[SearchResult]:
-        """Records relevant to `query`, best first; by default this thread's user and agent exactly."""
+        """Records relevant to `query`, best first; by default this thread's user and agent exactly.
+        `strategy` as in AgentMemory.search."""
         requested = search_scope_from_args(
             scope,
             user_id=user_id,
@@ -918,6 +928,7 @@ class Thread:
             num_hops=num_hops,
             max_linked_results=max_linked_results,
             search_config=self.search_config,
+            strategy=strategy,
         )
 
     add_messages_async = async_twin(add_messages)

@@ -537,6 +537,37 @@ LIFECYCLE_RELATIONS = ("supersedes", "refines", "duplicates")
 """Relations whose target becomes invalid: it is kept as history, not served as current."""
 
 
+@dataclass(frozen=True)
+class Lifecycle:
+    """What decides a memory's effective status (D2): `own_status`, its explicit flag (what
+    `update_memory(status=...)` sets), and `retired_by`, the ids of the lifecycle links
+    (supersedes, refines, duplicates) pointing at it, in link order. The memory is valid when
+    its own status is valid and no such link points at it."""
+
+    own_status: RecordStatus
+    retired_by: tuple[str, ...] = ()
+
+    @property
+    def status(self) -> RecordStatus:
+        """The effective status these make (what `Record.status` reads)."""
+        valid = self.own_status is RecordStatus.VALID and not self.retired_by
+        return RecordStatus.VALID if valid else RecordStatus.INVALID
+
+
+@dataclass
+class MemoryGraph:
+    """Memories and the links among them (AgentMemory.memory_graph): `nodes` (live memories, as
+    records with their effective status and their own scope), `edges` (links in their stored
+    direction, in creation order), and, when `max_nodes` cut it (`truncated`), how many nodes
+    and links the whole graph has (`total_nodes`, `total_edges`)."""
+
+    nodes: list[MemoryRecord] = field(default_factory=list)
+    edges: list[RecordRelation] = field(default_factory=list)
+    truncated: bool = False
+    total_nodes: int = 0
+    total_edges: int = 0
+
+
 class Page(list):
     """A list of records plus the cursor that continues it (None on the last page).
 

@@ -39,6 +39,7 @@ from memory.engine import (
     MemoryRecord,
     RecordRelation,
     RecordStatus,
+    SearchStrategy,
     Snapshot,
     Thread,
     ThreadRecord,
@@ -240,6 +241,10 @@ def search_params() -> dict[str, P]:
         "num_hops": hops,
         "max_linked_results": int_param(st.integers(0, 100)),
         "scope": P(valid_scope_object, hostile_scope_object),
+        "strategy": P(
+            st.sampled_from([*SearchStrategy, *(member.value for member in SearchStrategy)]),
+            st.one_of(st.sampled_from(["Hybrid", "", "bm25", "vector ", ["keyword"]]), hostile_scalar),
+        ),
     }
 
 
@@ -559,6 +564,50 @@ SPECS = [
     ),
     Spec(
         "client",
+        "memory_graph",
+        {
+            "user_id": id_param("user"),
+            "agent_id": id_param("agent"),
+            "thread_id": id_param("thread"),
+            "memory_id": id_param("memory"),
+            "hops": hops,
+            "relation_types": P(
+                st.one_of(
+                    st.none(),
+                    st.sampled_from([*BUILTIN_RELATIONS, "custom_rel"]),
+                    st.lists(st.sampled_from([*BUILTIN_RELATIONS, "custom_rel"]), min_size=1, max_size=3),
+                ),
+                st.one_of(st.sampled_from([[], [""], [" "], ["\x00"], [5], {"supports": 1}]), hostile_scalar),
+            ),
+            "memory_types": memory_types,
+            "statuses": P(
+                st.one_of(
+                    st.none(),
+                    st.sampled_from(["valid", "invalid", RecordStatus.VALID]),
+                    st.lists(st.sampled_from(["valid", "invalid"]), min_size=1, max_size=2),
+                ),
+                st.one_of(st.sampled_from([[], ["expired"], "Valid", [None], {"valid": 1}]), hostile_scalar),
+            ),
+            "max_nodes": int_param(st.integers(1, 10_000), 0, 10_001),
+        },
+        LOOKUP,  # a missing or expired memory_id
+        readonly=True,
+        bases=(("", {}), ("user", {"user_id": "u1"}), ("memory", {"memory_id": "mem-2", "hops": 2})),
+    ),
+    Spec(
+        "client",
+        "lifecycle",
+        {
+            "memory_ids": P(
+                st.lists(st.sampled_from([*IDS["memory"], *IDS["message"], "missing-id", ""]), max_size=5),
+                st.one_of(st.sampled_from(["mem-1", [None], [["mem-1"]], ("mem-1", 5), {"mem-1": 1}]), hostile_scalar),
+                required=True,
+            )
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
         "add_user",
         {"user_id": scope_param("user").req(), "information": information.req(), "expected_version": version_param()},
     ),
@@ -714,7 +763,9 @@ SPECS = [
             "min_relevant_results_by_type": minimums,
             "metadata_filter": filter_param(),
             "include_invalid_results": flag_param(),
+            "as_of_message_id": id_param("message"),
         },
+        LOOKUP,  # as_of_message_id: a missing, expired or other thread's message, as the thread's reads
         readonly=True,
     ),
     Spec("thread", "get_summary", {"except_last": small_int, "token_budget": budget}, readonly=True),

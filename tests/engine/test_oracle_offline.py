@@ -37,6 +37,8 @@ from memory.engine import (
     HashingEmbedder,
     ImageMimeType,
     ImageRecord,
+    Lifecycle,
+    MemoryGraph,
     MemoryRecord,
     MessageRecord,
     RecordRelation,
@@ -537,6 +539,15 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("count_thread_messages_through_seq_no")
+def _() -> list[Statement]:
+    """A message's position in its thread, for a context card as of that message."""
+    conn, store = open_store()
+    conn.answer(r"SELECT count\(\*\) AS n", [{"n": 2}])
+    assert store.count_thread_messages("t1", through_seq_no=7) == 2
+    return conn.statements
+
+
 @scenario("update_text")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -728,6 +739,79 @@ def _() -> list[Statement]:
 def _() -> list[Statement]:
     conn, store = open_store()
     store.list_relations(record_id="m1", user_id="u1", agent_id=None, limit=10, cursor=encode_cursor(4))
+    return conn.statements
+
+
+@scenario("memory_graph_of_a_user")
+def _() -> list[Statement]:
+    """The seeds (the user's memories passing the node filters), one query for the links touching
+    them (each end checked against the filters), one for the new frontier's, then the records."""
+    conn, store = open_store()
+    conn.answer(r'SELECT r\.id FROM "OAM_RECORDS" r WHERE r\.user_id', [{"id": "m1"}, {"id": "m2"}])
+    conn.answer(
+        r"AS source_ok",
+        [{**relation_row(pos=2, id="rel-2", source_id="m3", target_id="m2"), "source_ok": 1, "target_ok": 1}],
+        once=True,
+    )  # hop 2 (the last frontier, m3), scripted first: the later script answers first
+    conn.answer(
+        r"AS source_ok",
+        [
+            {**relation_row(), "source_ok": 1, "target_ok": 1},
+            {**relation_row(pos=2, id="rel-2", source_id="m3", target_id="m2"), "source_ok": 1, "target_ok": 1},
+            {**relation_row(pos=3, id="rel-3", source_id="m1", target_id="m4"), "source_ok": 1, "target_ok": 0},
+        ],
+        once=True,
+    )
+    conn.answer(r"WHERE r\.kind = 'memory' AND r\.id IN", [record_row(pk=i, id=f"m{i}") for i in (1, 2, 3)])
+    graph = store.memory_graph(
+        user_id="u1", relation_types=["supports", "refines"], memory_types=["fact", "memory"], statuses="valid"
+    )
+    assert [node.id for node in graph.nodes] == ["m2", "m1", "m3"]
+    assert [edge.id for edge in graph.edges] == ["rel-1", "rel-2"]
+    return conn.statements
+
+
+@scenario("memory_graph_of_a_memory_two_hops")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"r\.id = :centre", [{"id": "m1"}])
+    conn.answer(r"AS source_ok", [], once=True)  # the links among the last frontier
+    conn.answer(
+        r"AS source_ok",
+        [{**relation_row(pos=2, id="rel-2", source_id="m2", target_id="m3"), "source_ok": 1, "target_ok": 1}],
+        once=True,
+    )
+    conn.answer(r"AS source_ok", [{**relation_row(), "source_ok": 1, "target_ok": 1}], once=True)
+    conn.answer(r"WHERE r\.kind = 'memory' AND r\.id IN", [record_row(pk=i, id=f"m{i}") for i in (1, 2, 3)])
+    graph = store.memory_graph(memory_id="m1", hops=2, statuses=["invalid"], max_nodes=2)
+    assert [node.id for node in graph.nodes] == ["m1", "m2"] and graph.truncated
+    assert (graph.total_nodes, graph.total_edges, [edge.id for edge in graph.edges]) == (3, 2, ["rel-1"])
+    return conn.statements
+
+
+@scenario("memory_graph_of_a_missing_memory")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    assert store.memory_graph(memory_id="gone") == MemoryGraph()
+    return conn.statements
+
+
+@scenario("lifecycle")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(
+        r"rel\.id AS link_id",
+        [
+            {"id": "m1", "status": "valid", "link_id": "rel-1"},
+            {"id": "m1", "status": "valid", "link_id": "rel-2"},
+            {"id": "m2", "status": "invalid", "link_id": None},
+        ],
+    )
+    found = store.lifecycle(["m2", "m1", "missing", "m1"])
+    assert found == {
+        "m2": Lifecycle(RecordStatus.INVALID, ()),
+        "m1": Lifecycle(RecordStatus.VALID, ("rel-1", "rel-2")),
+    }
     return conn.statements
 
 
@@ -973,6 +1057,29 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("search_hybrid_created_at_or_before")
+def _() -> list[Statement]:
+    """A search as of a moment (a context card as of a message): both rankings take the cutoff."""
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 1}])
+    _search_answers(conn)
+    store.search("morning tea", **SEARCH_ARGS, created_at_or_before="2025-01-02T03:04:05.000006+01:00")
+    return conn.statements
+
+
+@scenario("search_graph_one_hop_created_at_or_before")
+def _() -> list[Statement]:
+    """The hop's far ends take the cutoff too."""
+    conn, store = open_store(search_strategy="vector")
+    conn.answer(r"VECTOR_DISTANCE\(r\.embedding, :query_vector, COSINE\) AS distance", [{"pk": 1, "distance": 0.1}])
+    conn.answer(r"WHERE r\.pk IN", [record_row(pk=1)])
+    conn.answer(r"SELECT f\.v AS node", [{"node": "m1", **relation_row(), "admitted": 1}])
+    conn.answer(r"AS distance FROM .* WHERE r\.kind = 'memory' AND r\.id IN", [record_row(pk=2, id="m2", distance=0.4)])
+    hits = store.search("sky", k=1, num_hops=1, created_at_or_before=datetime(2025, 1, 2, 3, 4, 5))
+    assert [link[1][0].id for link in hits[0][0].linked_results] == ["m2"]
+    return conn.statements
+
+
 @scenario("search_approximate")
 def _() -> list[Statement]:
     conn, store = open_store(vector_index=True, approximate_accuracy=90, search_strategy="vector")
@@ -989,6 +1096,19 @@ def _() -> list[Statement]:
     _search_answers(conn)
     store.search("morning tea", k=5, record_types=["fact"], metadata_filter={"source": "chat"})
     return conn.statements
+
+
+@pytest.mark.parametrize("strategy", ["vector", "keyword", "hybrid"])
+def test_a_search_with_a_strategy_sends_what_a_store_opened_with_it_sends(strategy: str) -> None:
+    """`strategy=` on a search changes no SQL: the statements are those of search_<strategy>."""
+    sent = []
+    for opened, given in ((strategy, {}), ("hybrid", {"strategy": strategy})):
+        conn, store = open_store(search_strategy=opened)
+        conn.answer(r"FROM user_indexes", [{"n": 1}])
+        _search_answers(conn)
+        store.search("morning tea", **SEARCH_ARGS, **given)
+        sent.append(render("search", conn.statements))
+    assert sent[0] == sent[1]
 
 
 def test_the_vector_index_hint_needs_approximate_search():
@@ -1356,6 +1476,9 @@ def test_hostile_values_travel_only_as_binds() -> None:
         thread_id=h["tid"],
     )
     store.list_relations(record_id=h["mid"] + "1", thread_id=h["tid"])
+    store.lifecycle([h["mid"] + "1", h["mid"] + "2"])
+    store.memory_graph(user_id=h["uid"], relation_types=[h["label"]], hops=2)
+    store.memory_graph(memory_id=h["mid"] + "1")
     store.update_relations(h["rel"], relation_type=h["label"] + "2", thread_id=h["tid"])
     store.delete_relations(h["rel"], thread_id=h["tid"])
     store.save_thread(h["tid"] + "x", h["uid"], h["aid"], {"k": h["meta"]}, {"s": h["meta"]})

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..embedders import Embedder
 from ..filters import parse_filter
-from ..graph import check_label, relation_labels
+from ..graph import cap_graph, check_label, relation_labels, walk_graph
 from ..images import CheckedImage
 from ..limits import (
     MAX_INT,
@@ -47,6 +47,8 @@ from ..types import (
     AgentProfileRecord,
     ImageMimeType,
     ImageRecord,
+    Lifecycle,
+    MemoryGraph,
     MemoryRecord,
     MemoryRetentionConfig,
     MessageRecord,
@@ -73,6 +75,8 @@ ADDABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
 DEFAULT_BATCH_SIZE = 500
 DEFAULT_LIST_LIMIT = 100
 MAX_HOPS = 5
+DEFAULT_GRAPH_NODES = 2000
+MAX_GRAPH_NODES = 10_000
 
 
 class SchemaError(RuntimeError):
@@ -685,12 +689,19 @@ class MemoryStore(ABC):
         num_hops: int = 0,
         max_linked_results: int = 100,
         include_invalid_results: bool = True,
+        *,
+        strategy: Any = NOT_SET,
+        created_at_or_before: Any = NOT_SET,
     ) -> list[tuple[Record, float]]:
         """The k records closest to the query, as (record, distance) pairs, closest first (§3.3.9).
 
         Every filter (scope, type, status, expiry, metadata) is applied before ranking, so a
         search returns k results whenever k matching records exist. Ties keep insertion order.
         Under the hybrid strategy the distance is 1 minus the normalised fused score.
+        `strategy` (a SearchStrategy or its value) ranks this search as a store opened with it
+        would; omitted, the store's own `search_strategy`. `created_at_or_before` (an ISO-8601
+        instant or datetime) keeps only records stored (`created_at`) at or before it, direct
+        results and linked ones alike: a search as of that moment, over today's content.
         """
         request = check_search(
             query,
@@ -710,7 +721,8 @@ class MemoryStore(ABC):
             max_linked_results,
             include_invalid_results,
             self.vector_dim,
-            self.search_strategy,
+            self.search_strategy if strategy is NOT_SET else coerce_enum(SearchStrategy, strategy, "strategy"),
+            created_at_or_before,
         )
         return self._search(request, k, num_hops, max_linked_results, include_invalid_results)
 
@@ -809,8 +821,9 @@ class MemoryStore(ABC):
         """A slice of a thread's live messages by position (0 = oldest), for Thread.get_messages."""
 
     @abstractmethod
-    def count_thread_messages(self, thread_id: str) -> int:
-        """How many live messages a thread holds."""
+    def count_thread_messages(self, thread_id: str, *, through_seq_no: int | None = None) -> int:
+        """How many live messages a thread holds; with `through_seq_no`, how many of them have a
+        sequence number up to it (a message's position in the thread is that count minus one)."""
 
     @abstractmethod
     def update(
@@ -974,6 +987,41 @@ class MemoryStore(ABC):
         """Relations in creation order: of one memory (either end) and/or of a scope; cursor-paged."""
 
     @abstractmethod
+    def memory_graph(
+        self,
+        *,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_id: Any = NOT_SET,
+        hops: int = 1,
+        relation_types: Any = NOT_SET,
+        memory_types: Any = NOT_SET,
+        statuses: Any = NOT_SET,
+        max_nodes: int = DEFAULT_GRAPH_NODES,
+    ) -> MemoryGraph:
+        """Live memories and the links among them (a MemoryGraph), around exactly one of:
+        a scope (`user_id`, `agent_id` or `thread_id`, matched exactly): the scope's memories
+        that have a link, and the memories up to `hops` links from them (scope or not); or a
+        memory (`memory_id`, always a node): its breadth-first neighbourhood up to `hops`
+        (0-5) links away. Links are followed both ways; every link among the nodes is an edge.
+        `relation_types` keeps only links of those types; `memory_types` and `statuses`
+        ("valid"/"invalid", effective) keep only such nodes (each a value or a list; omitted or
+        None: no such filter), a memory outside them being neither
+        shown nor crossed. Expired memories are never nodes. Beyond `max_nodes` (1-10,000), the
+        nodes with the most links are kept (the centre first), with the links among them, and
+        `truncated` is set. Nodes come centre first, then most linked first, then by id; edges
+        in creation order (as list_relations lists them). ValueError for bad arguments; an empty
+        graph for a missing or expired `memory_id` (AgentMemory.memory_graph: KeyError). One
+        consistent read: a query per hop, or the in-memory indexes."""
+
+    @abstractmethod
+    def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
+        """For each live memory among `memory_ids`, its Lifecycle: its own status flag and the ids
+        of the lifecycle links (supersedes, refines, duplicates) pointing at it, in link order.
+        Missing, expired and non-memory ids are left out. One query whatever the number of ids."""
+
+    @abstractmethod
     def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
         """Counts (StoreStats) of the whole store, or, with one of the arguments, of exactly what
         delete_thread(thread_id), delete_user(user_id, cascade=True) or delete_agent(agent_id,
@@ -1060,6 +1108,8 @@ class SearchRequest:
     tree: Any  # filters.Contains | None
     vector: np.ndarray | None
     strategy: SearchStrategy
+    created_at_or_before: str | None = None
+    """Canonical UTC text: only records created at or before it (None: no such filter)."""
 
 
 def check_search(
@@ -1074,6 +1124,7 @@ def check_search(
     include_invalid_results: Any,
     vector_dim: int,
     strategy: SearchStrategy,
+    created_at_or_before: Any = NOT_SET,
 ) -> SearchRequest:
     """The checks and resolution every store's `search` starts with (spec §3.3.9)."""
     check_positive_int("k", k)
@@ -1091,6 +1142,11 @@ def check_search(
         tree=parse_filter(metadata_filter),
         vector=to_vector(query_vector, vector_dim, "query_vector") if query_vector is not None else None,
         strategy=strategy if query is not None else SearchStrategy.VECTOR,
+        created_at_or_before=(
+            None
+            if created_at_or_before is NOT_SET
+            else normalize_timestamp(created_at_or_before, "created_at_or_before")
+        ),
     )
 
 
@@ -1391,6 +1447,118 @@ def listing_status(status: Any) -> str | None:
     if not isinstance(status, str) or status not in ("valid", "invalid", "expired"):
         raise ValueError(f"status must be 'valid', 'invalid' or 'expired', not {status!r}")
     return str(status.value if isinstance(status, RecordStatus) else status)
+
+
+@dataclass(frozen=True)
+class GraphRequest:
+    """memory_graph's arguments, checked: the scope column and value, or the centre memory."""
+
+    scope: tuple[str, str] | None
+    centre: str | None
+    hops: int
+    relation_types: tuple[str, ...] | None
+    memory_types: tuple[str, ...]
+    statuses: frozenset[str]
+    max_nodes: int
+
+
+def graph_request(
+    *,
+    user_id: Any,
+    agent_id: Any,
+    thread_id: Any,
+    memory_id: Any,
+    hops: Any,
+    relation_types: Any,
+    memory_types: Any,
+    statuses: Any,
+    max_nodes: Any,
+) -> GraphRequest:
+    """Check memory_graph's arguments (ValueError naming the first bad one)."""
+    given = {
+        name: value
+        for name, value in (
+            ("user_id", user_id),
+            ("agent_id", agent_id),
+            ("thread_id", thread_id),
+            ("memory_id", memory_id),
+        )
+        if value is not NOT_SET
+    }
+    if len(given) != 1:
+        raise ValueError(
+            f"pass exactly one of user_id, agent_id, thread_id and memory_id, not {sorted(given) or 'none'}"
+        )
+    [(name, value)] = given.items()
+    check_id(name, value)
+    if isinstance(hops, bool) or not isinstance(hops, int) or not 0 <= hops <= MAX_HOPS:
+        raise ValueError(f"hops must be an integer from 0 to {MAX_HOPS}, not {hops!r}")
+    if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or not 1 <= max_nodes <= MAX_GRAPH_NODES:
+        raise ValueError(f"max_nodes must be an integer from 1 to {MAX_GRAPH_NODES:,}, not {max_nodes!r}")
+    labels = None
+    if relation_types is not NOT_SET and relation_types is not None:
+        labels = (relation_types,) if isinstance(relation_types, str) else relation_types
+        if not isinstance(labels, (list, tuple, set, frozenset)) or not labels:
+            raise ValueError(
+                f"relation_types must be a relation type or a non-empty list of them, not {relation_types!r}"
+            )
+        for label in labels:
+            check_label("relation_types", label)
+        labels = tuple(sorted(set(labels)))
+    omitted = memory_types is NOT_SET or memory_types is None
+    types = MEMORY_TYPES if omitted else check_record_types(memory_types, MEMORY_TYPES)
+    wanted = frozenset(("valid", "invalid"))
+    if statuses is not NOT_SET and statuses is not None:
+        values = (statuses,) if isinstance(statuses, str) else statuses
+        if not isinstance(values, (list, tuple, set, frozenset)) or not values:
+            raise ValueError(f"statuses must be 'valid', 'invalid' or a non-empty list of them, not {statuses!r}")
+        for status in values:
+            if not isinstance(status, str) or status not in wanted:
+                raise ValueError(f"statuses must be 'valid', 'invalid' or a non-empty list of them, not {statuses!r}")
+        wanted = frozenset(str(RecordStatus(status).value) for status in values)
+    centre = value if name == "memory_id" else None
+    return GraphRequest(
+        scope=None if centre is not None else (name, value),
+        centre=centre,
+        hops=hops,
+        relation_types=labels,
+        memory_types=types,
+        statuses=wanted,
+        max_nodes=max_nodes,
+    )
+
+
+def build_graph(
+    request: GraphRequest,
+    seeds: Sequence[str],
+    links_touching: Any,
+    read: Any,
+) -> MemoryGraph:
+    """A MemoryGraph from a store's primitives: `seeds` (the centre, or the scope's memories
+    passing the node filters), `links_touching` (graph.LinksTouching) and `read(node ids, link
+    keys)`, which returns the nodes' records by id and the links' relations by key. Link keys
+    are the links' positions, so the edges come in creation order (as list_relations lists them)."""
+    nodes, edges = walk_graph(seeds, request.hops, links_touching, centre=request.centre)
+    ranked, kept = cap_graph(nodes, edges, request.max_nodes, request.centre)
+    records, relations = read(ranked, kept)
+    return MemoryGraph(
+        nodes=[records[node] for node in ranked if node in records],
+        edges=[relations[key] for key in sorted(kept) if key in relations],
+        truncated=len(ranked) < len(nodes),
+        total_nodes=len(nodes),
+        total_edges=len(edges),
+    )
+
+
+def memory_id_list(memory_ids: Any) -> list[str]:
+    """A list of memory ids to look up (lifecycle): a sequence of strings, not one string; the
+    ids no record could have (empty, or beyond the id limits) are dropped, as nothing has them."""
+    if isinstance(memory_ids, (str, bytes)) or not isinstance(memory_ids, Sequence):
+        raise ValueError(f"memory_ids must be a list of memory ids, not {type(memory_ids).__name__}")
+    for i, memory_id in enumerate(memory_ids):
+        if not isinstance(memory_id, str):
+            raise ValueError(f"memory_ids[{i}] must be a string, not {type(memory_id).__name__}")
+    return [memory_id for memory_id in dict.fromkeys(memory_ids) if storable_id(memory_id)]
 
 
 def record_id_list(record_id: Any) -> list[str]:

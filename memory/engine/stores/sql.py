@@ -40,9 +40,9 @@ import numpy as np
 
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import parse_filter
-from ..graph import grow_trees, walk_nodes
+from ..graph import GraphLink, grow_trees, walk_nodes
 from ..images import CheckedImage
-from ..limits import MAX_INT
+from ..limits import MAX_INT, check_int_range
 from ..scope import check_scope_value
 from ..snapshot import RestorePlan, Snapshot, plan_restore, snapshot_pairs
 from ..ttl import expiry, normalize_timestamp, utc_now
@@ -57,6 +57,8 @@ from ..types import (
     USER_PROFILE_TYPE,
     AgentProfileRecord,
     ImageRecord,
+    Lifecycle,
+    MemoryGraph,
     MemoryRetentionConfig,
     MessageRecord,
     Page,
@@ -74,15 +76,18 @@ from ..types import (
 )
 from .base import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_GRAPH_NODES,
     DEFAULT_LIST_LIMIT,
     AddPlan,
     DeleteScope,
+    GraphRequest,
     MemoryStore,
     NewRecord,
     SchemaError,
     SearchHit,
     SearchRequest,
     attach_trees,
+    build_graph,
     build_record,
     check_id,
     check_link_end,
@@ -99,9 +104,11 @@ from .base import (
     dump_parts,
     encode_cursor,
     expected_version_of,
+    graph_request,
     kind_of,
     like_pattern,
     listing_status,
+    memory_id_list,
     normalize_rows,
     prepare_update,
     record_id_list,
@@ -1509,6 +1516,170 @@ class SQLMemoryStore(MemoryStore):
         rows = rows[:limit]
         return Page([self._relation(row) for row in rows], encode_cursor(int(rows[-1]["pos"])) if more else None)
 
+    def memory_graph(
+        self,
+        *,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_id: Any = NOT_SET,
+        hops: int = 1,
+        relation_types: Any = NOT_SET,
+        memory_types: Any = NOT_SET,
+        statuses: Any = NOT_SET,
+        max_nodes: int = DEFAULT_GRAPH_NODES,
+    ) -> MemoryGraph:
+        """Memories and their links around a scope or a memory (MemoryStore.memory_graph); an
+        empty graph when the centre memory is missing or expired."""
+        request = graph_request(
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            memory_id=memory_id,
+            hops=hops,
+            relation_types=relation_types,
+            memory_types=memory_types,
+            statuses=statuses,
+            max_nodes=max_nodes,
+        )
+        # Inside a transaction that has written, the index must not learn uncommitted changes.
+        memory_index = None if self._written() else self.index
+        with self._read() as cursor:
+            if memory_index is not None:
+                with memory_index.reading(_IndexSource(self, cursor), links=True) as index:
+                    return self._graph_from_index(cursor, index, request)
+            return self._graph_from_sql(cursor, request)
+
+    def _node_filter(self, alias: str, request: GraphRequest, params: dict[str, Any]) -> str:
+        """A graph's node filters on a record row: a live memory of the wanted types and statuses."""
+        params.setdefault("now", self.dialect.db_time(utc_now()))
+        where = [
+            f"{alias}.kind = 'memory'",
+            _types_condition(alias, request.memory_types, params),
+            f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)",
+        ]
+        if request.statuses == {"valid"}:
+            where.append(f"{alias}.status = 'valid' AND {alias}.lifecycle_links = 0")
+        elif request.statuses == {"invalid"}:
+            where.append(INVALID_SQL.replace("r.", f"{alias}."))
+        return " AND ".join(where)
+
+    def _graph_from_sql(self, cursor: Any, request: GraphRequest) -> MemoryGraph:
+        """The graph in SQL: the seeds in one query, then one query per hop for the links
+        touching the frontier, each with whether its ends pass the node filters."""
+        params: dict[str, Any] = {}
+        if request.centre is not None:
+            params["centre"] = request.centre
+            condition = "r.kind = 'memory' AND r.id = :centre AND (r.expires_at IS NULL OR r.expires_at > :now)"
+            params["now"] = self.dialect.db_time(utc_now())
+        else:
+            column, value = request.scope
+            condition = (
+                f"{scope_condition(f'r.{column}', column, value, params)} AND {self._node_filter('r', request, params)}"
+            )
+        seeds = [
+            row["id"]
+            for row in self._fetch(
+                f"SELECT r.id FROM {self._records} r WHERE {condition} ORDER BY r.pk", params, cursor
+            )
+        ]
+        if request.centre is not None and not seeds:
+            return MemoryGraph()
+        link_rows: dict[int, Mapping[str, Any]] = {}
+
+        def links_touching(frontier: Sequence[str]) -> Iterator[GraphLink]:
+            params: dict[str, Any] = {"frontier": _ids_json(frontier)}
+            where = f"({self._in('rel.source_id', 'frontier')} OR {self._in('rel.target_id', 'frontier')})"
+            if request.relation_types is not None:
+                where += f" AND {self._in('rel.relation_type', 'relation_types')}"
+                params["relation_types"] = _ids_json(request.relation_types)
+            rows = self._fetch(
+                f"SELECT {self._relation_columns}, CASE WHEN s.pk IS NULL THEN 0 ELSE 1 END AS source_ok, "
+                f"CASE WHEN t.pk IS NULL THEN 0 ELSE 1 END AS target_ok FROM {self._relations} rel "
+                f"LEFT JOIN {self._records} s ON s.id = rel.source_id AND {self._node_filter('s', request, params)} "
+                f"LEFT JOIN {self._records} t ON t.id = rel.target_id AND {self._node_filter('t', request, params)} "
+                f"WHERE {where}",
+                params,
+                cursor,
+            )
+            for row in rows:
+                position = int(row["pos"])
+                link_rows[position] = row
+                yield position, row["source_id"], row["target_id"], bool(row["source_ok"]), bool(row["target_ok"])
+
+        def read(node_ids: list[str], keys: list[Any]) -> tuple[dict[str, Record], dict[Any, RecordRelation]]:
+            return self._memory_records(cursor, node_ids), {key: self._relation(link_rows[key]) for key in keys}
+
+        return build_graph(request, seeds, links_touching, read)
+
+    def _graph_from_index(self, cursor: Any, index: MemoryIndex, request: GraphRequest) -> MemoryGraph:
+        """The graph from the in-memory indexes: seeds and node filters as masks over the record
+        index, links from the link index; only the kept nodes' records are read, in one query."""
+        cache, link_index = index.records, index.links
+        now = time.time()
+        passing = cache.status_mask(request.memory_types, {}, request.statuses, now)
+        if request.centre is not None:
+            [row] = cache.memory_rows([request.centre])
+            if row is None or not cache.status_mask(MEMORY_TYPES, {}, frozenset(("valid", "invalid")), now)[row]:
+                return MemoryGraph()
+            seeds = [request.centre]
+        else:
+            column, value = request.scope
+            rows = np.flatnonzero(cache.status_mask(request.memory_types, {column: value}, request.statuses, now))
+            seeds = [cache.memory_ids[pk] for pk in cache.pks[rows].tolist()]
+        ok: dict[str, bool] = {}
+
+        def links_touching(frontier: Sequence[str]) -> Iterator[GraphLink]:
+            positions = {position for found in link_index.links_of(frontier).values() for position, _ in found}
+            ends = link_index.ends(sorted(positions), request.relation_types)
+            fresh = list({memory_id for _, source, target in ends for memory_id in (source, target)} - ok.keys())
+            for memory_id, row in zip(fresh, cache.memory_rows(fresh), strict=True):
+                ok[memory_id] = row is not None and bool(passing[row])
+            for position, source, target in ends:
+                yield position, source, target, ok[source], ok[target]
+
+        def read(node_ids: list[str], keys: list[Any]) -> tuple[dict[str, Record], dict[Any, RecordRelation]]:
+            return self._memory_records(cursor, node_ids), {key: link_index.relation(key) for key in keys}
+
+        return build_graph(request, seeds, links_touching, read)
+
+    def _memory_records(self, cursor: Any, memory_ids: Sequence[str]) -> dict[str, Record]:
+        """Memories by id (any state), in one query."""
+        if not memory_ids:
+            return {}
+        rows = self._fetch(
+            f"SELECT {self._record_columns} FROM {self._records} r "
+            f"WHERE r.kind = 'memory' AND {self._in('r.id', 'ids')}",
+            {"ids": _ids_json(memory_ids)},
+            cursor,
+        )
+        return {row["id"]: self._record(row) for row in rows}
+
+    def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
+        """Each live memory's own status and the lifecycle links pointing at it, in one query."""
+        ids = memory_id_list(memory_ids)
+        if not ids:
+            return {}
+        rows = self._fetch(
+            f"SELECT r.id, r.status, rel.id AS link_id FROM {self._records} r "
+            f"LEFT JOIN {self._relations} rel ON rel.target_id = r.id AND rel.relation_type IN {_LIFECYCLE_SQL} "
+            f"WHERE r.kind = 'memory' AND {self._in('r.id', 'ids')} AND (r.expires_at IS NULL OR r.expires_at > :now) "
+            "ORDER BY r.id, rel.created_at, rel.id",
+            {"ids": _ids_json(ids), "now": self.dialect.db_time(utc_now())},
+        )
+        links: dict[str, list[str]] = {}
+        statuses: dict[str, str] = {}
+        for row in rows:
+            statuses[row["id"]] = row["status"]
+            found = links.setdefault(row["id"], [])
+            if row["link_id"] is not None:
+                found.append(row["link_id"])
+        return {
+            memory_id: Lifecycle(RecordStatus(statuses[memory_id]), tuple(links[memory_id]))
+            for memory_id in ids
+            if memory_id in links
+        }
+
     # --- threads ----------------------------------------------------------------------------
 
     def _thread_select(self) -> str:
@@ -2395,32 +2566,37 @@ class SQLMemoryStore(MemoryStore):
         sql += self.dialect.offset_rows(":offset", None if limit is None else ":limit")
         return [self._record(row) for row in self._fetch(sql, params)]
 
-    def count_thread_messages(self, thread_id: str) -> int:
+    def count_thread_messages(self, thread_id: str, *, through_seq_no: int | None = None) -> int:
+        params: dict[str, Any] = {"thread_id": thread_id, "now": self.dialect.db_time(utc_now())}
+        through = ""
+        if through_seq_no is not None:
+            if isinstance(through_seq_no, bool) or not isinstance(through_seq_no, int):
+                raise ValueError(f"through_seq_no must be an integer or None, not {through_seq_no!r}")
+            check_int_range("through_seq_no", through_seq_no)
+            through, params["through_seq_no"] = " AND r.seq_no <= :through_seq_no", through_seq_no
         rows = self._fetch(
             f"SELECT count(*) AS n FROM {self._records} r WHERE r.thread_id = :thread_id AND r.kind = 'message' "
-            "AND (r.expires_at IS NULL OR r.expires_at > :now)",
-            {"thread_id": thread_id, "now": self.dialect.db_time(utc_now())},
+            f"AND (r.expires_at IS NULL OR r.expires_at > :now){through}",
+            params,
         )
         return int(rows[0]["n"])
 
     # --- search -----------------------------------------------------------------------------
 
-    def _search_filter(
-        self,
-        alias: str,
-        types: Sequence[str],
-        exact: Mapping[str, str | None],
-        include_invalid: bool,
-        tree: Any,
-        params: dict[str, Any],
-    ) -> str:
-        """The WHERE condition every ranking and every graph hop applies (before any top-k)."""
+    def _search_filter(self, alias: str, request: SearchRequest, include_invalid: bool, params: dict[str, Any]) -> str:
+        """The WHERE condition every ranking and every graph hop applies (before any top-k): the
+        search's types, expiry, creation cutoff, scope, status (unless `include_invalid`) and
+        metadata filter."""
         params.setdefault("now", self.dialect.db_time(utc_now()))
         where = [
-            _types_condition(alias, types, params),
+            _types_condition(alias, request.types, params),
             f"({alias}.expires_at IS NULL OR {alias}.expires_at > :now)",
         ]
-        for column, value in exact.items():
+        if request.created_at_or_before is not None:
+            where.append(f"{alias}.created_at <= :created_cutoff")
+            params["created_cutoff"] = self.dialect.db_time(request.created_at_or_before)
+        tree = request.tree
+        for column, value in request.scope.exact.items():
             where.append(scope_condition(f"{alias}.{column}", column, value, params))
         if not include_invalid:
             where.append(f"{alias}.status = 'valid' AND {alias}.lifecycle_links = 0")
@@ -2469,18 +2645,15 @@ class SQLMemoryStore(MemoryStore):
                         max_linked_results,
                         include_invalid_results,
                     )
-            scope, types, tree = request.scope, request.types, request.tree
             by_vector: list[tuple[int, float]] = []
             by_keyword: list[tuple[int, float]] = []
             if strategy is not SearchStrategy.KEYWORD:
-                by_vector = self._vector_top_k(cursor, unit, depth, types, scope.exact, include_invalid_results, tree)
+                by_vector = self._vector_top_k(cursor, unit, depth, request, include_invalid_results)
             if strategy is not SearchStrategy.VECTOR and (keywords is not None and self._text_index_ready()):
-                by_keyword = self._keyword_top_k(
-                    cursor, keywords, depth, types, scope.exact, include_invalid_results, tree
-                )
+                by_keyword = self._keyword_top_k(cursor, keywords, depth, request, include_invalid_results)
             hits = self._hits(cursor, fuse_rankings(strategy, by_vector, by_keyword)[:k])
             if linked:
-                self._attach_linked(cursor, hits, unit, types, scope.exact, tree, num_hops, max_linked_results)
+                self._attach_linked(cursor, hits, unit, request, num_hops, max_linked_results)
         return hits
 
     def _hits(self, cursor: Any, ranked: list[tuple[int, float, Any]]) -> list[SearchHit]:
@@ -2512,13 +2685,16 @@ class SQLMemoryStore(MemoryStore):
             )
             allowed = np.fromiter((int(row["pk"]) for row in rows), dtype=np.int64, count=len(rows))
         now = time.time()
-        mask = cache.filter_mask(types, scope.exact, include_invalid, now, allowed)
+        created = request.created_at_or_before
+        mask = cache.filter_mask(types, scope.exact, include_invalid, now, allowed, created)
         by_vector = cache.vector_top_k(unit, mask, depth) if strategy is not SearchStrategy.KEYWORD else []
         by_keyword = cache.keyword_top_k(request.query, mask, depth) if strategy is not SearchStrategy.VECTOR else []
         hits = self._hits(cursor, fuse_rankings(strategy, by_vector, by_keyword)[:k])
         if num_hops and max_linked_results:
             # Linked memories pass every filter but status: history stays visible as context.
-            linked_mask = mask if include_invalid else cache.filter_mask(types, scope.exact, True, now, allowed)
+            linked_mask = (
+                mask if include_invalid else cache.filter_mask(types, scope.exact, True, now, allowed, created)
+            )
             self._attach_linked_from_index(cursor, index, hits, linked_mask, unit, num_hops, max_linked_results)
         return hits
 
@@ -2568,10 +2744,10 @@ class SQLMemoryStore(MemoryStore):
         attach_trees(hits, trees, found, relations)
 
     def _vector_top_k(
-        self, cursor: Any, unit: np.ndarray, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
+        self, cursor: Any, unit: np.ndarray, depth: int, request: SearchRequest, include_invalid: bool
     ) -> list[tuple[int, float]]:
         params: dict[str, Any] = {"query_vector": self.dialect.vector(unit), "depth": depth}
-        condition = self._search_filter("r", types, exact, include_invalid, tree, params)
+        condition = self._search_filter("r", request, include_invalid, params)
         rows = self._fetch(
             f"SELECT {self.dialect.vector_hint('r', self.approximate_accuracy)}"
             f"r.pk, {self.dialect.vector_distance('r.embedding', 'query_vector')} AS distance "
@@ -2610,10 +2786,10 @@ class SQLMemoryStore(MemoryStore):
         return int(self._meta_value(cursor, "text_index_seq") or -1)
 
     def _keyword_top_k(
-        self, cursor: Any, keywords: str, depth: int, types: Any, exact: Any, include_invalid: bool, tree: Any
+        self, cursor: Any, keywords: str, depth: int, request: SearchRequest, include_invalid: bool
     ) -> list[tuple[int, float]]:
         params: dict[str, Any] = {"keywords": keywords, "depth": depth}
-        condition = self._search_filter("r", types, exact, include_invalid, tree, params)
+        condition = self._search_filter("r", request, include_invalid, params)
         join, match, score = self.dialect.keyword_join(self._text_index_name, "keywords")
         rows = self._fetch(
             f"SELECT r.pk, {score} AS score FROM {self._records} r{join} "
@@ -2639,9 +2815,7 @@ class SQLMemoryStore(MemoryStore):
         cursor: Any,
         hits: list[SearchHit],
         unit: np.ndarray | None,
-        types: Any,
-        exact: Any,
-        tree: Any,
+        request: SearchRequest,
         num_hops: int,
         max_linked_results: int,
     ) -> None:
@@ -2657,7 +2831,7 @@ class SQLMemoryStore(MemoryStore):
 
         def neighbours(memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
             params: dict[str, Any] = {"frontier": _ids_json(memory_ids)}
-            condition = self._search_filter("m", types, exact, True, tree, params)
+            condition = self._search_filter("m", request, True, params)
             rows = self._fetch(
                 f"SELECT f.v AS node, {self._relation_columns}, "
                 f"CASE WHEN m.pk IS NULL THEN 0 ELSE 1 END AS admitted FROM {self._relations} rel "

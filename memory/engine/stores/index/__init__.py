@@ -38,7 +38,7 @@ from .search_cache import SearchCache
 
 log = logging.getLogger(__name__)
 
-SNAPSHOT_FORMAT = 2
+SNAPSHOT_FORMAT = 3
 SAVE_EVERY = 20_000
 """Re-save the snapshot once this many changes were applied since the last save."""
 

@@ -53,6 +53,14 @@ class LinkIndex:
             if memory_id in self._links
         }
 
+    def ends(self, positions: Iterable[int], relation_types: Sequence[str] | None = None) -> list[tuple[int, str, str]]:
+        """(position, source, target) of these links, of `relation_types` only when given."""
+        rows = self._rows
+        if relation_types is None:
+            return [(position, rows[position][2], rows[position][4]) for position in positions]
+        wanted = set(relation_types)
+        return [(p, rows[p][2], rows[p][4]) for p in positions if rows[p][6] in wanted]
+
     def relation(self, position: int) -> RecordRelation:
         (_, relation_id, source, source_type, target, target_type, forward, opposite, timestamp, metadata, created) = (
             self._rows[position][:11]

@@ -24,7 +24,7 @@ import itertools
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -71,6 +71,16 @@ class _Codes:
 
 def _epoch(timestamp: str | None) -> float:
     return np.inf if timestamp is None else datetime.fromisoformat(timestamp).timestamp()
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def micros(timestamp: str) -> int:
+    """Canonical UTC text as whole microseconds since 1970: exact, so that creation times
+    compare in the index as they do in SQL."""
+    return (datetime.fromisoformat(timestamp) - _EPOCH) // _MICROSECOND
 
 
 @dataclass
@@ -149,6 +159,7 @@ class SearchCache:
         self.scopes = {column: np.empty(0, dtype=np.int32) for column in SCOPE_COLUMNS}
         self.valid = np.empty(0, dtype=bool)
         self.expires = np.empty(0, dtype=np.float64)
+        self.created = np.empty(0, dtype=np.int64)  # microseconds since 1970 (micros)
         self.is_message = np.empty(0, dtype=bool)
         self.seq = np.empty(0, dtype=np.int64)
         self.text_length = np.empty(0, dtype=np.float64)
@@ -180,6 +191,7 @@ class SearchCache:
         "types",
         "valid",
         "expires",
+        "created",
         "is_message",
         "seq",
         "text_length",
@@ -218,6 +230,7 @@ class SearchCache:
             self.scopes[column][index] = self.scope_codes[column].encode(row[column])
         self.valid[index] = row["status"] == "valid"
         self.expires[index] = _epoch(row["expires_at"])
+        self.created[index] = micros(row["created_at"])
         if row["kind"] == "memory":
             self.memory_keys[row["id"]], self.memory_ids[row["pk"]] = row["pk"], row["id"]
         message = row["kind"] == "message"
@@ -376,8 +389,10 @@ class SearchCache:
         include_invalid: bool,
         now: float,
         allowed_pks: np.ndarray | None = None,
+        created_at_or_before: str | None = None,
     ) -> np.ndarray | None:
-        """Which rows pass the filters; None means every row does."""
+        """Which rows pass the filters; None means every row does. `created_at_or_before`
+        (canonical UTC text) keeps the rows created at or before it."""
         n = self.size
         mask: np.ndarray | None = None
 
@@ -399,6 +414,22 @@ class SearchCache:
             narrow(self.expires[:n] > now)
         if allowed_pks is not None:
             narrow(np.isin(self.pks[:n], allowed_pks, assume_unique=True))
+        if created_at_or_before is not None:
+            narrow(self.created[:n] <= micros(created_at_or_before))
+        return mask
+
+    def status_mask(
+        self, types: tuple[str, ...], exact: dict[str, str | None], statuses: frozenset[str], now: float
+    ) -> np.ndarray:
+        """filter_mask's rows (live, unexpired, of these types and scope) of these effective
+        statuses ("valid", "invalid"), as a full boolean array."""
+        n = self.size
+        mask = self.filter_mask(types, exact, True, now)
+        mask = self.live[:n].copy() if mask is None else mask & self.live[:n]  # never the cache's own array
+        if "invalid" not in statuses:
+            return mask & self.valid[:n]
+        if "valid" not in statuses:
+            return mask & ~self.valid[:n]
         return mask
 
     # --- vector ranking ---------------------------------------------------------------------
