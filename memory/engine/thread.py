@@ -430,6 +430,16 @@ class Thread:
                 work.refresh_summary()
         return created
 
+    def refresh_summary(self) -> Summary:
+        """Ask the LLM for a new summary and topics now, whatever the update frequency says (a
+        person's "refresh the summary"); ValueError without an LLM; raises what the LLM raises."""
+        work = self.llm_work
+        if work is None:
+            raise ValueError("refreshing a summary needs an LLM: pass llm= to the thread or the client")
+        with self._runner.thread_lock(self.thread_id):
+            work.refresh_summary()
+        return Summary(self.store.get_thread(self.thread_id).summary or "")
+
     def refresh_summary_if_due(self) -> None:
         """Bring the persisted summary up to date when its update frequency says so (spec §7.3)."""
         work = self.llm_work

@@ -772,8 +772,9 @@ SPECS = [
     Spec("thread", "search", search_params(), readonly=True, bases=(("", {}), ("2 hops", {"num_hops": 2}))),
     # wait_for_memory_extraction's documented error is TimeoutError (spec §4.3.19).
     Spec("thread", "wait_for_memory_extraction", {"timeout": timeout}, BARRIER, readonly=True),
-    # Without an LLM, run_memory_extraction is a ValueError and refresh_summary_if_due a no-op.
+    # Without an LLM, run_memory_extraction and refresh_summary are ValueErrors, refresh_summary_if_due a no-op.
     Spec("thread", "run_memory_extraction", {"include_extracted": flag_param()}, readonly=True),
+    Spec("thread", "refresh_summary", {}, readonly=True),
     Spec("thread", "refresh_summary_if_due", {}, readonly=True),
 ]
 BY_LABEL = {spec.label: spec for spec in SPECS}

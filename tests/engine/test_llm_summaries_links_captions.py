@@ -175,6 +175,22 @@ def test_the_summary_waits_for_n_messages_since_the_last_summary(fake, llm, make
     assert stored_thread(thread).summary == "summary #2"
 
 
+def test_refresh_summary_asks_the_llm_now_whatever_the_frequency(fake, llm, make_client):
+    thread = make_client(llm, context_summary_update_frequency=10, **SUMMARY_ONLY).create_thread()
+    say(thread, "first message")
+    assert fake.count("thread_summary") == 0
+
+    summary = thread.refresh_summary()
+
+    assert fake.count("thread_summary") == 1
+    assert summary.content == stored_thread(thread).summary == "summary #1"
+
+
+def test_refresh_summary_needs_an_llm(memory):
+    with pytest.raises(ValueError, match="needs an LLM"):
+        memory.create_thread().refresh_summary()
+
+
 def test_the_summary_count_is_persisted_across_thread_handles(fake, llm, make_client):
     client = make_client(llm, context_summary_update_frequency=3, **SUMMARY_ONLY)
     say(client.create_thread(thread_id="t1"), "one", "two")
