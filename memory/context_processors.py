@@ -18,12 +18,13 @@ NAVIGATION = (
     ("memories", "Memories", "memory:memory_list"),
     ("people", "Users", "memory:user_list"),
     ("agents", "Agents", "memory:agent_list"),
+    ("search", "Search", "memory:search"),
     ("history", "History", "memory:history"),
 )
 
 
 # Pages whose module is not a section of their own belong to the section they are reached from.
-SECTION_OF_MODULE = {"messages": "threads", "images": "threads"}
+SECTION_OF_MODULE = {"messages": "threads", "images": "threads", "cards": "threads", "links": "memories"}
 
 
 def theme_of(request: HttpRequest) -> str:

@@ -15,9 +15,10 @@ from typing import Any
 from django import forms
 from django.core.exceptions import ValidationError
 
-from memory.engine import ImageMimeType, RecordStatus
+from memory.engine import ImageMimeType, RecordStatus, SearchResultFormatConfig, SearchStrategy
+from memory.engine.filters import parse_filter
 from memory.engine.ttl import normalize_timestamp
-from memory.engine.types import MEMORY_TYPES
+from memory.engine.types import MEMORY_TYPES, SEARCHABLE_TYPES
 
 ID_WIDGET = {"spellcheck": "false", "autocomplete": "off", "class": "form-control font-monospace"}
 
@@ -54,6 +55,25 @@ class JSONObjectField(forms.CharField):
             raise ValidationError(f"Not valid JSON: {error}", code="json") from None
         if not isinstance(parsed, dict):
             raise ValidationError(f"Must be a JSON object, like {self.example}.", code="object")
+        return parsed
+
+
+class MetadataFilterField(JSONObjectField):
+    """A metadata filter in the engine's JSON filter language, checked by the engine's own parser."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("label", "Metadata filter")
+        kwargs.setdefault("help_text", 'JSON, e.g. {"tags": {"$array_contains": "diet"}}')
+        super().__init__(example='{"source": "chat"}', **kwargs)
+        self.widget = forms.TextInput(attrs={**ID_WIDGET, "class": "form-control form-control-sm font-monospace"})
+
+    def to_python(self, value: Any) -> dict | None:
+        parsed = super().to_python(value)
+        if parsed is not None:
+            try:
+                parse_filter(parsed)
+            except ValueError as error:
+                raise ValidationError(str(error), code="filter") from None
         return parsed
 
 
@@ -239,3 +259,214 @@ class ProfileForm(forms.Form):
         help_text="What the agent should know about them; searchable.",
     )
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)  # 0: the profile is new
+
+
+YES_NO_DEFAULT = [("", "the layer's default"), ("true", "yes"), ("false", "no")]
+
+
+def optional_flag(label: str, help_text: str) -> forms.TypedChoiceField:
+    """A flag the engine defaults by itself: left empty, the argument is not passed at all."""
+    return forms.TypedChoiceField(
+        label=label,
+        required=False,
+        choices=YES_NO_DEFAULT,
+        coerce=lambda value: value == "true",
+        empty_value=None,
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
+        help_text=help_text,
+    )
+
+
+def optional_number(label: str, help_text: str, *, minimum: int = 1, maximum: int | None = None) -> forms.IntegerField:
+    return forms.IntegerField(
+        label=label,
+        required=False,
+        min_value=minimum,
+        max_value=maximum,
+        widget=forms.NumberInput(attrs={"class": "form-control form-control-sm", "min": str(minimum)}),
+        help_text=help_text,
+    )
+
+
+FORMAT_OPTIONS = {
+    "show_timestamp": ("timestamp", True),
+    "show_role": ("role", True),
+    "show_status": ("status", True),
+    "show_distance": ("distance", False),
+    "show_thread_id": ("thread id", False),
+    "show_user_id": ("user id", False),
+    "show_agent_id": ("agent id", False),
+    "show_metadata": ("metadata", False),
+}
+"""SearchResultFormatConfig's options: the label of each toggle and the engine's default."""
+
+
+class SearchForm(forms.Form):
+    """The search workbench: every parameter of AgentMemory.search and Thread.search, named as the
+    engine names them (`q` is the query), the strategy of this one search, and the
+    SearchResultFormatConfig toggles of the formatted content."""
+
+    q = forms.CharField(
+        label="Query", max_length=10_000, widget=forms.TextInput(attrs={"class": "form-control", "type": "search"})
+    )
+    layer = forms.ChoiceField(
+        label="Search as",
+        required=False,
+        choices=[("client", "the client (AgentMemory.search)"), ("thread", "a thread (Thread.search)")],
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
+        help_text="A thread's search defaults to its user and agent.",
+    )
+    user_id = id_field("User")
+    agent_id = id_field("Agent")
+    thread_id = id_field("Thread")
+    exact_user_match = optional_flag("Only this user", "Client: always.")
+    exact_agent_match = optional_flag("Only this agent", "Client: no; thread: yes.")
+    exact_thread_match = optional_flag("Only this thread", "Default: no.")
+    record_types = forms.MultipleChoiceField(
+        label="Record types",
+        required=False,
+        choices=[(t, t) for t in SEARCHABLE_TYPES],
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"}),
+        help_text="None ticked: every type.",
+    )
+    metadata_filter = MetadataFilterField(help_text="The engine's JSON filter.")
+    max_results = optional_number("Max results", "Default 10.", maximum=1000)
+    token_budget = optional_number("Token budget", "Hard: results past it are dropped.")
+    soft_token_budget = optional_number("Soft token budget", "Stops after the result that reaches it.")
+    num_hops = optional_number("Hops", "Linked memories up to 5 links away.", minimum=0, maximum=5)
+    max_linked_results = optional_number("Max linked results", "Default 100.", minimum=0)
+    include_invalid_results = optional_flag("Invalid results", "Default: yes, kept as history.")
+    strategy = forms.ChoiceField(
+        label="Strategy",
+        required=False,
+        choices=[("", "the store's (hybrid)"), *((s.value, s.value) for s in SearchStrategy)],
+        widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
+    )
+    formatted = forms.BooleanField(required=False, widget=forms.HiddenInput)  # the toggles below were sent
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name, (label, _) in FORMAT_OPTIONS.items():
+            self.fields[name] = forms.BooleanField(
+                label=label, required=False, widget=forms.CheckboxInput(attrs={"class": "form-check-input"})
+            )
+        for name in ("user_id", "agent_id", "thread_id"):
+            self.fields[name].widget.attrs["class"] += " form-control-sm"
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("layer") == "thread" and not data.get("thread_id"):
+            self.add_error("thread_id", "A thread's search needs the thread.")
+        return data
+
+    def search_arguments(self) -> dict[str, Any]:
+        """The keyword arguments of the search call (the query is positional)."""
+        data = self.cleaned_data
+        names = (
+            "exact_user_match",
+            "exact_agent_match",
+            "exact_thread_match",
+            "metadata_filter",
+            "max_results",
+            "token_budget",
+            "soft_token_budget",
+            "num_hops",
+            "max_linked_results",
+            "include_invalid_results",
+        )
+        arguments = {name: data[name] for name in names if data.get(name) is not None}
+        for name in ("user_id", "agent_id") if data.get("layer") == "thread" else ("user_id", "agent_id", "thread_id"):
+            if data.get(name):
+                arguments[name] = data[name]
+        if data.get("record_types"):
+            arguments["record_types"] = data["record_types"]
+        if data.get("strategy"):
+            arguments["strategy"] = data["strategy"]
+        return arguments
+
+    def format_config(self) -> SearchResultFormatConfig:
+        """The formatted content's options: the toggles as sent, or the engine's defaults on a
+        first visit (an unticked box is absent from a query string, like one never shown)."""
+        if not self.cleaned_data.get("formatted"):
+            return SearchResultFormatConfig()
+        return SearchResultFormatConfig(**{name: bool(self.cleaned_data.get(name)) for name in FORMAT_OPTIONS})
+
+
+class ContextCardForm(forms.Form):
+    """Every parameter of Thread.get_context_card, named as the engine names them, and the
+    message the card is taken as of (`as_of_message_id`, beyond the SDK)."""
+
+    fallback_message_count = optional_number(
+        "Fallback messages", "Default 5: searched when there is no summary.", minimum=0
+    )
+    max_relevant_results = optional_number("Max relevant results", "Default: the engine's.")
+    token_budget = optional_number("Token budget", "Hard limit of the relevant results.")
+    soft_token_budget = optional_number("Soft token budget", "Stops after the result that reaches it.")
+    max_recent_messages = optional_number("Recent messages", "Default 0: none in the card.", minimum=0)
+    except_last_messages = optional_number("Except the last", "Messages left out at the end; default 0.", minimum=0)
+    min_relevant_results_by_type = JSONObjectField(
+        label="Minimum results by type",
+        example='{"fact": 2, "preference": 1}',
+        help_text='JSON, e.g. {"fact": 2, "preference": 1}',
+    )
+    metadata_filter = MetadataFilterField()
+    include_invalid_results = optional_flag("Invalid results", "Default: yes.")
+    as_of_message_id = id_field("As of message", help_text="The card right after this message was stored.")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["min_relevant_results_by_type"].widget.attrs["rows"] = 2
+        self.fields["as_of_message_id"].widget.attrs["class"] += " form-control-sm"
+
+    def card_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {name: value for name, value in data.items() if value not in (None, "")}
+
+
+def relation_type_field() -> forms.CharField:
+    return forms.CharField(
+        label="Relation",
+        max_length=512,
+        widget=forms.TextInput(attrs={"class": "form-control", "list": "relation-types", "autocomplete": "off"}),
+        help_text="A built-in type (supersedes, refines, duplicates, supports, contradicts) or a label of your own.",
+    )
+
+
+def opposite_type_field() -> forms.CharField:
+    return forms.CharField(
+        label="Read backwards as",
+        required=False,
+        max_length=512,
+        widget=forms.TextInput(attrs={"class": "form-control", "autocomplete": "off"}),
+        help_text="For a label of your own: how the link reads from the target (empty: the same label).",
+    )
+
+
+class LinkForm(forms.Form):
+    """A new link between two memories, with the engine's names. `confirm` is set once the
+    person has seen what the link does to the memories' status."""
+
+    source_record_id = id_field("Source memory", help_text="The memory the link goes from: type to find one.")
+    target_record_id = id_field(
+        "Target memory", help_text="The memory it goes to (a supersedes, refines or duplicates link retires it)."
+    )
+    relation_type = relation_type_field()
+    opposite_relation_type = opposite_type_field()
+    metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.")
+    confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("source_record_id", "target_record_id"):
+            self.fields[name].required = True
+            self.fields[name].widget.attrs["list"] = "memory-picks"
+
+    def link_arguments(self) -> dict[str, Any]:
+        return {name: value for name, value in self.cleaned_data.items() if name != "confirm"}
+
+
+class LinkEditForm(VersionedForm):
+    relation_type = relation_type_field()
+    opposite_relation_type = opposite_type_field()
+    metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.")
+    confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)

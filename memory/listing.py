@@ -15,12 +15,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
-from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
-from memory.engine.filters import parse_filter
 from memory.engine.types import MEMORY_TYPES
-from memory.forms import ID_WIDGET, JSONObjectField
+from memory.forms import ID_WIDGET, MetadataFilterField
 from memory.models import Action, CurationEntry, ObjectKind
 
 DEFAULT_PAGE_SIZE = 50
@@ -28,25 +26,6 @@ MAX_PAGE_SIZE = 200
 STATUSES = {"valid": "valid", "invalid": "invalid", "expired": "expired, awaiting purge"}
 ORDERS = {"newest": "newest stored first", "oldest": "oldest stored first"}
 SCOPES = {"user_id": "no user", "agent_id": "no agent", "thread_id": "no thread"}
-
-
-class MetadataFilterField(JSONObjectField):
-    """A metadata filter in the engine's JSON filter language, checked by the engine's own parser."""
-
-    def __init__(self, **kwargs: Any) -> None:
-        kwargs.setdefault("label", "Metadata filter")
-        kwargs.setdefault("help_text", 'JSON, e.g. {"tags": {"$array_contains": "diet"}}')
-        super().__init__(example='{"source": "chat"}', **kwargs)
-        self.widget = forms.TextInput(attrs=FILTER_ID_INPUT)
-
-    def to_python(self, value: Any) -> dict | None:
-        parsed = super().to_python(value)
-        if parsed is not None:
-            try:
-                parse_filter(parsed)
-            except ValueError as error:
-                raise ValidationError(str(error), code="filter") from None
-        return parsed
 
 
 FILTER_INPUT = {"class": "form-control form-control-sm"}

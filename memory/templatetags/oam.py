@@ -207,14 +207,15 @@ def history_url(kind: str, object_id: str) -> str:
 
 
 @register.filter(needs_autoescape=True)
-def highlight(text: Any, query: Any, autoescape: bool = True) -> SafeString:
-    """The text, escaped, with each case-insensitive occurrence of `query` in <mark>."""
+def highlight(text: Any, query: Any, autoescape: bool = True, pattern: bool = False) -> SafeString:
+    """The text, escaped, with each case-insensitive occurrence of `query` (a regular expression
+    when `pattern`) in <mark>."""
     text = str(text or "")
     query = str(query or "").strip()
     escape = conditional_escape if autoescape else str
     if not query:
         return mark_safe(escape(text))
-    pieces = re.split(f"({re.escape(query)})", text, flags=re.IGNORECASE)
+    pieces = re.split(f"({query if pattern else re.escape(query)})", text, flags=re.IGNORECASE)
     return mark_safe(
         "".join(f"<mark>{escape(piece)}</mark>" if i % 2 else str(escape(piece)) for i, piece in enumerate(pieces))
     )
@@ -299,3 +300,52 @@ def scope_links(record: Any) -> SafeString:
                 f'<a href="{escape(path_to(route, value))}">{escape(short_id(value))}</a></div>'
             )
     return mark_safe("".join(lines) or '<span class="text-body-secondary">unscoped</span>')
+
+
+@register.simple_tag
+def relation_label(relation: Any, from_id: str) -> str:
+    """A link's label as read from one of its ends ("supersedes", or "is_superseded_by")."""
+    return relation.label_from(from_id)
+
+
+SCORE_PARTS = (
+    ("vector_rank", "vector #{}"),
+    ("vector_distance", "vector distance {:.4f}"),
+    ("keyword_rank", "keyword #{}"),
+    ("keyword_score", "BM25 {:.3f}"),
+    ("score", "fused {:.4f}"),
+)
+
+
+@register.simple_tag
+def score_parts(result: Any) -> SafeString:
+    """Why a result ranked where it did: its rank and score in each ranking it appeared in, and
+    the fused score of a hybrid search (what the engine puts in `result.scores`)."""
+    scores = result.scores or {}
+    parts = [template.format(scores[name]) for name, template in SCORE_PARTS if scores.get(name) is not None]
+    if not parts:
+        return mark_safe("")
+    return format_html('<span class="oam-scores text-body-secondary">{}</span>', " · ".join(parts))
+
+
+@register.filter(needs_autoescape=True)
+def highlight_words(text: Any, query: Any, autoescape: bool = True) -> SafeString:
+    """The text, escaped, with each word of `query` (two letters or more, any case) in <mark>."""
+    words = sorted({word for word in re.findall(r"\w{2,}", str(query or ""))}, key=len, reverse=True)
+    if not words:
+        return mark_safe(conditional_escape(str(text or "")))
+    return highlight(text, "|".join(map(re.escape, words)), autoescape=autoescape, pattern=True)
+
+
+@register.filter
+def field_named(form: Any, name: str) -> Any:
+    """{{ form|field_named:name }}: a bound field by a name held in a variable."""
+    return form[name]
+
+
+@register.filter
+def format_toggle(field: Any, default: bool) -> SafeString:
+    """A formatting option's checkbox: as sent once the form was, else at the engine's default."""
+    sent = field.form.is_bound and field.form.data.get("formatted")
+    checked = bool(field.value()) if sent else default
+    return field.as_widget(attrs={"checked": True} if checked else {})

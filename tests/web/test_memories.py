@@ -142,10 +142,10 @@ def test_an_empty_result_offers_to_drop_each_filter(viewer_client, many):
     assert "Drop “User: nobody”" in html
 
 
-def test_the_global_search_box_lands_on_the_text_filter(viewer_client, many):
+def test_the_global_search_box_lands_on_the_search_workbench(viewer_client, many):
     html = viewer_client.get(reverse("memory:overview")).content.decode()
 
-    assert f'action="{MEMORY_LIST}"' in html
+    assert f'action="{reverse("memory:search")}"' in html
     assert 'name="q"' in html
 
 

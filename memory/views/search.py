@@ -1,0 +1,103 @@
+"""The search workbench (/search/): run the engine's search with every parameter, see why each
+result ranked where it did, what an agent would receive, and how the strategies differ."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.vary import vary_on_headers
+
+from memory.access import viewer_required
+from memory.engine import SearchResult, SearchStrategy, estimate_tokens
+from memory.forms import FORMAT_OPTIONS, SearchForm
+from memory.views.common import engine, refuse, render_page
+
+
+@dataclass(frozen=True)
+class Formatted:
+    """A result with the text an agent would receive for it, and that text's token estimate."""
+
+    result: SearchResult
+    text: str
+    tokens: int
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One record's rank under each strategy (None: not among the results), and how it moved
+    from the strategy of the search to each other one (positive: up)."""
+
+    result: SearchResult
+    ranks: dict[str, int | None]
+    moves: dict[str, int | None]
+
+
+def searcher(form: SearchForm) -> tuple[Callable[..., list[SearchResult]], str]:
+    """The search call the form asks for (the client's, or a thread's) and how to name it."""
+    memory = engine()
+    if form.cleaned_data.get("layer") == "thread":
+        thread_id = form.cleaned_data["thread_id"]
+        return memory.get_thread(thread_id).search, f"Thread.search of {thread_id}"
+    return memory.search, "AgentMemory.search"
+
+
+def timed(search: Callable[..., list[SearchResult]], query: str, arguments: dict) -> tuple[list[SearchResult], float]:
+    started = time.perf_counter()
+    results = search(query, **arguments)
+    return results, (time.perf_counter() - started) * 1000
+
+
+def compare(search: Callable[..., list[SearchResult]], query: str, arguments: dict) -> tuple[list, dict]:
+    """The query under every strategy: rows in the searched strategy's order, then the records
+    only the others found; and each strategy's engine time."""
+    chosen = arguments.get("strategy") or SearchStrategy.HYBRID.value
+    runs, elapsed = {}, {}
+    for strategy in SearchStrategy:
+        runs[strategy.value], elapsed[strategy.value] = timed(search, query, {**arguments, "strategy": strategy})
+    ranks = {name: {result.id: rank for rank, result in enumerate(results, 1)} for name, results in runs.items()}
+    order = [*runs[chosen], *(result for name in runs if name != chosen for result in runs[name])]
+    rows, seen = [], set()
+    for result in order:
+        if result.id in seen:
+            continue
+        seen.add(result.id)
+        these = {name: ranks[name].get(result.id) for name in runs}
+        base = these[chosen]
+        moves = {name: None if base is None or rank is None else base - rank for name, rank in these.items()}
+        rows.append(Comparison(result, these, moves))
+    return rows, elapsed
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def search(request: HttpRequest) -> HttpResponse:
+    """A GET: the URL holds every parameter, so a search is a link to share. The engine's errors
+    (a bad filter, a client search without a user) are the form's."""
+    form = SearchForm(request.GET or None)
+    context: dict = {"form": form, "format_options": FORMAT_OPTIONS}
+    if form.is_bound and form.is_valid():
+        query, arguments = form.cleaned_data["q"], form.search_arguments()
+        try:
+            search_call, layer = searcher(form)
+            results, elapsed = timed(search_call, query, arguments)
+            if request.GET.get("compare"):
+                context["comparison"], context["compared_in"] = compare(search_call, query, arguments)
+        except KeyError:
+            form.add_error("thread_id", f"No thread {form.cleaned_data['thread_id']!r}.")
+        except ValueError as error:
+            refuse(form, error)
+        else:
+            config = form.format_config()
+            formatted = [Formatted(r, text := r.format_content(config), estimate_tokens(text)) for r in results]
+            context.update(
+                results=formatted,
+                elapsed=elapsed,
+                layer=layer,
+                strategy=arguments.get("strategy") or "hybrid (the store's)",
+                total_tokens=sum(item.tokens for item in formatted),
+            )
+    status = 400 if form.errors else 200
+    return render_page(request, "search/page.html", context, fragment="results", status=status)

@@ -1,0 +1,173 @@
+"""The search workbench: every parameter of the engine's search as a GET, why each result ranked,
+the linked tree, what an agent receives, strategies compared, and the engine's errors as form errors."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from .world import World, build_world
+
+SEARCH = reverse("memory:search")
+
+
+@pytest.fixture
+def world(agent_memory) -> World:
+    return build_world(agent_memory)
+
+
+def search(client, status: int = 200, **query):
+    response = client.get(SEARCH, query)
+    assert response.status_code == status, response.content.decode()[-3000:]
+    return response
+
+
+def ids(response) -> list[str]:
+    return [item.result.id for item in response.context["results"]]
+
+
+def test_a_first_visit_explains_what_a_search_needs(viewer_client, world):
+    html = search(viewer_client).content.decode()
+
+    assert "needs the user it searches for" in html
+
+
+def test_a_client_search_ranks_and_explains_each_result(viewer_client, world):
+    response = search(viewer_client, q="vegetarian", user_id="alice", record_types=["fact"])
+
+    html = response.content.decode()
+    assert ids(response)[0] == world.fact_id
+    assert "<mark>vegetarian</mark>" in html
+    assert "vector #1" in html and "keyword #1" in html and "fused" in html
+    assert "AgentMemory.search" in html and "engine call" in html
+    assert reverse("memory:memory_detail", args=[world.fact_id]) in html
+
+
+def test_every_parameter_reaches_the_engine(viewer_client, world, agent_memory, monkeypatch):
+    calls = []
+    real = agent_memory.search
+    monkeypatch.setattr(agent_memory, "search", lambda *a, **k: calls.append((a, k)) or real(*a, **k))
+
+    search(
+        viewer_client,
+        q="hotel",
+        user_id="alice",
+        agent_id="atlas",
+        thread_id=world.thread_id,
+        exact_user_match="true",
+        exact_agent_match="true",
+        exact_thread_match="false",
+        record_types=["message", "fact"],
+        metadata_filter='{"channel": "web"}',
+        max_results="5",
+        token_budget="900",
+        soft_token_budget="800",
+        num_hops="2",
+        max_linked_results="7",
+        include_invalid_results="false",
+        strategy="keyword",
+    )
+
+    [(args, kwargs)] = calls
+    assert args == ("hotel",)
+    assert kwargs == {
+        "user_id": "alice",
+        "agent_id": "atlas",
+        "thread_id": world.thread_id,
+        "exact_user_match": True,
+        "exact_agent_match": True,
+        "exact_thread_match": False,
+        "record_types": ["message", "fact"],
+        "metadata_filter": {"channel": "web"},
+        "max_results": 5,
+        "token_budget": 900,
+        "soft_token_budget": 800,
+        "num_hops": 2,
+        "max_linked_results": 7,
+        "include_invalid_results": False,
+        "strategy": "keyword",
+    }
+
+
+def test_a_thread_search_defaults_to_the_threads_owners(viewer_client, world):
+    response = search(
+        viewer_client, q="hotel Lisbon", layer="thread", thread_id=world.thread_id, record_types="message"
+    )
+
+    assert ids(response)[0] == world.message_ids[0]
+    assert f"Thread.search of {world.thread_id}" in response.content.decode()
+
+
+def test_the_linked_tree_is_labelled_from_each_parent_and_marks_invalid_memories(viewer_client, world):
+    response = search(
+        viewer_client, q="vegetarian", user_id="alice", record_types="fact", num_hops="1", max_results="1"
+    )
+
+    html = response.content.decode()
+    assert "Linked memories" in html
+    assert "supersedes" in html  # as seen from the vegetarian fact, its parent
+    assert "Alice used to eat fish." in html
+    assert "text-bg-warning" in html  # the invalid fact's badge
+
+
+def test_the_formatted_content_follows_the_toggles(viewer_client, world):
+    query = {"q": "vegetarian", "user_id": "alice", "record_types": "fact", "max_results": "1"}
+    default = search(viewer_client, **query).context["results"][0]
+    with_ids = search(viewer_client, **query, formatted="on", show_user_id="on", show_distance="on").context["results"]
+    bare = search(viewer_client, **query, formatted="on").context["results"][0]
+
+    assert "<timestamp>" in default.text and "<user_id>" not in default.text
+    assert "<user_id>alice</user_id>" in with_ids[0].text and "<distance>" in with_ids[0].text
+    assert "<timestamp>" not in bare.text and "<status>" not in bare.text
+    assert default.tokens > bare.tokens > 0
+
+
+def test_compare_strategies_shows_each_strategys_ranks(viewer_client, world):
+    response = search(viewer_client, q="vegetarian", user_id="alice", compare="1")
+
+    rows = response.context["comparison"]
+    assert set(response.context["compared_in"]) == {"vector", "keyword", "hybrid"}
+    assert rows[0].ranks["hybrid"] == 1
+    assert "Ranks by strategy" in response.content.decode()
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ({"q": "tea"}, "user_id", "requires user_id"),
+        ({"q": "tea", "user_id": "alice", "metadata_filter": '{"a": {"$bogus": 1}}'}, "metadata_filter", "$bogus"),
+        ({"q": "tea", "user_id": "alice", "num_hops": "9"}, "num_hops", "less than or equal to 5"),
+        ({"q": "tea", "user_id": "alice", "strategy": "fuzzy"}, "strategy", "Select a valid choice"),
+        ({"q": "tea", "layer": "thread"}, "thread_id", "needs the thread"),
+        ({"q": "tea", "layer": "thread", "thread_id": "nope"}, "thread_id", "No thread"),
+        ({"q": "tea", "user_id": "alice", "exact_user_match": "false"}, None, "exact_user_match=True"),
+    ],
+)
+def test_the_engines_errors_are_form_errors(viewer_client, world, query, field, message):
+    response = search(viewer_client, status=400, **query)
+
+    assert message in response.content.decode()
+    if field:
+        assert field in response.context["form"].errors
+
+
+def test_a_query_without_a_user_offers_the_text_of_every_memory(viewer_client, world):
+    html = search(viewer_client, status=400, q="vegetarian").content.decode()
+
+    assert reverse("memory:memory_list") + "?q=vegetarian" in html
+
+
+def test_htmx_searches_return_the_results_alone(viewer_client, world):
+    response = viewer_client.get(SEARCH, {"q": "vegetarian", "user_id": "alice"}, HTTP_HX_REQUEST="true")
+
+    assert "<html" not in response.content.decode()
+    assert 'id="results"' in response.content.decode()
+
+
+def test_hostile_queries_and_content_are_escaped(viewer_client, agent_memory):
+    agent_memory.add_memory("<script>alert(1)</script> tea", memory_type="fact", user_id="u", autonomous_linking=False)
+
+    html = search(viewer_client, q="<script>tea", user_id="u").content.decode()
+
+    assert "<script>alert(1)" not in html
+    assert "&lt;<mark>script</mark>&gt;" in html
