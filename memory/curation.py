@@ -27,9 +27,9 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from memory.engine import AgentMemory, ImageContent, TextContent
-from memory.engine.snapshot import Snapshot, record_to_json, thread_to_json
-from memory.engine.types import MEMORY_TYPES
+from memory.engine import AgentMemory, ImageContent, RecordStatus, TextContent
+from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
+from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
 from memory.models import Action, CurationEntry, ObjectKind
 
 PROFILE_KINDS = {ObjectKind.USER: "user_id", ObjectKind.AGENT: "agent_id"}
@@ -50,6 +50,11 @@ REVERTIBLE = {
     ObjectKind.IMAGE: {"content": "description", "metadata": "metadata"},
     ObjectKind.USER: {"content": "information"},
     ObjectKind.AGENT: {"content": "information"},
+    ObjectKind.LINK: {
+        "relation_type": "relation_type",
+        "opposite_relation_type": "opposite_relation_type",
+        "metadata": "metadata",
+    },
 }
 """Per kind of object: the fields (in the JSON form) an update can change, and the argument of
 the curation call that writes each."""
@@ -87,8 +92,9 @@ def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
     """The form field an engine ValueError names ("metadata must be a dict…"), and its message.
 
     The engine names the argument at the start of its messages (a batch argument with its index,
-    "contents[0] has…"); an argument that is no field of the form (or no argument at all) gives
-    None: the error belongs to the form as a whole.
+    "contents[0] has…"), or, for a call's requirement, after it ("AgentMemory.search requires
+    user_id"); an argument that is no field of the form (or no argument at all) gives None: the
+    error belongs to the form as a whole.
     """
     message = str(error)
     match = re.match(r"(?:the )?([a-z_]+)(?:\[\d+\])?\b", message)
@@ -96,6 +102,9 @@ def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
         name = ENGINE_ARGUMENTS.get(match.group(1), match.group(1))
         if name in fields:  # said with the field's name, not the engine's ("user_ids[0] is…")
             return name, name + message[match.end() :]
+    required = re.search(r"\brequires ([a-z_]+)\b", message)
+    if required and required.group(1) in fields:
+        return required.group(1), message
     return None, message
 
 
@@ -181,6 +190,40 @@ class Curation:
             f"Deleted the thread with {describe_snapshot(snapshot)}",
             thread_id=thread_id,
         )
+
+    def refresh_summary(self, thread_id: str) -> CurationEntry:
+        """Ask the thread's LLM for a new summary and topics now."""
+        before = self.memory.get_thread_record(thread_id)
+        self.memory.get_thread(thread_id).refresh_summary()
+        after = self.memory.get_thread_record(thread_id)
+        return self._record(
+            ObjectKind.THREAD,
+            thread_id,
+            Action.UPDATE,
+            "Refreshed the summary with the LLM",
+            thread_to_json(before),
+            thread_to_json(after),
+            thread_id=thread_id,
+        )
+
+    def extract_memories(self, thread_id: str) -> list[CurationEntry]:
+        """Ask the thread's LLM for memories from the messages no extraction has covered yet; one
+        history entry per memory it made (each can be undone on its own)."""
+        created = self.memory.get_thread(thread_id).run_memory_extraction()
+        entries = []
+        for memory_id in created:
+            record = self.memory.get_memory(memory_id)
+            entries.append(
+                self._record(
+                    ObjectKind.MEMORY,
+                    memory_id,
+                    Action.CREATE,
+                    f"Extracted a {record.record_type} from the thread with the LLM",
+                    after=record_to_json(record),
+                    thread_id=thread_id,
+                )
+            )
+        return entries
 
     # --- messages -----------------------------------------------------------------------------
 
@@ -386,6 +429,99 @@ class Curation:
             f"Deleted the {kind} with {describe_snapshot(snapshot)}",
         )
 
+    # --- links --------------------------------------------------------------------------------
+
+    def create_link(
+        self,
+        *,
+        source_record_id: str,
+        target_record_id: str,
+        relation_type: str,
+        opposite_relation_type: str | None = None,
+        metadata: dict | None = None,
+    ) -> CurationEntry:
+        """Link two memories, source → target (a lifecycle type retires the target)."""
+        ends = {
+            name: self._memory_end(name, memory_id)
+            for name, memory_id in (("source_record_id", source_record_id), ("target_record_id", target_record_id))
+        }
+        relation_id = self.memory.link_records(
+            source_record_id,
+            ends["source_record_id"].record_type,
+            target_record_id,
+            ends["target_record_id"].record_type,
+            relation_type,
+            **({"opposite_relation_type": opposite_relation_type} if opposite_relation_type else {}),
+            **({"metadata": metadata} if metadata is not None else {}),
+        )
+        relation = self.memory.get_relation(relation_id)
+        return self._record(
+            ObjectKind.LINK,
+            relation_id,
+            Action.LINK,
+            f"Linked {short(source_record_id)} {relation.relation_type} {short(target_record_id)}",
+            after=relation_to_json(relation),
+        )
+
+    def _memory_end(self, name: str, memory_id: str) -> Any:
+        try:
+            return self.memory.get_memory(memory_id)
+        except KeyError:
+            raise CurationError(f"{name} names no memory: {memory_id!r}") from None
+
+    def update_link(self, relation_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
+        """Retype a link (`relation_type`, `opposite_relation_type`) or change its `metadata`."""
+        before = self.memory.get_relation(relation_id)
+        if fields.get("relation_type", before.relation_type) in BUILTIN_RELATIONS or not fields.get(
+            "opposite_relation_type"
+        ):
+            fields.pop("opposite_relation_type", None)  # a built-in type has its own; empty: the same label
+        changes = differences(before, fields)
+        if not changes:
+            return None
+        self.memory.update_record_link(relation_id, expected_version=version, **changes)
+        after = self.memory.get_relation(relation_id)
+        return self._record(
+            ObjectKind.LINK,
+            relation_id,
+            Action.UPDATE,
+            f"Changed the link {short(after.source_record_id)} {after.relation_type} {short(after.target_record_id)}",
+            relation_to_json(before),
+            relation_to_json(after),
+        )
+
+    def delete_link(self, relation_id: str) -> CurationEntry:
+        relation = self.memory.get_relation(relation_id)
+        if not self.memory.delete_record_link(relation_id=relation_id):
+            raise KeyError(f"no relation {relation_id!r}")
+        return self._record(
+            ObjectKind.LINK,
+            relation_id,
+            Action.UNLINK,
+            f"Unlinked {short(relation.source_record_id)} {relation.relation_type} {short(relation.target_record_id)}",
+            before=Snapshot(relations=[relation]).to_json(),
+        )
+
+    def link_effects(self, *, add: tuple[str, str] | None = None, remove: Any = None) -> list[StatusChange]:
+        """What a link change does to the status of its target memory, before it is made:
+        `add` is (target id, relation type) of a link to create, `remove` a relation to delete.
+        A retype is both (its old type removed, its new type added)."""
+        target = add[0] if add else remove.target_record_id
+        state = self.memory.lifecycle([target]).get(target)
+        if state is None:
+            return []
+        retired_by = set(state.retired_by)
+        if remove is not None:
+            retired_by.discard(remove.id)
+        if add is not None and add[1] in LIFECYCLE_RELATIONS:
+            retired_by.add("the new link")
+        valid_after = state.own_status == RecordStatus.VALID and not retired_by
+        before, after = state.status.value, "valid" if valid_after else "invalid"
+        if before == after:
+            return []
+        memory = self.memory.get_memory(target)
+        return [StatusChange(memory, before, after)]
+
     # --- history ------------------------------------------------------------------------------
 
     def revert(self, entry: CurationEntry) -> CurationEntry:
@@ -409,6 +545,8 @@ class Curation:
             except KeyError:  # a restore would bring the thread back bare, without its metadata
                 raise CurationError(f"its thread {entry.thread_id} is deleted: restore the thread first") from None
         report = self.memory.restore(Snapshot.from_json(entry.before))
+        if entry.object_kind == ObjectKind.LINK and not report.restored.get("relations"):
+            raise CurationError("a memory this link joined is gone, so the link cannot come back")
         skipped = f"; skipped {plural(len(report.skipped), 'link')} to memories gone since" if report.skipped else ""
         return self._record(
             entry.object_kind,
@@ -433,6 +571,8 @@ class Curation:
             return self.delete_profile(kind, object_id)
         if kind in PROFILE_KINDS:
             return self.delete_owner(kind, object_id)
+        if kind == ObjectKind.LINK:
+            return self.delete_link(object_id)
         raise CurationError(f"a {kind} cannot be reverted here")
 
     def reverted_values(self, entry: CurationEntry) -> dict[str, Any]:
@@ -457,6 +597,8 @@ class Curation:
             if profile is None:
                 raise KeyError(f"no {kind} profile {object_id!r}")
             return profile
+        if kind == ObjectKind.LINK:
+            return self.memory.get_relation(object_id)
         raise CurationError(f"a {kind} cannot be reverted here")
 
     def _write_back(self, entry: CurationEntry) -> CurationEntry:
@@ -477,11 +619,27 @@ class Curation:
             undone = self.update_memory(object_id, version=current.version, **values)
         elif kind == ObjectKind.IMAGE:
             undone = self.update_image(object_id, version=current.version, **values)
+        elif kind == ObjectKind.LINK:
+            undone = self.update_link(object_id, version=current.version, **values)
         else:
             undone = self.save_profile(kind, object_id, version=current.version, **values)
         if undone is None:
             raise CurationError(f"the {kind} already has the values from before this change")
         return undone
+
+
+@dataclass(frozen=True)
+class StatusChange:
+    """A memory whose effective status a change would turn from `before` to `after`."""
+
+    memory: Any
+    before: str
+    after: str
+
+
+def short(record_id: str) -> str:
+    """An id as a summary names it: a UUID by its first 8 characters."""
+    return record_id[:8] if len(record_id) == 36 and record_id.count("-") == 4 else record_id
 
 
 def profile_of(memory: AgentMemory, kind: str, owner_id: str) -> Any:

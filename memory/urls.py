@@ -3,7 +3,19 @@
 from django.urls import path, register_converter
 
 from memory.converters import EngineIdConverter
-from memory.views import history, images, memories, messages, overview, people, preferences, threads
+from memory.views import (
+    cards,
+    history,
+    images,
+    links,
+    memories,
+    messages,
+    overview,
+    people,
+    preferences,
+    search,
+    threads,
+)
 
 register_converter(EngineIdConverter, "id")
 
@@ -16,6 +28,9 @@ urlpatterns = [
     path("threads/<id:thread_id>/edit/", threads.thread_edit, name="thread_edit"),
     path("threads/<id:thread_id>/delete/", threads.thread_delete, name="thread_delete"),
     path("threads/<id:thread_id>/images/new/", messages.image_add, name="image_add"),
+    path("threads/<id:thread_id>/card/", cards.card_preview, name="card_preview"),
+    path("threads/<id:thread_id>/summary/refresh/", cards.summary_refresh, name="summary_refresh"),
+    path("threads/<id:thread_id>/memories/extract/", cards.memories_extract, name="memories_extract"),
     path("threads/<id:thread_id>/messages/<id:message_id>/", messages.message_detail, name="message_detail"),
     path("threads/<id:thread_id>/messages/<id:message_id>/edit/", messages.message_edit, name="message_edit"),
     path("threads/<id:thread_id>/messages/<id:message_id>/delete/", messages.message_delete, name="message_delete"),
@@ -29,6 +44,11 @@ urlpatterns = [
     path("images/<id:image_id>/edit/", images.image_edit, name="image_edit"),
     path("images/<id:image_id>/describe/", images.image_describe, name="image_describe"),
     path("images/<id:image_id>/delete/", images.image_delete, name="image_delete"),
+    path("links/new/", links.link_create, name="link_create"),
+    path("links/pick/", links.memory_picks, name="memory_picks"),
+    path("links/<id:relation_id>/edit/", links.link_edit, name="link_edit"),
+    path("links/<id:relation_id>/delete/", links.link_delete, name="link_delete"),
+    path("search/", search.search, name="search"),
     path("history/", history.history, name="history"),
     path("history/<int:entry_id>/", history.history_entry, name="history_entry"),
     path("history/<int:entry_id>/revert/", history.history_revert, name="history_revert"),

@@ -38,6 +38,9 @@ def read_urls(world: World) -> dict[str, str]:
         "agent_list": reverse("memory:agent_list"),
         "agent_detail": reverse("memory:agent_detail", args=[world.agent_id]),
         "history": reverse("memory:history"),
+        "search": reverse("memory:search") + "?q=vegetarian&user_id=alice",
+        "card_preview": reverse("memory:card_preview", args=[world.thread_id]),
+        "memory_picks": reverse("memory:memory_picks") + "?q=alice",
     }
 
 
@@ -59,13 +62,18 @@ def write_urls(world: World) -> dict[str, str]:
         "user_delete": reverse("memory:user_delete", args=[world.user_id]),
         "agent_edit": reverse("memory:agent_edit", args=[world.agent_id]),
         "agent_delete": reverse("memory:agent_delete", args=[world.agent_id]),
+        "summary_refresh": reverse("memory:summary_refresh", args=[world.thread_id]),
+        "memories_extract": reverse("memory:memories_extract", args=[world.thread_id]),
+        "link_create": reverse("memory:link_create"),
+        "link_edit": reverse("memory:link_edit", args=[world.link_id]),
+        "link_delete": reverse("memory:link_delete", args=[world.link_id]),
     }
 
 
 # Routes that need a history entry to exist, and routes any logged-in account may post to.
 HISTORY_ROUTES = {"history_entry", "history_revert"}
 PERSONAL_ROUTES = {"set_theme"}
-POST_ONLY = {"image_describe"}
+POST_ONLY = {"image_describe", "summary_refresh", "memories_extract"}
 
 
 def test_every_route_is_classified(world):

@@ -1,0 +1,79 @@
+"""A thread's context card as its agent gets it (/threads/<thread_id>/card/), for any parameters
+and as of any message; and the LLM actions on the thread's summary and memories."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.views.decorators.http import require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from memory.access import curator_required, viewer_required
+from memory.engine import estimate_tokens
+from memory.forms import ContextCardForm
+from memory.models import ObjectKind
+from memory.views.common import curation, engine, gone, refuse, render_page
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """The card, section by section, with its token estimate and the records it chose; with htmx
+    (on the thread page, and as its parameters change) just the card."""
+    memory = engine()
+    try:
+        thread_record = memory.get_thread_record(thread_id)
+    except KeyError:
+        return gone(request, ObjectKind.THREAD, thread_id)
+    form = ContextCardForm(request.GET)
+    context: dict = {"thread": thread_record, "form": form, "llm": memory.llm is not None}
+    if form.is_valid():
+        arguments = form.card_arguments()
+        try:
+            card = memory.get_thread(thread_id).get_context_card(**arguments)
+            as_of = (
+                memory.get_message_record(thread_id, arguments["as_of_message_id"])
+                if "as_of_message_id" in arguments
+                else None
+            )
+        except KeyError:
+            form.add_error("as_of_message_id", "No such message in this thread.")
+        except ValueError as error:
+            refuse(form, error)
+        else:
+            context.update(
+                card=card, tokens=estimate_tokens(card.content), as_of=as_of, budget=arguments.get("token_budget")
+            )
+    status = 400 if form.errors else 200
+    return render_page(request, "threads/card.html", context, fragment="card", status=status)
+
+
+@curator_required
+@require_POST
+def summary_refresh(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """Ask the LLM for a new summary now (the button exists only with an LLM configured)."""
+    try:
+        curation(request).refresh_summary(thread_id)
+    except KeyError:
+        return gone(request, ObjectKind.THREAD, thread_id)
+    except (ValueError, RuntimeError) as error:  # no LLM, or the LLM's own failure
+        messages.error(request, f"Could not refresh the summary: {error}")
+    else:
+        messages.success(request, "Refreshed the summary.")
+    return redirect("memory:card_preview", thread_id)
+
+
+@curator_required
+@require_POST
+def memories_extract(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """Ask the LLM for memories from the messages no extraction has covered yet."""
+    try:
+        entries = curation(request).extract_memories(thread_id)
+    except KeyError:
+        return gone(request, ObjectKind.THREAD, thread_id)
+    except (ValueError, RuntimeError) as error:
+        messages.error(request, f"Could not extract memories: {error}")
+    else:
+        messages.success(request, f"Extracted {len(entries)} memor{'y' if len(entries) == 1 else 'ies'}.")
+    return redirect("memory:card_preview", thread_id)

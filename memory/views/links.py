@@ -1,0 +1,130 @@
+"""Links between memories: create, retype and delete them, each after the page has said what the
+change does to the memories' status (a supersedes, refines or duplicates link retires its target)."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods
+
+from memory.access import curator_required, viewer_required
+from memory.engine.types import BUILTIN_RELATIONS
+from memory.forms import LinkEditForm, LinkForm
+from memory.models import ObjectKind
+from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
+
+PICKS = 10
+
+
+def memory_url(memory_id: str) -> str:
+    return reverse("memory:memory_detail", args=[memory_id])
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def link_create(request: HttpRequest) -> HttpResponse:
+    """A new link. `?source_record_id=` pre-fills the source. The first POST shows what the link
+    will do (which memory becomes invalid); the second, confirmed, makes it."""
+    initial = {name: request.GET[name] for name in ("source_record_id", "target_record_id") if request.GET.get(name)}
+    form = LinkForm(request.POST or None, initial=initial)
+    context = {"form": form, "relation_types": BUILTIN_RELATIONS}
+    status = 200
+    if request.method == "POST":
+        service = curation(request)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                if data["confirm"]:
+                    service.create_link(**form.link_arguments())
+                    messages.success(request, "Linked the memories.")
+                    return redirect(memory_url(data["source_record_id"]))
+                context["effects"] = service.link_effects(add=(data["target_record_id"], data["relation_type"]))
+                context["preview"] = True
+            except KeyError:
+                form.add_error("target_record_id", "No such memory.")
+            except ValueError as error:
+                refuse(form, error)
+        if form.errors:
+            status = 400
+    return render_page(request, "links/form.html", context, status=status)
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def link_edit(request: HttpRequest, relation_id: str) -> HttpResponse:
+    """Retype a link or change its metadata; a retype that changes a memory's status is shown first."""
+    service = curation(request)
+    memory = engine()
+    try:
+        relation = memory.get_relation(relation_id)
+    except KeyError:
+        return gone(request, ObjectKind.LINK, relation_id)
+    initial = {
+        "relation_type": relation.relation_type,
+        "opposite_relation_type": relation.opposite_relation_type,
+        "metadata": relation.metadata,
+        "version": relation.version,
+    }
+    form = LinkEditForm(request.POST or None, initial=initial)
+    context = {"form": form, "relation": relation, "relation_types": BUILTIN_RELATIONS}
+    if request.method != "POST":
+        return render_page(request, "links/form.html", context)
+    if form.is_valid() and not form.cleaned_data["confirm"]:
+        new_type = form.cleaned_data["relation_type"]
+        if new_type != relation.relation_type:
+            effects = service.link_effects(add=(relation.target_record_id, new_type), remove=relation)
+            if effects:  # say what the retype does, and ask again
+                return render_page(request, "links/form.html", {**context, "effects": effects, "preview": True})
+    refused, result = submit(
+        request,
+        form,
+        lambda data: service.update_link(relation_id, **{k: v for k, v in data.items() if k != "confirm"}),
+        template="links/form.html",
+        context=context,
+        current=lambda: memory.get_relation(relation_id),
+        name="relation",
+        gone_as=(ObjectKind.LINK, relation_id),
+    )
+    if refused:
+        return refused
+    saved(request, result, "the link")
+    return redirect(memory_url(relation.source_record_id))
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def link_delete(request: HttpRequest, relation_id: str) -> HttpResponse:
+    """GET: the link, and which memory becomes valid again without it; POST: delete it."""
+    service = curation(request)
+    try:
+        relation = engine().get_relation(relation_id)
+    except KeyError:
+        return gone(request, ObjectKind.LINK, relation_id)
+    if request.method == "POST":
+        try:
+            service.delete_link(relation_id)
+        except KeyError:
+            return gone(request, ObjectKind.LINK, relation_id)
+        messages.success(request, "Deleted the link. It can be restored from the history.")
+        return redirect(memory_url(relation.source_record_id))
+    return render_page(
+        request,
+        "links/delete.html",
+        {
+            "relation": relation,
+            "effects": service.link_effects(remove=relation),
+            "cancel_url": memory_url(relation.source_record_id),
+        },
+    )
+
+
+@viewer_required
+@require_GET
+def memory_picks(request: HttpRequest) -> HttpResponse:
+    """Suggestions for a memory field (a datalist): memories whose content, id or metadata holds
+    what was typed, newest first."""
+    typed = next((value for value in request.GET.values() if value.strip()), "")[:500]
+    picks = engine().list_memories(text=typed, limit=PICKS, newest_first=True) if typed else []
+    return render_page(request, "links/picks.html", {"picks": picks})

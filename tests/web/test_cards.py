@@ -1,0 +1,124 @@
+"""A thread's context card preview: every parameter, as of a message, and the LLM actions."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from .world import World, build_world
+
+
+@pytest.fixture
+def world(agent_memory) -> World:
+    return build_world(agent_memory)
+
+
+def card_url(world: World) -> str:
+    return reverse("memory:card_preview", args=[world.thread_id])
+
+
+def test_the_card_shows_each_section_its_tokens_and_the_records_it_chose(viewer_client, world):
+    response = viewer_client.get(card_url(world), {"max_recent_messages": "2"})
+
+    html = response.content.decode()
+    card = response.context["card"]
+    assert response.status_code == 200
+    assert card.results and [result.id for result in card.results][:1]
+    assert len(card.recent_messages) == 2
+    assert "Relevant information, in card order" in html and "The card as the agent gets it" in html
+    assert response.context["tokens"] > 0
+    assert "&lt;relevant_information&gt;" in html  # the card's text, escaped, as the agent gets it
+
+
+def test_every_parameter_reaches_the_engine(viewer_client, world, agent_memory, monkeypatch):
+    from memory.engine import Thread
+
+    calls = []
+    real = Thread.get_context_card
+    monkeypatch.setattr(Thread, "get_context_card", lambda self, **k: calls.append(k) or real(self, **k))
+
+    viewer_client.get(
+        card_url(world),
+        {
+            "fallback_message_count": "3",
+            "max_relevant_results": "4",
+            "token_budget": "900",
+            "soft_token_budget": "800",
+            "max_recent_messages": "2",
+            "except_last_messages": "1",
+            "min_relevant_results_by_type": '{"fact": 1}',
+            "metadata_filter": '{"source": "chat"}',
+            "include_invalid_results": "false",
+            "as_of_message_id": world.message_ids[1],
+        },
+    )
+
+    assert calls == [
+        {
+            "fallback_message_count": 3,
+            "max_relevant_results": 4,
+            "token_budget": 900,
+            "soft_token_budget": 800,
+            "max_recent_messages": 2,
+            "except_last_messages": 1,
+            "min_relevant_results_by_type": {"fact": 1},
+            "metadata_filter": {"source": "chat"},
+            "include_invalid_results": False,
+            "as_of_message_id": world.message_ids[1],
+        }
+    ]
+
+
+def test_a_card_as_of_a_message_leaves_out_what_came_after_and_says_so(viewer_client, world, agent_memory):
+    response = viewer_client.get(
+        card_url(world), {"as_of_message_id": world.message_ids[0], "max_recent_messages": "5"}
+    )
+
+    html = response.content.decode()
+    assert [message.text for message in response.context["card"].recent_messages] == [
+        "I'm vegetarian. Find me a quiet hotel in Lisbon."
+    ]
+    assert "As of message #1" in html and "content as it is now" in html
+
+
+@pytest.mark.parametrize(
+    ("query", "field", "message"),
+    [
+        ({"as_of_message_id": "nope"}, "as_of_message_id", "No such message"),
+        ({"min_relevant_results_by_type": '{"thread": 1}'}, None, "min_relevant_results_by_type"),
+        ({"metadata_filter": "[1]"}, "metadata_filter", "JSON object"),
+        ({"token_budget": "0"}, "token_budget", "greater than or equal to 1"),
+    ],
+)
+def test_bad_parameters_are_form_errors(viewer_client, world, query, field, message):
+    response = viewer_client.get(card_url(world), query)
+
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    if field:
+        assert field in response.context["form"].errors
+
+
+def test_without_an_llm_the_actions_are_absent_and_the_page_says_why(curator_client, world):
+    html = curator_client.get(card_url(world)).content.decode()
+
+    assert "No LLM is configured" in html
+    assert reverse("memory:summary_refresh", args=[world.thread_id]) not in html
+
+
+def test_the_thread_page_embeds_the_card_and_each_message_links_to_the_card_then(viewer_client, world):
+    html = viewer_client.get(reverse("memory:thread_detail", args=[world.thread_id])).content.decode()
+
+    assert f'hx-get="{card_url(world)}' in html
+    assert f"{card_url(world)}?as_of_message_id={world.message_ids[0]}" in html
+
+
+def test_htmx_returns_the_card_alone(viewer_client, world):
+    html = viewer_client.get(card_url(world), HTTP_HX_REQUEST="true").content.decode()
+
+    assert "<html" not in html and 'id="card"' in html
+
+
+def test_viewers_cannot_ask_the_llm(viewer_client, world):
+    assert viewer_client.post(reverse("memory:summary_refresh", args=[world.thread_id])).status_code == 403
+    assert viewer_client.post(reverse("memory:memories_extract", args=[world.thread_id])).status_code == 403

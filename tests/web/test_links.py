@@ -1,0 +1,202 @@
+"""Link curation: create, retype and delete links, each after the page says what it does to the
+memories' status; every change recorded and revertible."""
+
+from __future__ import annotations
+
+import pytest
+from django.urls import reverse
+
+from memory.models import CurationEntry
+
+from .world import World, build_world
+
+CREATE = reverse("memory:link_create")
+
+
+@pytest.fixture
+def world(agent_memory) -> World:
+    world = build_world(agent_memory)
+    agent_memory.add_memory(
+        "Alice avoids meat.", memory_type="fact", memory_id="fact-new", user_id="alice", autonomous_linking=False
+    )
+    return world
+
+
+def status(agent_memory, memory_id: str) -> str:
+    return agent_memory.get_memory(memory_id).status.value
+
+
+def test_the_form_takes_its_source_from_the_query(curator_client, world):
+    form = curator_client.get(CREATE, {"source_record_id": world.fact_id}).context["form"]
+
+    assert form.initial["source_record_id"] == world.fact_id
+
+
+def test_a_supersedes_link_is_previewed_then_made_and_retires_its_target(curator_client, world, agent_memory):
+    fields = {
+        "source_record_id": "fact-new",
+        "target_record_id": world.fact_id,
+        "relation_type": "supersedes",
+        "metadata": "",
+    }
+
+    preview = curator_client.post(CREATE, fields)
+    assert preview.status_code == 200
+    assert "will become <strong>invalid</strong>" in preview.content.decode()
+    assert status(agent_memory, world.fact_id) == "valid"  # nothing made yet
+
+    response = curator_client.post(CREATE, {**fields, "confirm": "on"})
+
+    assert response.status_code == 302
+    assert status(agent_memory, world.fact_id) == "invalid"
+    entry = CurationEntry.objects.get()
+    assert (entry.object_kind, entry.action) == ("link", "link")
+    assert entry.after["relation_type"] == "supersedes"
+
+
+def test_undoing_a_link_deletes_it_and_the_target_is_valid_again(curator_client, world, agent_memory):
+    fields = {"source_record_id": "fact-new", "target_record_id": world.fact_id, "relation_type": "duplicates"}
+    curator_client.post(CREATE, {**fields, "confirm": "on"})
+
+    curator_client.post(reverse("memory:history_revert", args=[CurationEntry.objects.get().pk]))
+
+    assert status(agent_memory, world.fact_id) == "valid"
+    assert not [link for link in agent_memory.list_relations(record_id="fact-new")]
+
+
+def test_a_custom_label_reads_back_with_its_opposite(curator_client, world, agent_memory):
+    fields = {
+        "source_record_id": "fact-new",
+        "target_record_id": world.fact_id,
+        "relation_type": "inspired",
+        "opposite_relation_type": "inspired_by",
+        "confirm": "on",
+    }
+    curator_client.post(CREATE, fields)
+
+    [link] = agent_memory.list_relations(record_id="fact-new")
+    assert (link.relation_type, link.opposite_relation_type) == ("inspired", "inspired_by")
+    assert status(agent_memory, world.fact_id) == "valid"
+    html = curator_client.get(reverse("memory:memory_detail", args=[world.fact_id])).content.decode()
+    assert "<code>inspired_by</code>" in html
+
+
+@pytest.mark.parametrize(
+    ("fields", "field", "message"),
+    [
+        ({"source_record_id": "nope", "target_record_id": "fact-new"}, "source_record_id", "names no memory"),
+        ({"source_record_id": "fact-new", "target_record_id": "fact-new"}, None, "itself"),
+        ({"source_record_id": "fact-vegetarian", "target_record_id": "fact-old"}, None, "already linked"),
+        ({"source_record_id": "fact-new", "target_record_id": ""}, "target_record_id", "required"),
+        (
+            {"source_record_id": "fact-new", "target_record_id": "fact-old", "relation_type": ""},
+            "relation_type",
+            "required",
+        ),
+    ],
+)
+def test_bad_links_are_form_errors_and_nothing_is_linked(curator_client, world, agent_memory, fields, field, message):
+    before = len(agent_memory.list_relations())
+
+    response = curator_client.post(CREATE, {"relation_type": "supports", **fields, "confirm": "on"})
+
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    if field:
+        assert field in response.context["form"].errors
+    assert len(agent_memory.list_relations()) == before
+    assert not CurationEntry.objects.exists()
+
+
+def test_retyping_a_link_says_the_target_comes_back_then_does_it(curator_client, world, agent_memory):
+    url = reverse("memory:link_edit", args=[world.link_id])
+    version = agent_memory.get_relation(world.link_id).version
+    fields = {"relation_type": "supports", "opposite_relation_type": "", "metadata": "", "version": version}
+
+    preview = curator_client.post(url, fields)
+    assert "will become <strong>valid</strong> again" in preview.content.decode()
+    assert status(agent_memory, world.old_fact_id) == "invalid"
+
+    curator_client.post(url, {**fields, "confirm": "on"})
+
+    assert agent_memory.get_relation(world.link_id).relation_type == "supports"
+    assert status(agent_memory, world.old_fact_id) == "valid"
+    entry = CurationEntry.objects.get()
+    curator_client.post(reverse("memory:history_revert", args=[entry.pk]))
+    assert agent_memory.get_relation(world.link_id).relation_type == "supersedes"
+    assert status(agent_memory, world.old_fact_id) == "invalid"
+
+
+def test_a_links_metadata_is_saved_without_a_preview(curator_client, world, agent_memory):
+    relation = agent_memory.get_relation(world.link_id)
+
+    response = curator_client.post(
+        reverse("memory:link_edit", args=[world.link_id]),
+        {
+            "relation_type": "supersedes",
+            "opposite_relation_type": "is_superseded_by",
+            "metadata": '{"why": "diet"}',
+            "version": relation.version,
+        },
+    )
+
+    assert response.status_code == 302
+    assert agent_memory.get_relation(world.link_id).metadata == {"why": "diet"}
+
+
+def test_a_link_changed_meanwhile_is_not_overwritten(curator_client, world, agent_memory):
+    opened = agent_memory.get_relation(world.link_id).version
+    agent_memory.update_record_link(world.link_id, metadata={"by": "someone else"})
+
+    response = curator_client.post(
+        reverse("memory:link_edit", args=[world.link_id]),
+        {"relation_type": "supersedes", "opposite_relation_type": "", "metadata": '{"by": "me"}', "version": opened},
+    )
+
+    assert response.status_code == 409
+    assert agent_memory.get_relation(world.link_id).metadata == {"by": "someone else"}
+
+
+def test_deleting_a_link_says_what_comes_back_and_can_be_undone(curator_client, world, agent_memory):
+    url = reverse("memory:link_delete", args=[world.link_id])
+
+    confirmation = curator_client.get(url).content.decode()
+    assert "will become <strong>valid</strong> again" in confirmation
+
+    curator_client.post(url)
+    assert status(agent_memory, world.old_fact_id) == "valid"
+    assert curator_client.get(url).status_code == 404
+
+    curator_client.post(reverse("memory:history_revert", args=[CurationEntry.objects.get().pk]))
+    assert agent_memory.get_relation(world.link_id).relation_type == "supersedes"
+    assert status(agent_memory, world.old_fact_id) == "invalid"
+
+
+def test_a_link_to_a_deleted_memory_cannot_come_back(curator_client, world, agent_memory):
+    curator_client.post(reverse("memory:link_delete", args=[world.link_id]))
+    agent_memory.delete_memory(world.old_fact_id)
+
+    response = curator_client.post(reverse("memory:history_revert", args=[CurationEntry.objects.get().pk]), follow=True)
+
+    assert "cannot come back" in response.content.decode()
+
+
+def test_memory_picks_suggest_memories_by_text_escaped(viewer_client, world, agent_memory):
+    agent_memory.add_memory('Alice <b>"x"</b>', memory_type="fact", autonomous_linking=False)
+
+    html = viewer_client.get(reverse("memory:memory_picks"), {"source_record_id": "alice"}).content.decode()
+
+    assert 'value="fact-vegetarian"' in html
+    assert "&lt;b&gt;&quot;x&quot;&lt;/b&gt;" in html
+
+
+def test_the_memory_page_offers_link_actions_to_curators_only(curator_client, viewer, world):
+    from django.test import Client
+
+    url = reverse("memory:memory_detail", args=[world.fact_id])
+    edit = reverse("memory:link_edit", args=[world.link_id])
+    reader = Client()
+    reader.force_login(viewer)
+
+    assert edit in curator_client.get(url).content.decode()
+    assert edit not in reader.get(url).content.decode()
