@@ -49,6 +49,14 @@ PAGES = [
     Shot("image", "/images/{image}/"),
     Shot("users", "/users/"),
     Shot("user", "/users/dana/", narrow=True),
+    Shot(
+        "search",
+        "/search/?q=where+to+stay+in+Lisbon&user_id=alice&num_hops=1"
+        "&formatted=on&show_timestamp=on&show_status=on&show_distance=on",
+    ),
+    Shot("search-compare", "/search/?q=quiet+hotel&user_id=alice&compare=1"),
+    Shot("card", "/threads/demo-lisbon-long-weekend/card/?max_recent_messages=3"),
+    Shot("link-new", "/links/new/?source_record_id={memory}"),
     Shot("history", "/history/"),
     Shot("history-entry", "/history/{entry}/"),
 ]

@@ -261,7 +261,7 @@ class ProfileForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=0)  # 0: the profile is new
 
 
-YES_NO_DEFAULT = [("", "the layer's default"), ("true", "yes"), ("false", "no")]
+YES_NO_DEFAULT = [("", "default"), ("true", "yes"), ("false", "no")]
 
 
 def optional_flag(label: str, help_text: str) -> forms.TypedChoiceField:
@@ -339,7 +339,7 @@ class SearchForm(forms.Form):
     strategy = forms.ChoiceField(
         label="Strategy",
         required=False,
-        choices=[("", "the store's (hybrid)"), *((s.value, s.value) for s in SearchStrategy)],
+        choices=[("", "default (hybrid)"), *((s.value, s.value) for s in SearchStrategy)],
         widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
     )
     formatted = forms.BooleanField(required=False, widget=forms.HiddenInput)  # the toggles below were sent

@@ -23,7 +23,8 @@ def test_a_curator_opens_a_thread_from_the_list(logged_in_page: Page, world):
     page.get_by_role("link", name=world.thread_id).click()
 
     expect(page).to_have_url(re.compile(re.escape(reverse("memory:thread_detail", args=[world.thread_id])) + "$"))
-    expect(page.get_by_text("Find me a quiet hotel in Lisbon.")).to_be_visible()
+    timeline = page.locator("#timeline")
+    expect(timeline.get_by_text("Find me a quiet hotel in Lisbon.")).to_be_visible()
     expect(page.get_by_role("img", name="A tiled street in Alfama")).to_be_visible()
     assert page.evaluate("document.querySelector('img.oam-thumb').naturalWidth") > 0  # the bytes were served
 
@@ -67,7 +68,7 @@ def test_a_json_error_in_a_memorys_metadata_is_shown_then_fixed(logged_in_page: 
 def test_a_deleted_memory_is_restored_from_the_history(logged_in_page: Page, world, agent_memory):
     page = logged_in_page
     page.goto(reverse("memory:memory_detail", args=[world.fact_id]))
-    page.get_by_role("link", name="Delete").click()
+    page.get_by_role("link", name="Delete", exact=True).click()
     expect(page.get_by_text("1 link")).to_be_visible()
     page.get_by_role("button", name="Delete the memory").click()
 

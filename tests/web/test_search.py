@@ -38,6 +38,7 @@ def test_a_client_search_ranks_and_explains_each_result(viewer_client, world):
     html = response.content.decode()
     assert ids(response)[0] == world.fact_id
     assert "<mark>vegetarian</mark>" in html
+    assert "<mark>is</mark>" not in html  # a function word is not what matched
     assert "vector #1" in html and "keyword #1" in html and "fused" in html
     assert "AgentMemory.search" in html and "engine call" in html
     assert reverse("memory:memory_detail", args=[world.fact_id]) in html
@@ -170,4 +171,4 @@ def test_hostile_queries_and_content_are_escaped(viewer_client, agent_memory):
     html = search(viewer_client, q="<script>tea", user_id="u").content.decode()
 
     assert "<script>alert(1)" not in html
-    assert "&lt;<mark>script</mark>&gt;" in html
+    assert "&lt;<mark>script</mark>&gt;alert(1)&lt;/<mark>script</mark>&gt;" in html
