@@ -1,4 +1,5 @@
-"""The demo world that `seed_demo` writes: people, agents, conversations and what was remembered.
+"""The demo world that `seed_demo` writes: people, agents, conversations, what was remembered and
+how those memories are linked.
 
 All of it was written for this project. The content is fixed; `seed_demo --seed N` only varies
 ids, timing, channels and review metadata, so every seed tells the same stories.
@@ -16,7 +17,18 @@ class DemoMemory:
     tags: tuple[str, ...]
     ttl_days: int | None = None  # a lifetime counted from creation, still running after seeding
     expired: bool = False  # an event weeks ago with a short lifetime: already expired when seeded
-    invalid: bool = False  # superseded by a later memory: stored with status INVALID
+    key: str | None = None  # the name DEMO_LINKS knows it by
+
+
+@dataclass(frozen=True)
+class DemoLink:
+    """source → target, read "source <relation_type> target" (a supersedes link makes its target
+    invalid, as do refines and duplicates); `opposite` for a custom type's reverse label."""
+
+    source: str
+    relation_type: str
+    target: str
+    opposite: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,7 +92,7 @@ AGENTS = {
 USER_MEMORIES = {
     "alice": (
         fact("Alice lives in Lyon and works as a product designer.", "profile", "work"),
-        fact("Alice's partner is Sam; they often travel together.", "profile", "family"),
+        fact("Alice's partner is Sam; they often travel together.", "profile", "family", key="alice-sam"),
         preference("Alice prefers concise answers with bullet points.", "communication"),
         preference("Alice prefers the train to short flights when the journey takes under five hours.", "travel"),
     ),
@@ -116,7 +128,12 @@ AGENT_GUIDELINES = {
         guideline("Use metric units and 24-hour times unless the user asks otherwise.", "style"),
         guideline("When a plan changes, restate the updated plan in one short summary.", "style"),
         guideline("For pain or injuries, suggest seeing a professional if symptoms last longer than a week.", "health"),
-        guideline("Always answer in under 100 words.", "style", invalid=True),
+        guideline("Always answer in under 100 words.", "style", key="atlas-100-words"),
+        guideline(
+            "Keep answers brief by default, but give full step-by-step detail when the user asks for a plan.",
+            "style",
+            key="atlas-brief",
+        ),
     ),
     "patch": (
         guideline("Ask for the smallest reproducible example before proposing a fix.", "debugging"),
@@ -215,8 +232,13 @@ THREADS = (
                 "Alice and Sam plan a Lisbon long weekend from Thursday 26 to Monday 30 March, flying from Lyon.",
                 "travel",
                 "lisbon",
+                key="lisbon-trip",
             ),
-            preference("Alice prefers quiet neighbourhoods at night and walking everywhere when travelling.", "travel"),
+            preference(
+                "Alice prefers quiet neighbourhoods at night and walking everywhere when travelling.",
+                "travel",
+                key="lisbon-quiet",
+            ),
             memory(
                 "A guesthouse near Jardim do Príncipe Real is held for Alice until Friday; confirm it or the hold "
                 "is released.",
@@ -230,7 +252,14 @@ THREADS = (
                 "lisbon",
                 ttl_days=90,
             ),
-            preference("Alice wants to stay in Alfama in Lisbon.", "travel", "lisbon", invalid=True),
+            preference("Alice wants to stay in Alfama in Lisbon.", "travel", "lisbon", key="lisbon-alfama"),
+            preference(
+                "For Lisbon, Alice wants to stay in Príncipe Real rather than Alfama: calm at night and walkable.",
+                "travel",
+                "lisbon",
+                key="lisbon-principe-real",
+            ),
+            fact("Alice is vegetarian; Sam eats everything.", "diet", key="lisbon-vegetarian"),
         ),
     ),
     DemoThread(
@@ -314,6 +343,7 @@ THREADS = (
                 "and home from Kansai.",
                 "travel",
                 "japan",
+                key="kyoto-trip",
             ),
             fact("Chen is allergic to shellfish and crustaceans (shrimp, crab).", "health", "allergy"),
             preference(
@@ -322,7 +352,14 @@ THREADS = (
                 "kyoto",
             ),
             memory("Remind Chen in early May to book the Kyoto hotel and the Ohara ryokan.", "reminder", ttl_days=180),
-            memory("Chen plans to buy a 7-day Japan Rail Pass.", "travel", "japan", invalid=True),
+            memory("Chen plans to buy a 7-day Japan Rail Pass.", "travel", "japan", key="kyoto-rail-pass"),
+            memory(
+                "Chen will buy individual shinkansen tickets rather than a Japan Rail Pass; they go on sale a month "
+                "before travel.",
+                "travel",
+                "japan",
+                key="kyoto-tickets",
+            ),
         ),
     ),
     DemoThread(
@@ -413,7 +450,12 @@ THREADS = (
                 "progress",
             ),
             fact("Bruno's oven has a strong bottom element; bake one rack higher.", "baking", "equipment"),
-            fact("Bruno feeds his starter 1:1:1 once a day.", "baking", invalid=True),
+            fact("Bruno feeds his starter 1:1:1 once a day.", "baking", key="starter-1-1-1"),
+            fact(
+                "Bruno feeds his starter 1:3:3 twice a day at room temperature, discarding before each feed.",
+                "baking",
+                key="starter-1-3-3",
+            ),
         ),
     ),
     DemoThread(
@@ -490,7 +532,12 @@ THREADS = (
             ),
         ),
         memories=(
-            fact("Alice is vegetarian; she eats eggs and dairy but dislikes plain milk.", "diet", "health"),
+            fact(
+                "Alice is vegetarian; she eats eggs and dairy but dislikes plain milk.",
+                "diet",
+                "health",
+                key="meal-prep-vegetarian",
+            ),
             preference("Alice dislikes coriander; use parsley, mint or spring onion instead.", "diet", "cooking"),
             preference(
                 "Alice meal-preps five work lunches on Sunday afternoons; send the shopping list on Saturday mornings.",
@@ -598,7 +645,13 @@ THREADS = (
                 "monitoring",
                 ttl_days=30,
             ),
-            fact("Bruno's Celery workers run with worker_max_tasks_per_child=200.", "celery", invalid=True),
+            fact("Bruno's Celery workers run with worker_max_tasks_per_child=200.", "celery", key="celery-200"),
+            fact(
+                "Bruno's Celery workers run with worker_max_tasks_per_child=1000, as insurance now that the leak "
+                "is fixed.",
+                "celery",
+                key="celery-1000",
+            ),
             memory(
                 "The report queue is paused during the Celery memory incident; resume it once the fix is deployed.",
                 "celery",
@@ -685,6 +738,7 @@ THREADS = (
                 "Dana's company reports are in Europe/Warsaw time, while CI runs in UTC.",
                 "timezones",
                 "infrastructure",
+                key="dana-warsaw",
             ),
             preference("Dana prefers time-machine over freezegun for freezing time in tests.", "testing", "python"),
             memory(
@@ -692,6 +746,7 @@ THREADS = (
                 "ZoneInfo('Europe/Warsaw') and a 23:30 UTC regression test.",
                 "testing",
                 "incident",
+                key="dana-flaky-fix",
             ),
             memory("Dana enabled ruff's DTZ rules; 14 findings are left to fix.", "linting", ttl_days=30),
             memory(
@@ -778,15 +833,25 @@ THREADS = (
             ),
         ),
         memories=(
-            fact("Alice ran the Lyon half marathon in 1:57:42; her goal was under two hours.", "running", "race"),
+            fact(
+                "Alice ran the Lyon half marathon in 1:57:42; her goal was under two hours.",
+                "running",
+                "race",
+                key="half-marathon-result",
+            ),
+            memory("Alice's left knee aches after long runs.", "running", "health", key="knee-aches"),
             fact(
                 "Alice had mild IT band irritation in her left knee; her physio prescribed hip strengthening.",
                 "running",
                 "health",
+                key="knee-it-band",
             ),
             preference("Alice can run on Tuesday, Thursday and Sunday, and sometimes Saturday.", "running", "schedule"),
-            fact("Alice's running shoes have about 700 km on them.", "running", "equipment", invalid=True),
-            memory("Alice's next goal: a 10 km personal best in spring.", "running", "goal", ttl_days=120),
+            fact("Alice's running shoes have about 700 km on them.", "running", "equipment", key="shoes-700-km"),
+            fact("Alice replaced her running shoes at about 700 km.", "running", "equipment", key="shoes-new"),
+            memory(
+                "Alice's next goal: a 10 km personal best in spring.", "running", "goal", ttl_days=120, key="goal-10k"
+            ),
         ),
     ),
     DemoThread(
@@ -860,12 +925,19 @@ THREADS = (
             ),
         ),
         memories=(
-            fact("Bruno lives in the UK; his essential costs are about £1,620 a month, rent £950.", "finance"),
+            fact(
+                "Bruno lives in the UK; his essential costs are about £1,620 a month, rent £950.",
+                "finance",
+                key="fund-costs",
+            ),
+            fact("Bruno saves £400 a month.", "finance", "savings", key="saves-400"),
+            fact("Bruno saves £450 a month.", "finance", "savings", key="saves-450"),
             fact(
                 "Bruno's emergency fund target is £6,000; he saves £488 a month by standing order the day after "
                 "payday.",
                 "finance",
                 "savings",
+                key="saves-488",
             ),
             memory(
                 "Bruno cleared his £800 credit card balance (24% APR) and now pays it in full by direct debit.",
@@ -873,7 +945,6 @@ THREADS = (
                 "debt",
             ),
             preference("Bruno wants a savings check-in on the 2nd of each month.", "finance", "reminders"),
-            fact("Bruno saves £450 a month.", "finance", "savings", invalid=True),
         ),
     ),
     DemoThread(
@@ -955,6 +1026,7 @@ THREADS = (
                 "Chen's book club prefers fiction under 350 pages; The Goldfinch was too long for most members.",
                 "book-club",
                 "reading",
+                key="club-fiction",
             ),
             memory(
                 "The book club is reading Piranesi by Susanna Clarke; send discussion questions a week before, "
@@ -968,6 +1040,7 @@ THREADS = (
                 "book-club",
                 "poll",
                 ttl_days=45,
+                key="club-poll",
             ),
         ),
     ),
@@ -1139,10 +1212,14 @@ THREADS = (
             ),
         ),
         memories=(
-            fact("Chen is learning Japanese with Anki and the Genki I textbook, now around chapter 6.", "japanese"),
+            memory("Chen plans to learn kanji with WaniKani.", "japanese", key="japanese-wanikani"),
+            fact(
+                "Chen is learning Japanese with Anki and the Genki I textbook, now around chapter 6.",
+                "japanese",
+                key="japanese-anki",
+            ),
             preference("Chen studies Japanese about 20 minutes on weekdays and longer at weekends.", "japanese"),
             fact("Chen has a Japanese tutor, Yuki, on Saturdays at 9:00.", "japanese", "schedule"),
-            memory("Chen plans to learn kanji with WaniKani.", "japanese", invalid=True),
         ),
     ),
     DemoThread(
@@ -1226,9 +1303,14 @@ THREADS = (
                 "round was the highlight.",
                 "book-club",
                 "hosting",
+                key="museum-round",
             ),
             memory("The next book club read is Educated by Tara Westover, hosted by Ola.", "book-club", ttl_days=60),
-            fact("In Dana's book club, Piotr tends to dominate; rounds keep the discussion balanced.", "book-club"),
+            fact(
+                "In Dana's book club, Piotr tends to dominate; rounds keep the discussion balanced.",
+                "book-club",
+                key="club-rounds",
+            ),
             memory(
                 "This week's book club meeting moved to Wednesday 19:00 at Dana's flat.",
                 "book-club",
@@ -1238,3 +1320,32 @@ THREADS = (
         ),
     ),
 )
+
+DEMO_LINKS = (
+    # Supersedes: the newer memory replaces the older, which stays as history (invalid). One chain.
+    DemoLink("atlas-brief", "supersedes", "atlas-100-words"),
+    DemoLink("lisbon-principe-real", "supersedes", "lisbon-alfama"),
+    DemoLink("kyoto-tickets", "supersedes", "kyoto-rail-pass"),
+    DemoLink("starter-1-3-3", "supersedes", "starter-1-1-1"),
+    DemoLink("celery-1000", "supersedes", "celery-200"),
+    DemoLink("shoes-new", "supersedes", "shoes-700-km"),
+    DemoLink("saves-450", "supersedes", "saves-400"),
+    DemoLink("saves-488", "supersedes", "saves-450"),
+    DemoLink("japanese-anki", "supersedes", "japanese-wanikani"),
+    # Refines: the precise diagnosis replaces the vague complaint.
+    DemoLink("knee-it-band", "refines", "knee-aches"),
+    # Duplicates: the fuller memory of the meal-prep thread makes the Lisbon one redundant.
+    DemoLink("meal-prep-vegetarian", "duplicates", "lisbon-vegetarian"),
+    # Supports: evidence for another memory.
+    DemoLink("lisbon-quiet", "supports", "lisbon-principe-real"),
+    DemoLink("alice-sam", "supports", "lisbon-trip"),
+    DemoLink("kyoto-trip", "supports", "kyoto-tickets"),
+    DemoLink("half-marathon-result", "supports", "goal-10k"),
+    DemoLink("dana-warsaw", "supports", "dana-flaky-fix"),
+    DemoLink("fund-costs", "supports", "saves-488"),
+    # Contradicts, unresolved: a poll between two non-fiction books in a club that prefers fiction.
+    DemoLink("club-poll", "contradicts", "club-fiction"),
+    # A custom label with its opposite.
+    DemoLink("club-rounds", "inspired", "museum-round", opposite="inspired_by"),
+)
+"""The links between demo memories, created in this order after every memory is written."""

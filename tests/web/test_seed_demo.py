@@ -40,6 +40,10 @@ def snapshot(agent_memory) -> dict:
             (m.id, m.record_type, m.content, m.timestamp, m.metadata, m.status)
             for m in everything(agent_memory.list_memories)
         ],
+        "links": [
+            (r.id, r.source_record_id, r.target_record_id, r.relation_type, r.opposite_relation_type, r.timestamp)
+            for r in everything(agent_memory.list_relations)
+        ],
     }
 
 
@@ -70,6 +74,64 @@ def test_some_demo_memories_are_invalid(agent_memory):
     statuses = Counter(m.status for m in everything(agent_memory.list_memories))
     assert statuses[RecordStatus.INVALID] >= 3
     assert statuses[RecordStatus.VALID] > statuses[RecordStatus.INVALID]
+
+
+def test_demo_memories_are_linked_by_every_built_in_type_and_a_custom_one(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    links = everything(agent_memory.list_relations)
+    assert Counter(link.relation_type for link in links) == {
+        "supersedes": 9,
+        "refines": 1,
+        "duplicates": 1,
+        "supports": 6,
+        "contradicts": 1,
+        "inspired": 1,
+    }
+    assert all(link.metadata == {"created_by": "demo"} for link in links)
+    [custom] = [link for link in links if link.relation_type == "inspired"]
+    assert custom.opposite_relation_type == "inspired_by"
+    # The contradiction is unresolved: both memories stay valid.
+    [contradiction] = [link for link in links if link.relation_type == "contradicts"]
+    ends = [
+        agent_memory.get_memory(contradiction.source_record_id),
+        agent_memory.get_memory(contradiction.target_record_id),
+    ]
+    assert [memory.status for memory in ends] == [RecordStatus.VALID, RecordStatus.VALID]
+    # A chain: one memory supersedes another that supersedes a third.
+    superseded = {link.target_record_id for link in links if link.relation_type == "supersedes"}
+    assert any(link.source_record_id in superseded for link in links if link.relation_type == "supersedes")
+    # Each link's event time follows both of its memories'.
+    for link in links:
+        for end in (link.source_record_id, link.target_record_id):
+            assert link.timestamp > agent_memory.get_memory(end).timestamp
+
+
+def test_invalid_demo_memories_are_invalid_because_a_newer_memory_replaces_them(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    invalid = agent_memory.list_memories(status="invalid", limit=None)
+    assert len(invalid) == 11
+    lifecycle = agent_memory.lifecycle([memory.id for memory in invalid])
+    for memory in invalid:
+        assert lifecycle[memory.id].own_status == RecordStatus.VALID  # no explicit flag: the link decides
+        assert lifecycle[memory.id].retired_by
+        assert memory.metadata["review"]["status"] == "rejected"
+        assert memory.metadata["review"]["reason"] in {"superseded", "refined", "duplicate"}
+        [replacing] = [
+            link for link in agent_memory.list_relations(record_id=memory.id) if link.target_record_id == memory.id
+        ]
+        assert agent_memory.get_memory(replacing.source_record_id).timestamp > memory.timestamp
+
+
+def test_the_demo_graph_of_a_user_reaches_beyond_their_threads(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    graph = agent_memory.memory_graph(user_id="alice")
+    assert len(graph.edges) == 7 and not graph.truncated
+    assert {node.user_id for node in graph.nodes} == {"alice"}
+    assert any(node.thread_id is None for node in graph.nodes)  # a profile memory, outside the threads
+    assert agent_memory.memory_graph(agent_id="atlas").edges
 
 
 def test_demo_memories_carry_rich_metadata(agent_memory):

@@ -1,7 +1,7 @@
 """Fill an empty memory store with the demo world of memory/management/demo_data.py.
 
 Everything goes through the engine's public API (AgentMemory and Thread), as an agent would write it.
-The same --seed (and --end-date) always writes the same ids, timestamps and metadata.
+The same --seed (and --end-date) always writes the same ids, timestamps, metadata and links.
 """
 
 from __future__ import annotations
@@ -13,21 +13,27 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine import (
-    AgentMemory,
-    ImageContent,
-    MemoryExtractionConfig,
-    RecordStatus,
-    TextContent,
-    TimeToLiveAnchor,
+from memory.engine import AgentMemory, ImageContent, MemoryExtractionConfig, TextContent, TimeToLiveAnchor
+from memory.engine.types import LIFECYCLE_RELATIONS
+from memory.management.demo_data import (
+    AGENT_GUIDELINES,
+    AGENTS,
+    DEMO_LINKS,
+    THREADS,
+    USER_MEMORIES,
+    USERS,
+    DemoMemory,
+    DemoThread,
 )
-from memory.management.demo_data import AGENT_GUIDELINES, AGENTS, THREADS, USER_MEMORIES, USERS, DemoMemory, DemoThread
 from memory.management.demo_images import DEMO_IMAGES, DemoImage
 from memory.services import get_agent_memory
 
 CHANNELS = ("web", "mobile", "slack")
 REVIEWERS = ("moderator-1", "moderator-2")
 NO_LLM_WORK = MemoryExtractionConfig(extract_memories=False, enable_context_summary=False)
+LINK_METADATA = {"created_by": "demo"}
+RETIRED_BECAUSE = {"supersedes": "superseded", "refines": "refined", "duplicates": "duplicate"}
+"""Why a memory that a lifecycle link points at was rejected in review."""
 
 
 def iso(moment: datetime) -> str:
@@ -41,7 +47,10 @@ class DemoSeeder:
         self.agent_memory = agent_memory
         self.rng = rng
         self.end = end
-        self.counts = {"messages": 0, "memories": 0, "images": 0, "expired": 0, "invalid": 0}
+        self.counts = {"messages": 0, "memories": 0, "images": 0, "expired": 0, "invalid": 0, "links": 0}
+        # key -> (memory id, memory type, event time) of the memories DEMO_LINKS names
+        self.keyed: dict[str, tuple[str, str, datetime]] = {}
+        self.retired = {link.target: link for link in DEMO_LINKS if link.relation_type in LIFECYCLE_RELATIONS}
 
     def new_id(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
@@ -65,7 +74,30 @@ class DemoSeeder:
         timelines = [(demo, self.conversation_times(len(demo.exchanges))) for demo in THREADS]
         for demo, times in sorted(timelines, key=lambda timeline: timeline[1][-1][1]):
             self.seed_thread(demo, times)
+        self.link_memories()
         return {"users": len(USERS), "agents": len(AGENTS), "threads": len(THREADS), **self.counts}
+
+    def link_memories(self) -> None:
+        """DEMO_LINKS, in order, each a little after the later of its two memories. A supersedes,
+        refines or duplicates link is what makes its target invalid (no status flag is set)."""
+        for link in DEMO_LINKS:
+            (source_id, source_type, source_when), (target_id, target_type, target_when) = (
+                self.keyed[link.source],
+                self.keyed[link.target],
+            )
+            options = {} if link.opposite is None else {"opposite_relation_type": link.opposite}
+            self.agent_memory.link_records(
+                source_id,
+                source_type,
+                target_id,
+                target_type,
+                link.relation_type,
+                relation_id=self.new_id(),
+                timestamp=iso(max(source_when, target_when) + timedelta(minutes=self.rng.randint(1, 60))),
+                metadata=dict(LINK_METADATA),
+                **options,
+            )
+            self.counts["links"] += 1
 
     def seed_thread(self, demo: DemoThread, times: list[tuple[datetime, datetime]]) -> None:
         channel = self.rng.choice(CHANNELS)
@@ -155,16 +187,19 @@ class DemoSeeder:
             self.counts["expired"] += 1
         elif demo.ttl_days is not None:
             options.update(ttl_days=demo.ttl_days, ttl_anchor=TimeToLiveAnchor.CREATED_AT)
-        if demo.invalid:
-            options["status"] = RecordStatus.INVALID
-            metadata["review"] = {"status": "rejected", "by": self.rng.choice(REVIEWERS), "reason": "superseded"}
+        retired = self.retired.get(demo.key or "")
+        if retired is not None:  # a later link makes it invalid: reviewers rejected it for that reason
+            reason = RETIRED_BECAUSE[retired.relation_type]
+            metadata["review"] = {"status": "rejected", "by": self.rng.choice(REVIEWERS), "reason": reason}
             self.counts["invalid"] += 1
         else:
             metadata["confidence"] = round(self.rng.uniform(0.6, 0.99), 2)
+        when = self.after_what_it_replaces(demo, when)
+        memory_id = self.new_id()
         self.agent_memory.add_memory(
             demo.content,
             memory_type=demo.memory_type,
-            memory_id=self.new_id(),
+            memory_id=memory_id,
             metadata=metadata,
             timestamp=iso(when),
             autonomous_linking=False,
@@ -172,6 +207,17 @@ class DemoSeeder:
             **options,
         )
         self.counts["memories"] += 1
+        if demo.key is not None:
+            self.keyed[demo.key] = (memory_id, demo.memory_type, when)
+
+    def after_what_it_replaces(self, demo: DemoMemory, when: datetime) -> datetime:
+        """A memory that supersedes, refines or duplicates one written before it happens after it."""
+        for link in DEMO_LINKS:
+            if link.source == demo.key and link.relation_type in LIFECYCLE_RELATIONS and link.target in self.keyed:
+                replaced = self.keyed[link.target][2]
+                if when <= replaced:
+                    when = replaced + timedelta(minutes=self.rng.randint(1, 60))
+        return when
 
 
 class Command(BaseCommand):
@@ -207,6 +253,8 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 "Seeded {users} users, {agents} agents, {threads} threads, {messages} messages, {images} images "
-                "and {memories} memories ({expired} already expired, {invalid} invalid).".format(**counts)
+                "and {memories} memories ({expired} already expired, {invalid} invalid) with {links} links.".format(
+                    **counts
+                )
             )
         )
