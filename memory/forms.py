@@ -117,9 +117,10 @@ class VersionedForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
 
-def id_field(label: str, **kwargs: Any) -> forms.CharField:
+def id_field(label: str, *, small: bool = False, **kwargs: Any) -> forms.CharField:
+    attrs = {**ID_WIDGET, "class": ID_WIDGET["class"] + " form-control-sm"} if small else ID_WIDGET
     return forms.CharField(
-        label=label, required=False, max_length=512, strip=True, widget=forms.TextInput(attrs=ID_WIDGET), **kwargs
+        label=label, required=False, max_length=512, strip=True, widget=forms.TextInput(attrs=attrs), **kwargs
     )
 
 
@@ -289,16 +290,22 @@ def optional_number(label: str, help_text: str, *, minimum: int = 1, maximum: in
 
 
 FORMAT_OPTIONS = {
-    "show_timestamp": ("timestamp", True),
-    "show_role": ("role", True),
-    "show_status": ("status", True),
-    "show_distance": ("distance", False),
-    "show_thread_id": ("thread id", False),
-    "show_user_id": ("user id", False),
-    "show_agent_id": ("agent id", False),
-    "show_metadata": ("metadata", False),
+    "show_timestamp": True,
+    "show_role": True,
+    "show_status": True,
+    "show_distance": False,
+    "show_thread_id": False,
+    "show_user_id": False,
+    "show_agent_id": False,
+    "show_metadata": False,
 }
-"""SearchResultFormatConfig's options: the label of each toggle and the engine's default."""
+"""SearchResultFormatConfig's options and the engine's default of each."""
+
+
+def format_toggle(label: str) -> forms.BooleanField:
+    return forms.BooleanField(
+        label=label, required=False, widget=forms.CheckboxInput(attrs={"class": "form-check-input"})
+    )
 
 
 class SearchForm(forms.Form):
@@ -316,9 +323,9 @@ class SearchForm(forms.Form):
         widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
         help_text="A thread's search defaults to its user and agent.",
     )
-    user_id = id_field("User")
-    agent_id = id_field("Agent")
-    thread_id = id_field("Thread")
+    user_id = id_field("User", small=True)
+    agent_id = id_field("Agent", small=True)
+    thread_id = id_field("Thread", small=True)
     exact_user_match = optional_flag("Only this user", "Client: always.")
     exact_agent_match = optional_flag("Only this agent", "Client: no; thread: yes.")
     exact_thread_match = optional_flag("Only this thread", "Default: no.")
@@ -343,15 +350,14 @@ class SearchForm(forms.Form):
         widget=forms.Select(attrs={"class": "form-select form-select-sm"}),
     )
     formatted = forms.BooleanField(required=False, widget=forms.HiddenInput)  # the toggles below were sent
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        for name, (label, _) in FORMAT_OPTIONS.items():
-            self.fields[name] = forms.BooleanField(
-                label=label, required=False, widget=forms.CheckboxInput(attrs={"class": "form-check-input"})
-            )
-        for name in ("user_id", "agent_id", "thread_id"):
-            self.fields[name].widget.attrs["class"] += " form-control-sm"
+    show_timestamp = format_toggle("timestamp")
+    show_role = format_toggle("role")
+    show_status = format_toggle("status")
+    show_distance = format_toggle("distance")
+    show_thread_id = format_toggle("thread id")
+    show_user_id = format_toggle("user id")
+    show_agent_id = format_toggle("agent id")
+    show_metadata = format_toggle("metadata")
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
@@ -411,12 +417,11 @@ class ContextCardForm(forms.Form):
     )
     metadata_filter = MetadataFilterField()
     include_invalid_results = optional_flag("Invalid results", "Default: yes.")
-    as_of_message_id = id_field("As of message", help_text="The card right after this message was stored.")
+    as_of_message_id = id_field("As of message", small=True, help_text="The card right after this message was stored.")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["min_relevant_results_by_type"].widget.attrs["rows"] = 2
-        self.fields["as_of_message_id"].widget.attrs["class"] += " form-control-sm"
 
     def card_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data

@@ -12,7 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.access import viewer_required
 from memory.engine import SearchResult, SearchStrategy, estimate_tokens
-from memory.forms import FORMAT_OPTIONS, SearchForm
+from memory.forms import SearchForm
 from memory.views.common import engine, refuse, render_page
 
 
@@ -77,8 +77,11 @@ def search(request: HttpRequest) -> HttpResponse:
     """A GET: the URL holds every parameter, so a search is a link to share. The engine's errors
     (a bad filter, a client search without a user) are the form's."""
     form = SearchForm(request.GET or None)
-    context: dict = {"form": form, "format_options": FORMAT_OPTIONS}
-    if form.is_bound and form.is_valid():
+    valid = form.is_bound and form.is_valid()
+    # The query as a name of its own: a template's lookup of form.cleaned_data first tries
+    # form["cleaned_data"], a KeyError that Django words at length, once for each result.
+    context: dict = {"form": form, "query": form.cleaned_data.get("q", "") if form.is_bound else ""}
+    if valid:
         query, arguments = form.cleaned_data["q"], form.search_arguments()
         try:
             search_call, layer = searcher(form)

@@ -39,6 +39,7 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "threads": page,
+            "query": form.cleaned_data.get("q", ""),  # see search(): a name of its own is cheaper
             "next_cursor": getattr(page, "next_cursor", None),
             "active_filters": active_filters(form, request.GET),
         },

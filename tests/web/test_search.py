@@ -3,6 +3,8 @@ the linked tree, what an agent receives, strategies compared, and the engine's e
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -121,6 +123,17 @@ def test_the_formatted_content_follows_the_toggles(viewer_client, world):
     assert "<user_id>alice</user_id>" in with_ids[0].text and "<distance>" in with_ids[0].text
     assert "<timestamp>" not in bare.text and "<status>" not in bare.text
     assert default.tokens > bare.tokens > 0
+
+
+def test_the_toggles_first_shown_are_the_engines_defaults(viewer_client, world):
+    """Resubmitting the toggles as a first visit shows them gives the text of the engine's defaults."""
+    query = {"q": "vegetarian", "user_id": "alice", "record_types": "fact", "max_results": "1"}
+    first = search(viewer_client, **query)
+    ticked = re.findall(r'<input type="checkbox" name="(show_\w+)"[^>]* checked', first.content.decode())
+    again = search(viewer_client, **query, formatted="on", **dict.fromkeys(ticked, "on"))
+
+    assert ticked  # some are on by default
+    assert again.context["results"][0].text == first.context["results"][0].text
 
 
 def test_compare_strategies_shows_each_strategys_ranks(viewer_client, world):

@@ -11,7 +11,7 @@ from django.forms.widgets import Input
 
 from memory.forms import MemoryEditForm, SearchForm
 from memory.listing import MemoryFilters
-from memory.templatetags.oam import choice_input, render_widget
+from memory.templatetags.oam import choice_input, field_group, render_widget
 
 HOSTILE = '"><script>alert(1)</script>'
 
@@ -55,3 +55,18 @@ def test_choices_are_written_as_django_writes_them():
     for name in ("memory_type", "unscoped"):
         for choice in form[name]:
             assert choice_input(choice) == choice.tag()
+
+
+def test_a_field_is_written_labelled_with_its_errors_and_help_escaped():
+    class Hostile(forms.Form):
+        name = forms.CharField(label="<b>Name</b>", help_text="<i>help</i>")
+
+    form = Hostile({"name": "x"})
+    form.add_error("name", HOSTILE)
+    html = field_group(form["name"])
+
+    assert '<label class="form-label fw-semibold small mb-1" for="id_name">&lt;b&gt;Name&lt;/b&gt;</label>' in html
+    assert '<div class="invalid-feedback d-block" id="id_name_error">&quot;&gt;&lt;script&gt;' in html
+    assert '<div class="form-text" id="id_name_helptext">&lt;i&gt;help&lt;/i&gt;</div>' in html
+    assert 'aria-invalid="true"' in html and 'aria-describedby="id_name_error"' in html
+    assert "<script>" not in html
