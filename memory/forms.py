@@ -28,11 +28,12 @@ class JSONObjectField(forms.CharField):
 
     widget = forms.Textarea(attrs={"rows": 6, "spellcheck": "false", "class": "form-control font-monospace"})
 
-    def __init__(self, *, example: str = '{"source": "chat"}', **kwargs: Any) -> None:
+    def __init__(self, *, example: str = '{"source": "chat"}', rows: int = 6, **kwargs: Any) -> None:
         kwargs.setdefault("required", False)
         kwargs.setdefault("strip", True)
         self.example = example
         super().__init__(**kwargs)
+        self.widget.attrs["rows"] = rows
 
     def prepare_value(self, value: Any) -> Any:
         if isinstance(value, dict):
@@ -414,14 +415,11 @@ class ContextCardForm(forms.Form):
         label="Minimum results by type",
         example='{"fact": 2, "preference": 1}',
         help_text='JSON, e.g. {"fact": 2, "preference": 1}',
+        rows=2,
     )
     metadata_filter = MetadataFilterField()
     include_invalid_results = optional_flag("Invalid results", "Default: yes.")
     as_of_message_id = id_field("As of message", small=True, help_text="The card right after this message was stored.")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["min_relevant_results_by_type"].widget.attrs["rows"] = 2
 
     def card_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data
@@ -457,7 +455,7 @@ class LinkForm(forms.Form):
     )
     relation_type = relation_type_field()
     opposite_relation_type = opposite_type_field()
-    metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.")
+    metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.", rows=3)
     confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -473,5 +471,5 @@ class LinkForm(forms.Form):
 class LinkEditForm(VersionedForm):
     relation_type = relation_type_field()
     opposite_relation_type = opposite_type_field()
-    metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.")
+    metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.", rows=3)
     confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)

@@ -22,6 +22,20 @@ def memory_url(memory_id: str) -> str:
     return reverse("memory:memory_detail", args=[memory_id])
 
 
+def ends(source_id: str | None, target_id: str | None) -> list[tuple[str, str, object]]:
+    """A link's two memories, to show them by their content (ids alone say nothing to a person):
+    (label, id, the memory or None when there is none by that id), for the ids given."""
+    memory = engine()
+    shown = []
+    for label, memory_id in (("From", source_id), ("To", target_id)):
+        if memory_id:
+            try:
+                shown.append((label, memory_id, memory.get_memory(memory_id)))
+            except KeyError:
+                shown.append((label, memory_id, None))
+    return shown
+
+
 @curator_required
 @require_http_methods(["GET", "POST"])
 def link_create(request: HttpRequest) -> HttpResponse:
@@ -48,6 +62,8 @@ def link_create(request: HttpRequest) -> HttpResponse:
                 refuse(form, error)
         if form.errors:
             status = 400
+    chosen = form.cleaned_data if form.is_bound else initial
+    context["ends"] = ends(chosen.get("source_record_id"), chosen.get("target_record_id"))
     return render_page(request, "links/form.html", context, status=status)
 
 
@@ -68,7 +84,12 @@ def link_edit(request: HttpRequest, relation_id: str) -> HttpResponse:
         "version": relation.version,
     }
     form = LinkEditForm(request.POST or None, initial=initial)
-    context = {"form": form, "relation": relation, "relation_types": BUILTIN_RELATIONS}
+    context = {
+        "form": form,
+        "relation": relation,
+        "relation_types": BUILTIN_RELATIONS,
+        "ends": ends(relation.source_record_id, relation.target_record_id),
+    }
     if request.method != "POST":
         return render_page(request, "links/form.html", context)
     if form.is_valid() and not form.cleaned_data["confirm"]:
@@ -114,6 +135,7 @@ def link_delete(request: HttpRequest, relation_id: str) -> HttpResponse:
         "links/delete.html",
         {
             "relation": relation,
+            "ends": ends(relation.source_record_id, relation.target_record_id),
             "effects": service.link_effects(remove=relation),
             "cancel_url": memory_url(relation.source_record_id),
         },

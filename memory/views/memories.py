@@ -57,15 +57,23 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
     links = memory.list_relations(record_id=memory_id, limit=LINKS_SHOWN)
+    # The memories at the links' other ends, in one walk, to show them by content.
+    neighbours = {node.id: node for node in memory.memory_graph(memory_id=memory_id, max_nodes=LINKS_SHOWN + 1).nodes}
     retiring = [
-        link for link in links if link.target_record_id == memory_id and link.relation_type in LIFECYCLE_RELATIONS
+        (link, neighbours.get(link.source_record_id))
+        for link in links
+        if link.target_record_id == memory_id and link.relation_type in LIFECYCLE_RELATIONS
     ]
     return render_page(
         request,
         "memories/detail.html",
         {
             "memory": record,
-            "links": [(link, link.label_from(memory_id), other_end(link, memory_id)) for link in links],
+            "links": [
+                (link, link.label_from(memory_id), end, neighbours.get(end))
+                for link in links
+                for end in [other_end(link, memory_id)]
+            ],
             "more_links": links.next_cursor is not None,
             "retiring": retiring,
             "history": CurationEntry.objects.filter(object_kind=ObjectKind.MEMORY, object_id=memory_id),

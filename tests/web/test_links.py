@@ -26,10 +26,22 @@ def status(agent_memory, memory_id: str) -> str:
     return agent_memory.get_memory(memory_id).status.value
 
 
-def test_the_form_takes_its_source_from_the_query(curator_client, world):
-    form = curator_client.get(CREATE, {"source_record_id": world.fact_id}).context["form"]
+def test_the_form_takes_its_source_from_the_query_and_shows_it_by_content(curator_client, world, agent_memory):
+    response = curator_client.get(CREATE, {"source_record_id": world.fact_id})
 
-    assert form.initial["source_record_id"] == world.fact_id
+    assert response.context["form"].initial["source_record_id"] == world.fact_id
+    assert agent_memory.get_memory(world.fact_id).content in response.content.decode()
+
+
+def test_the_ends_of_a_link_are_shown_by_content_or_said_missing(curator_client, world, agent_memory):
+    preview = curator_client.post(
+        CREATE, {"source_record_id": "fact-new", "target_record_id": "nothing-here", "relation_type": "supports"}
+    ).content.decode()
+    deletion = curator_client.get(reverse("memory:link_delete", args=[world.link_id])).content.decode()
+
+    assert "Alice avoids meat." in preview and "<code>nothing-here</code>" in preview and "no such memory" in preview
+    assert agent_memory.get_memory(world.fact_id).content in deletion
+    assert agent_memory.get_memory(world.old_fact_id).content in deletion
 
 
 def test_a_supersedes_link_is_previewed_then_made_and_retires_its_target(curator_client, world, agent_memory):

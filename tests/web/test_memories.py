@@ -160,12 +160,14 @@ def test_the_memory_page_shows_content_scope_metadata_links_and_history(viewer_c
     assert "&quot;diet&quot;" in html
     assert "<code>supersedes</code>" in html  # its link, as seen from this memory
     assert reverse("memory:memory_detail", args=[world.old_fact_id]) in html
+    assert "Alice used to eat fish." in html  # the other end, by its content
 
 
 def test_an_invalid_memory_says_which_link_retired_it(viewer_client, world):
     html = viewer_client.get(reverse("memory:memory_detail", args=[world.old_fact_id])).content.decode()
 
-    assert "superseded by" in html
+    source = reverse("memory:memory_detail", args=[world.fact_id])
+    assert f'superseded by <a href="{source}">“Alice is vegetarian.”</a>' in html
     assert "<code>is_superseded_by</code>" in html  # the same link, seen from this side
 
 
