@@ -18,6 +18,7 @@ NAVIGATION = (
     ("memories", "Memories", "memory:memory_list"),
     ("people", "Users", "memory:user_list"),
     ("agents", "Agents", "memory:agent_list"),
+    ("graph", "Graph", "memory:graph"),
     ("history", "History", "memory:history"),
 )
 

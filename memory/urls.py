@@ -3,7 +3,7 @@
 from django.urls import path, register_converter
 
 from memory.converters import EngineIdConverter
-from memory.views import history, images, memories, messages, overview, people, preferences, threads
+from memory.views import graph, history, images, memories, messages, overview, people, preferences, threads
 
 register_converter(EngineIdConverter, "id")
 
@@ -29,6 +29,9 @@ urlpatterns = [
     path("images/<id:image_id>/edit/", images.image_edit, name="image_edit"),
     path("images/<id:image_id>/describe/", images.image_describe, name="image_describe"),
     path("images/<id:image_id>/delete/", images.image_delete, name="image_delete"),
+    path("graph/", graph.graph_page, name="graph"),
+    path("graph/data/", graph.graph_data, name="graph_data"),
+    path("graph/node/<id:memory_id>/", graph.graph_node, name="graph_node"),
     path("history/", history.history, name="history"),
     path("history/<int:entry_id>/", history.history_entry, name="history_entry"),
     path("history/<int:entry_id>/revert/", history.history_revert, name="history_revert"),

@@ -38,6 +38,9 @@ def read_urls(world: World) -> dict[str, str]:
         "agent_list": reverse("memory:agent_list"),
         "agent_detail": reverse("memory:agent_detail", args=[world.agent_id]),
         "history": reverse("memory:history"),
+        "graph": reverse("memory:graph") + f"?user_id={world.user_id}",
+        "graph_data": reverse("memory:graph_data") + f"?user_id={world.user_id}",
+        "graph_node": reverse("memory:graph_node", args=[world.fact_id]),
     }
 
 
