@@ -51,7 +51,7 @@ class GraphFilters(forms.Form):
     agent_id = id_filter("Agent")
     thread_id = id_filter("Thread")
     memory_id = id_filter("Memory")
-    hops = number_filter("Hops", 0, MAX_HOPS, "Links followed from the scope or the memory.")
+    hops = number_filter("Hops", 0, MAX_HOPS, "Links away, 0 to 5.")
     relation_type = RelationTypesField(
         label="Relation",
         required=False,

@@ -48,7 +48,7 @@
   }
 
   async function fetchGraph(url) {
-    const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
+    const response = await fetch(url, { credentials: "same-origin" });  // as the page's preload asks for it
     let payload = null;
     try {
       payload = await response.json();
@@ -77,14 +77,6 @@
           width: "data(size)",
           height: "data(size)",
           "background-color": css("--oam-graph-memory"),
-          label: "data(label)",
-          "font-size": 7,
-          "min-zoomed-font-size": 9,
-          color: label,
-          "text-valign": "bottom",
-          "text-margin-y": 2,
-          "text-max-width": 140,
-          "text-wrap": "ellipsis",
         },
       },
       ...TYPES.map((type) => ({ selector: `node.t-${type}`, style: { "background-color": css(`--oam-graph-${type}`) } })),
@@ -98,9 +90,26 @@
           "target-arrow-color": edge,
           "target-arrow-shape": "triangle",
           "arrow-scale": 0.7,
+        },
+      },
+      // Labels only on what is in view once zoomed in (see relabel): readable, and cheap.
+      {
+        selector: "node.labelled",
+        style: {
+          label: "data(label)",
+          "font-size": 7,
+          color: label,
+          "text-valign": "bottom",
+          "text-margin-y": 2,
+          "text-max-width": 110,
+          "text-wrap": "ellipsis",
+        },
+      },
+      {
+        selector: "edge.labelled",
+        style: {
           label: "data(relation_type)",
           "font-size": 6,
-          "min-zoomed-font-size": 10,
           color: label,
           "text-rotation": "autorotate",
           "text-background-color": background,
@@ -114,6 +123,7 @@
     ];
   }
 
+  const MAX_START_ZOOM = 1.5;
   const sizeOf = (degree) => Math.min(10 + 5 * Math.sqrt(degree), 48);
 
   function nodeElement(node, dx = 0, dy = 0) {
@@ -157,6 +167,7 @@
   }
 
   function draw(data) {
+    performance.mark("oam-graph-fetched");
     const elements = data.nodes.map((node) => nodeElement(node));
     for (const edge of data.edges) elements.push(edgeElement(edge));
     cy = cytoscape({
@@ -166,10 +177,11 @@
       layout: { name: "preset", fit: true, padding: 24 },
       minZoom: 0.02,
       maxZoom: 6,
-      wheelSensitivity: 0.4,
       pixelRatio: 1,
       boxSelectionEnabled: false,
     });
+    if (cy.zoom() > MAX_START_ZOOM) cy.zoom({ level: MAX_START_ZOOM, renderedPosition: middle() });  // a small graph
+    performance.mark("oam-graph-built");
     window.oamGraph = { cy, expand, find };
     const drawn = () => {
       performance.mark("oam-graph-drawn");
@@ -181,12 +193,44 @@
     describe();
     if (!data.nodes.length) say("No linked memories here.");
     showTruncation(data);
+    cy.on("viewport", relabelSoon);
+    relabelSoon();
     cy.on("tap", "node", (event) => openPanel(event.target.id()));
     cy.on("dbltap", "node", (event) => expand(event.target.id()));
     new MutationObserver(() => cy.style(styles())).observe(document.documentElement, {
       attributes: true,
       attributeFilter: ["data-bs-theme"],
     });
+  }
+
+  // Labels: computing them for thousands of elements costs the first draw most of a second and
+  // would be unreadable anyway; zoomed in, the nodes in view (a few hundred at most) get theirs,
+  // and their links the relation.
+  const LABEL_ZOOM = 1.2;
+  const MAX_LABELLED = 400;
+  function relabel() {
+    const labelled = cy.elements(".labelled");
+    if (cy.zoom() < LABEL_ZOOM) {
+      labelled.removeClass("labelled");
+      return;
+    }
+    const view = cy.extent();
+    const inView = cy.nodes().filter((node) => {
+      const at = node.position();
+      return at.x >= view.x1 && at.x <= view.x2 && at.y >= view.y1 && at.y <= view.y2;
+    });
+    if (inView.length > MAX_LABELLED) {
+      labelled.removeClass("labelled");
+      return;
+    }
+    const wanted = inView.union(inView.connectedEdges());
+    labelled.difference(wanted).removeClass("labelled");
+    wanted.addClass("labelled");
+  }
+  let relabelTimer = 0;
+  function relabelSoon() {
+    clearTimeout(relabelTimer);
+    relabelTimer = setTimeout(relabel, 120);
   }
 
   function openPanel(id) {
@@ -219,6 +263,7 @@
     const elements = cy.add(added);
     elements.connectedNodes().union(here).forEach((node) => node.data("size", sizeOf(node.degree(false))));
     describe();
+    relabelSoon();
     const fresh = elements.nodes().length;
     say(`${status.textContent} · ${fresh ? `added ${count(fresh, "neighbour", "neighbours")}` : "no new neighbours"}`);
     return fresh;
@@ -252,9 +297,9 @@
     return matches.length;
   }
 
+  const middle = () => ({ x: container.clientWidth / 2, y: container.clientHeight / 2 });
   function zoomBy(factor) {
-    const middle = { x: container.clientWidth / 2, y: container.clientHeight / 2 };
-    cy.animate({ zoom: { level: cy.zoom() * factor, renderedPosition: middle } }, { duration: 150 });
+    cy.animate({ zoom: { level: cy.zoom() * factor, renderedPosition: middle() } }, { duration: 150 });
   }
 
   function exportPng() {
