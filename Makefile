@@ -103,7 +103,9 @@ VENDOR_FILES := \
 	bootstrap-icons/font/bootstrap-icons.min.css=bootstrap-icons/bootstrap-icons.min.css \
 	bootstrap-icons/font/fonts/bootstrap-icons.woff2=bootstrap-icons/fonts/bootstrap-icons.woff2 \
 	bootstrap-icons/font/fonts/bootstrap-icons.woff=bootstrap-icons/fonts/bootstrap-icons.woff \
-	bootstrap-icons/LICENSE=bootstrap-icons/LICENSE
+	bootstrap-icons/LICENSE=bootstrap-icons/LICENSE \
+	cytoscape/dist/cytoscape.min.js=cytoscape/cytoscape.min.js \
+	cytoscape/LICENSE=cytoscape/LICENSE
 
 vendor:
 	npm ci --ignore-scripts --no-audit --no-fund

@@ -36,6 +36,7 @@ class Shot(NamedTuple):
     path: str  # the URL path to open; {memory}, {image} and {entry} are ids of the seeded world
     narrow: bool = False  # also a 390-wide light shot
     anonymous: bool = False  # taken without logging in
+    ready: str = ""  # a selector to wait for before the shot (a page that draws after loading)
 
 
 PAGES = [
@@ -59,6 +60,7 @@ PAGES = [
     Shot("link-new", "/links/new/?source_record_id={memory}"),
     Shot("history", "/history/"),
     Shot("history-entry", "/history/{entry}/"),
+    Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
 ]
 
 
@@ -147,6 +149,8 @@ def photograph(base_url: str, username: str, password: str, ids: dict[str, str])
                 response = page.goto(path, wait_until="networkidle")
                 if response is None or not response.ok:
                     raise RuntimeError(f"{path} answered {response and response.status}")
+                if shot.ready:
+                    page.wait_for_selector(shot.ready, state="attached")
                 page.evaluate("document.fonts.ready")
                 path = OUT / f"{shot.name}-{suffix}.png"
                 page.screenshot(path=path, animations="disabled")

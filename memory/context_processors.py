@@ -19,6 +19,7 @@ NAVIGATION = (
     ("people", "Users", "memory:user_list"),
     ("agents", "Agents", "memory:agent_list"),
     ("search", "Search", "memory:search"),
+    ("graph", "Graph", "memory:graph"),
     ("history", "History", "memory:history"),
 )
 

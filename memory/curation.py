@@ -67,6 +67,9 @@ ENGINE_ARGUMENTS = {
     "thread_ids": "thread_id",
     "roles": "role",
     "timestamps": "timestamp",
+    "relation_types": "relation_type",
+    "memory_types": "memory_type",
+    "statuses": "status",
 }
 """Engine argument names that differ from the form field they come from (the store's batch names)."""
 

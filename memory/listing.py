@@ -38,6 +38,36 @@ def id_filter(label: str) -> forms.CharField:
     return forms.CharField(label=label, required=False, max_length=512, widget=forms.TextInput(attrs=FILTER_ID_INPUT))
 
 
+def memory_type_filter() -> forms.MultipleChoiceField:
+    """Repeatable `memory_type`, a box to tick per type."""
+    return forms.MultipleChoiceField(
+        label="Type",
+        required=False,
+        choices=[(t, t) for t in MEMORY_TYPES],
+        widget=forms.CheckboxSelectMultiple(attrs=FILTER_CHECKBOX),
+    )
+
+
+def status_filter(statuses: dict[str, str]) -> forms.ChoiceField:
+    return forms.ChoiceField(
+        label="Status",
+        required=False,
+        choices=[("", "any"), *statuses.items()],
+        widget=forms.Select(attrs=FILTER_SELECT),
+    )
+
+
+def number_filter(label: str, low: int, high: int, help_text: str) -> forms.IntegerField:
+    return forms.IntegerField(
+        label=label,
+        required=False,
+        min_value=low,
+        max_value=high,
+        widget=forms.NumberInput(attrs=FILTER_INPUT),
+        help_text=help_text,
+    )
+
+
 class ListingForm(forms.Form):
     """Paging, common to every listing: an opaque cursor (the engine's, which checks it; the
     history's is an entry id) and a page size."""
@@ -81,18 +111,8 @@ class ThreadFilters(ListingForm):
 
 class MemoryFilters(ThreadFilters):
     q = text_filter("content, id or metadata")
-    memory_type = forms.MultipleChoiceField(
-        label="Type",
-        required=False,
-        choices=[(t, t) for t in MEMORY_TYPES],
-        widget=forms.CheckboxSelectMultiple(attrs=FILTER_CHECKBOX),
-    )
-    status = forms.ChoiceField(
-        label="Status",
-        required=False,
-        choices=[("", "any"), *STATUSES.items()],
-        widget=forms.Select(attrs=FILTER_SELECT),
-    )
+    memory_type = memory_type_filter()
+    status = status_filter(STATUSES)
     thread_id = id_filter("Thread")
     unscoped = forms.MultipleChoiceField(
         label="Unscoped",

@@ -5,6 +5,7 @@ from django.urls import path, register_converter
 from memory.converters import EngineIdConverter
 from memory.views import (
     cards,
+    graph,
     history,
     images,
     links,
@@ -49,6 +50,9 @@ urlpatterns = [
     path("links/<id:relation_id>/edit/", links.link_edit, name="link_edit"),
     path("links/<id:relation_id>/delete/", links.link_delete, name="link_delete"),
     path("search/", search.search, name="search"),
+    path("graph/", graph.graph_page, name="graph"),
+    path("graph/data/", graph.graph_data, name="graph_data"),
+    path("graph/node/<id:memory_id>/", graph.graph_node, name="graph_node"),
     path("history/", history.history, name="history"),
     path("history/<int:entry_id>/", history.history_entry, name="history_entry"),
     path("history/<int:entry_id>/revert/", history.history_revert, name="history_revert"),

@@ -41,6 +41,9 @@ def read_urls(world: World) -> dict[str, str]:
         "search": reverse("memory:search") + "?q=vegetarian&user_id=alice",
         "card_preview": reverse("memory:card_preview", args=[world.thread_id]),
         "memory_picks": reverse("memory:memory_picks") + "?q=alice",
+        "graph": reverse("memory:graph") + f"?user_id={world.user_id}",
+        "graph_data": reverse("memory:graph_data") + f"?user_id={world.user_id}",
+        "graph_node": reverse("memory:graph_node", args=[world.fact_id]),
     }
 
 

@@ -75,3 +75,56 @@ def build_world(memory: AgentMemory) -> World:
     )
     link_id = memory.link_records("fact-vegetarian", "fact", "fact-old", "fact", "supersedes")
     return World(message_ids=tuple(message_ids), link_id=link_id)
+
+
+GRAPH_RELATIONS = ("supports", "supports", "supports", "contradicts", "refines", "supersedes")
+
+
+def build_link_graph(
+    memory: AgentMemory, nodes: int, links: int, *, user_id: str = "graph-user", seed: int = 7
+) -> list[str]:
+    """A user's memory graph at scale, for the graph page's browser test and bench: `nodes`
+    memories (the four types in turn, a batch of 500 each, random unit embeddings so that nothing
+    is embedded) linked by `links` distinct pairs, most inside topics of about 50 memories, in
+    random directions, mostly `supports`, one in six a lifecycle link that makes its target
+    invalid. Written through the store in batches; returns the memory ids."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    store = memory.store
+    dimension = store.embedder.dim
+    ids = [f"{user_id}-{n}" for n in range(nodes)]
+    types: list[str] = []
+    for first in range(0, nodes, 500):
+        chunk = range(first, min(first + 500, nodes))
+        memory_type = ("fact", "preference", "guideline", "memory")[(first // 500) % 4]
+        vectors = rng.standard_normal((len(chunk), dimension)).astype(np.float32)
+        store.add(
+            [f"memory {n} about topic {n // 50}: note {n % 97}" for n in chunk],
+            memory_type,
+            embeddings=vectors / np.linalg.norm(vectors, axis=1, keepdims=True),
+            record_ids=[ids[n] for n in chunk],
+            user_ids=[user_id] * len(chunk),
+        )
+        types += [memory_type] * len(chunk)
+    pairs: dict[tuple[int, int], None] = {}
+    while len(pairs) < links:
+        source = int(rng.integers(nodes))
+        near = rng.random() < 0.85
+        target = int((source // 50) * 50 + rng.integers(50)) % nodes if near else int(rng.integers(nodes))
+        if source != target and (target, source) not in pairs:
+            pairs[(source, target)] = None
+    labels = rng.integers(len(GRAPH_RELATIONS), size=links)
+    relations = [
+        {
+            "source_record_id": ids[source],
+            "source_record_type": types[source],
+            "target_record_id": ids[target],
+            "target_record_type": types[target],
+            "relation_type": GRAPH_RELATIONS[label],
+        }
+        for (source, target), label in zip(pairs, labels.tolist(), strict=True)
+    ]
+    for first in range(0, links, 5000):
+        store.add_relations(relations[first : first + 5000])
+    return ids

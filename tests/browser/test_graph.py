@@ -1,0 +1,138 @@
+"""The link graph in a real browser: the demo world's graph is drawn, a click opens the side
+panel, a double-click adds a memory's neighbours, and graphs of 2,000 and 10,000 memories are
+drawn (the time to first draw is printed, not judged: the machine is noisy)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from playwright.sync_api import Page, expect
+
+from tests.web.world import build_link_graph
+
+CSP = "default-src 'self'; img-src 'self' data: blob:"
+DEMO_LINKS = (("supports", 1), ("supersedes", 2), ("refines", 3), ("contradicts", 4), ("duplicates", 5))
+
+
+@pytest.fixture
+def demo(agent_memory):
+    """The demo world, with links among alice's memories if the demo has none of its own."""
+    call_command("seed_demo", "--seed=1", "--end-date=2026-11-20")
+    if not agent_memory.memory_graph(user_id="alice").edges:
+        memories = agent_memory.list_memories(user_id="alice", limit=40)
+        for n, memory in enumerate(memories[: len(DEMO_LINKS) * 2]):
+            relation_type, step = DEMO_LINKS[n % len(DEMO_LINKS)]
+            other = memories[(n + step) % len(memories)]
+            agent_memory.link_records(memory.id, memory.record_type, other.id, other.record_type, relation_type)
+    return agent_memory
+
+
+def open_graph(page: Page, query: str, timeout: float = 30_000) -> None:
+    page.goto(f"/graph/?{query}")
+    expect(page.locator("#graph")).to_have_attribute("data-drawn", "true", timeout=timeout)
+
+
+def node_on_screen(page: Page, index: int = 0) -> tuple[float, float, str]:
+    """Where the index-th node is drawn, in page coordinates, and its id."""
+    return tuple(
+        page.evaluate(
+            """(index) => {
+                const node = window.oamGraph.cy.nodes()[index];
+                const at = node.renderedPosition();
+                const box = document.getElementById("graph").getBoundingClientRect();
+                return [box.x + at.x, box.y + at.y, node.id()];
+            }""",
+            index,
+        )
+    )
+
+
+def timings(page: Page) -> str:
+    """When the page started the graph, had its data, had built it and had drawn it (ms after navigation)."""
+    marks = page.evaluate(
+        "['start', 'fetched', 'built', 'drawn']"
+        ".map((name) => performance.getEntriesByName(`oam-graph-${name}`)[0].startTime)"
+    )
+    return ", ".join(
+        f"{name} {moment:,.0f}" for name, moment in zip(("script", "data", "built", "drawn"), marks, strict=True)
+    )
+
+
+def test_the_demo_graph_is_drawn_and_a_click_opens_the_side_panel(logged_in_page: Page, demo):
+    page = logged_in_page
+    violations = []
+    page.on("console", lambda message: "Content Security Policy" in message.text and violations.append(message.text))
+
+    def with_csp(route):
+        response = route.fetch()
+        route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
+
+    page.route(re.compile(r".*/graph/.*"), with_csp)
+    open_graph(page, "user_id=alice")
+
+    graph = demo.memory_graph(user_id="alice")
+    assert page.locator("#graph canvas").count() > 0
+    expect(page.locator("#graph-status")).to_have_text(
+        re.compile(rf"^{len(graph.nodes)} memories · {len(graph.edges)} links")
+    )
+    expect(page.get_by_role("link", name="alice")).to_have_attribute("href", "/users/alice/")
+    x, y, memory_id = node_on_screen(page)
+    page.mouse.click(x, y)
+    content = demo.get_memory(memory_id).content
+    expect(page.locator("#graph-panel")).to_contain_text(content[:60])
+    expect(page.locator("#graph-panel").get_by_role("link", name="Memory page")).to_be_visible()
+    assert violations == []
+
+
+def test_a_double_click_adds_the_neighbours_of_a_memory(logged_in_page: Page, demo):
+    page = logged_in_page
+    centre = next(edge.source_record_id for edge in demo.memory_graph(user_id="alice").edges)
+    neighbours = demo.memory_graph(memory_id=centre, hops=1).nodes
+    open_graph(page, f"memory_id={centre}&hops=0")
+    expect(page.locator("#graph")).to_have_attribute("data-nodes", "1")
+
+    x, y, memory_id = node_on_screen(page)
+    assert memory_id == centre
+    page.mouse.dblclick(x, y)
+
+    expect(page.locator("#graph")).to_have_attribute("data-nodes", str(len(neighbours)))
+    expect(page.locator("#graph-status")).to_contain_text("added")
+
+
+def test_find_goes_to_a_memory_by_its_text(logged_in_page: Page, demo):
+    page = logged_in_page
+    open_graph(page, "user_id=alice")
+    node = demo.memory_graph(user_id="alice").nodes[0]
+
+    page.get_by_label("Find a memory in the graph").fill(node.content[:25])
+    page.get_by_label("Find a memory in the graph").press("Enter")
+
+    expect(page.locator("#graph-status")).to_contain_text("Match 1 of")
+    expect(page.locator("#graph-panel")).to_contain_text(node.content[:25])
+
+
+@pytest.mark.parametrize("color_scheme", ["dark"])
+def test_the_png_export_downloads_an_image(logged_in_page: Page, demo):
+    page = logged_in_page
+    open_graph(page, "user_id=alice")
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="PNG").click()
+
+    assert download.value.suggested_filename == "link-graph.png"
+    assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(("nodes", "links"), [(2_000, 5_000), (10_000, 25_000)])
+def test_a_large_graph_is_drawn(logged_in_page: Page, agent_memory, nodes, links):
+    page = logged_in_page
+    build_link_graph(agent_memory, nodes, links, user_id="graph-user")
+
+    open_graph(page, f"user_id=graph-user&max_nodes={nodes}", timeout=120_000)
+
+    drawn = int(page.locator("#graph").get_attribute("data-nodes"))
+    assert drawn > nodes * 0.95  # the few memories that drew no link are no nodes
+    print(f"\nlink graph, {drawn:,} nodes / {links:,} links, ms after navigation: {timings(page)}")
