@@ -27,7 +27,8 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 
-from memory.engine import AgentMemory, ImageContent, RecordStatus, TextContent
+from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, TextContent
+from memory.engine.graph import relation_labels
 from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
 from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
 from memory.models import Action, CurationEntry, ObjectKind
@@ -444,15 +445,17 @@ class Curation:
         metadata: dict | None = None,
     ) -> CurationEntry:
         """Link two memories, source → target (a lifecycle type retires the target)."""
-        ends = {
-            name: self._memory_end(name, memory_id)
-            for name, memory_id in (("source_record_id", source_record_id), ("target_record_id", target_record_id))
-        }
+        source, target = self.check_link(
+            source_record_id=source_record_id,
+            target_record_id=target_record_id,
+            relation_type=relation_type,
+            opposite_relation_type=opposite_relation_type,
+        )
         relation_id = self.memory.link_records(
             source_record_id,
-            ends["source_record_id"].record_type,
+            source.record_type,
             target_record_id,
-            ends["target_record_id"].record_type,
+            target.record_type,
             relation_type,
             **({"opposite_relation_type": opposite_relation_type} if opposite_relation_type else {}),
             **({"metadata": metadata} if metadata is not None else {}),
@@ -466,6 +469,30 @@ class Curation:
             after=relation_to_json(relation),
         )
 
+    def check_link(
+        self,
+        *,
+        source_record_id: str,
+        target_record_id: str,
+        relation_type: str,
+        opposite_relation_type: str | None = None,
+    ) -> tuple[Any, Any]:
+        """The two memories of a link the store would make, or the reason it would not (a missing
+        end, a memory linked to itself, labels the engine refuses, a pair already linked: one link
+        per pair, either way), so that a preview never promises a link its confirmation refuses."""
+        source = self._memory_end("source_record_id", source_record_id)
+        target = self._memory_end("target_record_id", target_record_id)
+        if source_record_id == target_record_id:
+            raise CurationError("target_record_id is the source: a memory cannot be linked to itself")
+        relation_labels(relation_type, opposite_relation_type or NOT_SET)
+        for link in self.memory.list_relations(record_id=source_record_id, limit=None):
+            if target_record_id in (link.source_record_id, link.target_record_id):
+                raise CurationError(
+                    f"target_record_id is already linked to the source ({link.label_from(source_record_id)}): "
+                    "one link per pair of memories; edit that link instead"
+                )
+        return source, target
+
     def _memory_end(self, name: str, memory_id: str) -> Any:
         try:
             return self.memory.get_memory(memory_id)
@@ -475,10 +502,11 @@ class Curation:
     def update_link(self, relation_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
         """Retype a link (`relation_type`, `opposite_relation_type`) or change its `metadata`."""
         before = self.memory.get_relation(relation_id)
-        if fields.get("relation_type", before.relation_type) in BUILTIN_RELATIONS or not fields.get(
-            "opposite_relation_type"
-        ):
-            fields.pop("opposite_relation_type", None)  # a built-in type has its own; empty: the same label
+        relation_type = fields.get("relation_type", before.relation_type)
+        if relation_type in BUILTIN_RELATIONS:
+            fields.pop("opposite_relation_type", None)  # a built-in type has its fixed opposite
+        elif "opposite_relation_type" in fields and not fields["opposite_relation_type"]:
+            fields["opposite_relation_type"] = relation_type  # left empty: it reads the same both ways
         changes = differences(before, fields)
         if not changes:
             return None

@@ -8,6 +8,7 @@ the field they name (`memory.curation.field_errors`).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import datetime
 from typing import Any
@@ -19,6 +20,9 @@ from memory.engine import ImageMimeType, RecordStatus, SearchResultFormatConfig,
 from memory.engine.filters import parse_filter
 from memory.engine.ttl import normalize_timestamp
 from memory.engine.types import MEMORY_TYPES, SEARCHABLE_TYPES
+
+SCOPES = {"user_id": "no user", "agent_id": "no agent", "thread_id": "no thread"}
+"""The scope dimensions a record can have none of, as an `unscoped` choice reads."""
 
 ID_WIDGET = {"spellcheck": "false", "autocomplete": "off", "class": "form-control font-monospace"}
 
@@ -330,6 +334,13 @@ class SearchForm(forms.Form):
     exact_user_match = optional_flag("Only this user", "Client: always.")
     exact_agent_match = optional_flag("Only this agent", "Client: no; thread: yes.")
     exact_thread_match = optional_flag("Only this thread", "Default: no.")
+    unscoped = forms.MultipleChoiceField(
+        label="Only records with",
+        required=False,
+        choices=list(SCOPES.items()),
+        widget=forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"}),
+        help_text="The engine's None for that id: records without one.",
+    )
     record_types = forms.MultipleChoiceField(
         label="Record types",
         required=False,
@@ -362,9 +373,22 @@ class SearchForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        if data.get("layer") == "thread" and not data.get("thread_id"):
+        thread_layer = data.get("layer") == "thread"
+        if thread_layer and not data.get("thread_id"):
             self.add_error("thread_id", "A thread's search needs the thread.")
+        for name in data.get("unscoped") or ():
+            if thread_layer and name == "thread_id":
+                self.add_error("unscoped", "A thread's search is within its thread.")
+            elif data.get(name):
+                self.add_error(name, f"Give a value or tick “{SCOPES[name]}”, not both.")
+            elif data.get(f"exact_{name.removesuffix('_id')}_match") is False:
+                self.add_error("unscoped", f"Records with {SCOPES[name]} are found by an exact match only.")
         return data
+
+    def needs_user(self) -> bool:
+        """A client search without its user: the engine's requirement, asked of the person instead."""
+        data = self.cleaned_data
+        return data.get("layer") != "thread" and not data.get("user_id") and "user_id" not in data.get("unscoped", ())
 
     def search_arguments(self) -> dict[str, Any]:
         """The keyword arguments of the search call (the query is positional)."""
@@ -385,6 +409,9 @@ class SearchForm(forms.Form):
         for name in ("user_id", "agent_id") if data.get("layer") == "thread" else ("user_id", "agent_id", "thread_id"):
             if data.get(name):
                 arguments[name] = data[name]
+        for name in data.get("unscoped") or ():
+            arguments[name] = None  # the engine's "records without one", matched exactly
+            arguments[f"exact_{name.removesuffix('_id')}_match"] = True
         if data.get("record_types"):
             arguments["record_types"] = data["record_types"]
         if data.get("strategy"):
@@ -445,9 +472,24 @@ def opposite_type_field() -> forms.CharField:
     )
 
 
-class LinkForm(forms.Form):
-    """A new link between two memories, with the engine's names. `confirm` is set once the
-    person has seen what the link does to the memories' status."""
+class PreviewedForm(forms.Form):
+    """A change shown before it is made. `confirm` carries a digest of the values the person saw
+    in the preview: a change of any of them after it shows the preview again instead of making
+    a change nobody saw the effect of."""
+
+    confirm = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def preview_digest(self) -> str:
+        values = {name: self.cleaned_data.get(name) for name in self.fields if name != "confirm"}
+        return hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+    def confirmed(self) -> bool:
+        """Confirmed after a preview of exactly these values."""
+        return self.cleaned_data.get("confirm") == self.preview_digest()
+
+
+class LinkForm(PreviewedForm):
+    """A new link between two memories, with the engine's names."""
 
     source_record_id = id_field("Source memory", help_text="The memory the link goes from: type to find one.")
     target_record_id = id_field(
@@ -456,7 +498,6 @@ class LinkForm(forms.Form):
     relation_type = relation_type_field()
     opposite_relation_type = opposite_type_field()
     metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.", rows=3)
-    confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -468,8 +509,7 @@ class LinkForm(forms.Form):
         return {name: value for name, value in self.cleaned_data.items() if name != "confirm"}
 
 
-class LinkEditForm(VersionedForm):
+class LinkEditForm(PreviewedForm, VersionedForm):
     relation_type = relation_type_field()
     opposite_relation_type = opposite_type_field()
     metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.", rows=3)
-    confirm = forms.BooleanField(required=False, widget=forms.HiddenInput)

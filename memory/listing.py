@@ -18,16 +18,13 @@ from django import forms
 from django.http import QueryDict
 
 from memory.engine.types import MEMORY_TYPES
-from memory.forms import ID_WIDGET, MetadataFilterField
+from memory.forms import ID_WIDGET, SCOPES, MetadataFilterField
 from memory.models import Action, CurationEntry, ObjectKind
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 STATUSES = {"valid": "valid", "invalid": "invalid", "expired": "expired, awaiting purge"}
 ORDERS = {"newest": "newest stored first", "oldest": "oldest stored first"}
-SCOPES = {"user_id": "no user", "agent_id": "no agent", "thread_id": "no thread"}
-
-
 FILTER_INPUT = {"class": "form-control form-control-sm"}
 FILTER_ID_INPUT = {**ID_WIDGET, "class": "form-control form-control-sm font-monospace"}
 FILTER_SELECT = {"class": "form-select form-select-sm"}

@@ -203,6 +203,8 @@ def record_url(record: Any) -> str:
         return path_to("memory:image_detail", record.id)
     if record_type == "thread":
         return path_to("memory:thread_detail", record.id)
+    if record_type in ("user_profile", "agent_profile"):  # a profile's id is its owner's
+        return path_to(f"memory:{record_type.removesuffix('_profile')}_detail", record.id)
     return ""
 
 
@@ -263,8 +265,11 @@ def field_group(field: Any) -> SafeString:
     errors and help tied to the widget (aria-describedby). A tag rather than an included template:
     the search form has twenty fields, and an include costs each one a twentieth of a millisecond."""
     auto_id = escaped(field.auto_id)
-    errors = "".join(
-        f'<div class="invalid-feedback d-block" id="{auto_id}_error">{escaped(error)}</div>' for error in field.errors
+    errors = field.errors
+    errors = (
+        f'<div class="invalid-feedback d-block" id="{auto_id}_error">{" ".join(escaped(e) for e in errors)}</div>'
+        if errors
+        else ""
     )
     help_text = (
         f'<div class="form-text" id="{auto_id}_helptext">{escaped(field.help_text)}</div>' if field.help_text else ""

@@ -16,6 +16,8 @@ from memory.models import ObjectKind
 from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
 
 PICKS = 10
+LINK_CHECKED = ("source_record_id", "target_record_id", "relation_type", "opposite_relation_type")
+"""What decides whether the store makes a link (its metadata is any JSON object)."""
 
 
 def memory_url(memory_id: str) -> str:
@@ -40,7 +42,7 @@ def ends(source_id: str | None, target_id: str | None) -> list[tuple[str, str, o
 @require_http_methods(["GET", "POST"])
 def link_create(request: HttpRequest) -> HttpResponse:
     """A new link. `?source_record_id=` pre-fills the source. The first POST shows what the link
-    will do (which memory becomes invalid); the second, confirmed, makes it."""
+    will do (which memory becomes invalid); a POST confirming exactly that preview makes it."""
     initial = {name: request.GET[name] for name in ("source_record_id", "target_record_id") if request.GET.get(name)}
     form = LinkForm(request.POST or None, initial=initial)
     context = {"form": form, "relation_types": BUILTIN_RELATIONS}
@@ -48,16 +50,17 @@ def link_create(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         service = curation(request)
         if form.is_valid():
-            data = form.cleaned_data
+            data = form.link_arguments()
             try:
-                if data["confirm"]:
-                    service.create_link(**form.link_arguments())
+                if form.confirmed():
+                    service.create_link(**data)
                     messages.success(request, "Linked the memories.")
                     return redirect(memory_url(data["source_record_id"]))
-                context["effects"] = service.link_effects(add=(data["target_record_id"], data["relation_type"]))
-                context["preview"] = True
-            except KeyError:
-                form.add_error("target_record_id", "No such memory.")
+                service.check_link(**{name: data[name] for name in LINK_CHECKED})
+                context.update(
+                    effects=service.link_effects(add=(data["target_record_id"], data["relation_type"])),
+                    preview=form.preview_digest(),
+                )
             except ValueError as error:
                 refuse(form, error)
         if form.errors:
@@ -79,7 +82,11 @@ def link_edit(request: HttpRequest, relation_id: str) -> HttpResponse:
         return gone(request, ObjectKind.LINK, relation_id)
     initial = {
         "relation_type": relation.relation_type,
-        "opposite_relation_type": relation.opposite_relation_type,
+        # A built-in type's opposite is fixed: an empty field, so that a retype to a label of
+        # one's own does not carry it over.
+        "opposite_relation_type": ""
+        if relation.relation_type in BUILTIN_RELATIONS
+        else relation.opposite_relation_type,
         "metadata": relation.metadata,
         "version": relation.version,
     }
@@ -92,12 +99,13 @@ def link_edit(request: HttpRequest, relation_id: str) -> HttpResponse:
     }
     if request.method != "POST":
         return render_page(request, "links/form.html", context)
-    if form.is_valid() and not form.cleaned_data["confirm"]:
+    if form.is_valid() and not form.confirmed():
         new_type = form.cleaned_data["relation_type"]
         if new_type != relation.relation_type:
             effects = service.link_effects(add=(relation.target_record_id, new_type), remove=relation)
             if effects:  # say what the retype does, and ask again
-                return render_page(request, "links/form.html", {**context, "effects": effects, "preview": True})
+                context.update(effects=effects, preview=form.preview_digest())
+                return render_page(request, "links/form.html", context)
     refused, result = submit(
         request,
         form,
@@ -146,7 +154,7 @@ def link_delete(request: HttpRequest, relation_id: str) -> HttpResponse:
 @require_GET
 def memory_picks(request: HttpRequest) -> HttpResponse:
     """Suggestions for a memory field (a datalist): memories whose content, id or metadata holds
-    what was typed, newest first."""
+    what was typed, newest first. The page sends the field being typed in, alone."""
     typed = next((value for value in request.GET.values() if value.strip()), "")[:500]
     picks = engine().list_memories(text=typed, limit=PICKS, newest_first=True) if typed else []
     return render_page(request, "links/picks.html", {"picks": picks})

@@ -15,6 +15,9 @@ from memory.engine import SearchResult, SearchStrategy, estimate_tokens
 from memory.forms import SearchForm
 from memory.views.common import engine, refuse, render_page
 
+USERS_OFFERED = 24
+"""Users offered to a client search that names none (the top bar's)."""
+
 
 @dataclass(frozen=True)
 class Formatted:
@@ -40,7 +43,10 @@ def searcher(form: SearchForm) -> tuple[Callable[..., list[SearchResult]], str]:
     memory = engine()
     if form.cleaned_data.get("layer") == "thread":
         thread_id = form.cleaned_data["thread_id"]
-        return memory.get_thread(thread_id).search, f"Thread.search of {thread_id}"
+        try:
+            return memory.get_thread(thread_id).search, f"Thread.search of {thread_id}"
+        except KeyError:
+            raise ValueError(f"thread_id names no thread: {thread_id!r}") from None
     return memory.search, "AgentMemory.search"
 
 
@@ -50,10 +56,9 @@ def timed(search: Callable[..., list[SearchResult]], query: str, arguments: dict
     return results, (time.perf_counter() - started) * 1000
 
 
-def compare(search: Callable[..., list[SearchResult]], query: str, arguments: dict) -> tuple[list, dict]:
-    """The query under every strategy: rows in the searched strategy's order, then the records
+def compare(search: Callable[..., list[SearchResult]], query: str, arguments: dict, chosen: str) -> tuple[list, dict]:
+    """The query under every strategy: rows in the `chosen` strategy's order, then the records
     only the others found; and each strategy's engine time."""
-    chosen = arguments.get("strategy") or SearchStrategy.HYBRID.value
     runs, elapsed = {}, {}
     for strategy in SearchStrategy:
         runs[strategy.value], elapsed[strategy.value] = timed(search, query, {**arguments, "strategy": strategy})
@@ -71,36 +76,45 @@ def compare(search: Callable[..., list[SearchResult]], query: str, arguments: di
     return rows, elapsed
 
 
+def run_search(form: SearchForm, *, comparing: bool) -> dict:
+    """The search the form describes, each result formatted as an agent receives it, and the
+    strategies compared when asked; the engine's ValueErrors pass through, for the form."""
+    query, arguments = form.cleaned_data["q"], form.search_arguments()
+    search_call, layer = searcher(form)
+    own_strategy = engine().store.search_strategy.value
+    strategy = arguments.get("strategy") or own_strategy
+    results, elapsed = timed(search_call, query, arguments)
+    config = form.format_config()
+    formatted = [Formatted(r, text := r.format_content(config), estimate_tokens(text)) for r in results]
+    found = {
+        "results": formatted,
+        "elapsed": elapsed,
+        "layer": layer,
+        "strategy": strategy if "strategy" in arguments else f"{strategy} (the store's)",
+        "total_tokens": sum(item.tokens for item in formatted),
+    }
+    if comparing:
+        found["comparison"], found["compared_in"] = compare(search_call, query, arguments, strategy)
+    return found
+
+
 @viewer_required
 @vary_on_headers("HX-Request")
 def search(request: HttpRequest) -> HttpResponse:
     """A GET: the URL holds every parameter, so a search is a link to share. The engine's errors
-    (a bad filter, a client search without a user) are the form's."""
+    (a bad filter, a thread that is not there) are the form's; a client search without its user
+    (the top bar's) asks whom to search as."""
     form = SearchForm(request.GET or None)
     valid = form.is_bound and form.is_valid()
     # The query as a name of its own: a template's lookup of form.cleaned_data first tries
     # form["cleaned_data"], a KeyError that Django words at length, once for each result.
     context: dict = {"form": form, "query": form.cleaned_data.get("q", "") if form.is_bound else ""}
-    if valid:
-        query, arguments = form.cleaned_data["q"], form.search_arguments()
+    if valid and form.needs_user():
+        context["users"] = engine().list_users(limit=USERS_OFFERED)
+    elif valid:
         try:
-            search_call, layer = searcher(form)
-            results, elapsed = timed(search_call, query, arguments)
-            if request.GET.get("compare"):
-                context["comparison"], context["compared_in"] = compare(search_call, query, arguments)
-        except KeyError:
-            form.add_error("thread_id", f"No thread {form.cleaned_data['thread_id']!r}.")
+            context.update(run_search(form, comparing=bool(request.GET.get("compare"))))
         except ValueError as error:
             refuse(form, error)
-        else:
-            config = form.format_config()
-            formatted = [Formatted(r, text := r.format_content(config), estimate_tokens(text)) for r in results]
-            context.update(
-                results=formatted,
-                elapsed=elapsed,
-                layer=layer,
-                strategy=arguments.get("strategy") or "hybrid (the store's)",
-                total_tokens=sum(item.tokens for item in formatted),
-            )
     status = 400 if form.errors else 200
     return render_page(request, "search/page.html", context, fragment="results", status=status)

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.urls import reverse
+
+from memory.templatetags.oam import record_url
 
 from .world import World, build_world
 
@@ -23,7 +27,11 @@ def test_the_card_shows_each_section_its_tokens_and_the_records_it_chose(viewer_
     html = response.content.decode()
     card = response.context["card"]
     assert response.status_code == 200
-    assert card.results and [result.id for result in card.results][:1]
+    assert card.results
+    rows = re.findall(
+        r"<tr>\s*<td>(\d+)</td>\s*<td><span class=\"badge oam-type\">[^<]*</span> <a href=\"([^\"]+)\"", html
+    )
+    assert rows == [(str(rank), record_url(result.record)) for rank, result in enumerate(card.results, 1)]
     assert len(card.recent_messages) == 2
     assert "Relevant information, in card order" in html and "The card as the agent gets it" in html
     assert response.context["tokens"] > 0

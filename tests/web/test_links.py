@@ -26,6 +26,13 @@ def status(agent_memory, memory_id: str) -> str:
     return agent_memory.get_memory(memory_id).status.value
 
 
+def confirmed(client, url: str, fields: dict):
+    """Post the fields, then confirm the preview they got (when the page showed one)."""
+    response = client.post(url, fields)
+    digest = response.context and response.context.get("preview")
+    return client.post(url, {**fields, "confirm": digest}) if digest else response
+
+
 def test_the_form_takes_its_source_from_the_query_and_shows_it_by_content(curator_client, world, agent_memory):
     response = curator_client.get(CREATE, {"source_record_id": world.fact_id})
 
@@ -33,13 +40,15 @@ def test_the_form_takes_its_source_from_the_query_and_shows_it_by_content(curato
     assert agent_memory.get_memory(world.fact_id).content in response.content.decode()
 
 
-def test_the_ends_of_a_link_are_shown_by_content_or_said_missing(curator_client, world, agent_memory):
-    preview = curator_client.post(
+def test_the_ends_of_a_link_are_shown_by_content(curator_client, world, agent_memory):
+    refused = curator_client.post(
         CREATE, {"source_record_id": "fact-new", "target_record_id": "nothing-here", "relation_type": "supports"}
-    ).content.decode()
+    )
     deletion = curator_client.get(reverse("memory:link_delete", args=[world.link_id])).content.decode()
 
-    assert "Alice avoids meat." in preview and "<code>nothing-here</code>" in preview and "no such memory" in preview
+    assert refused.status_code == 400
+    assert "names no memory" in refused.context["form"].errors["target_record_id"][0]
+    assert "Alice avoids meat." in refused.content.decode()  # the source, still shown by its content
     assert agent_memory.get_memory(world.fact_id).content in deletion
     assert agent_memory.get_memory(world.old_fact_id).content in deletion
 
@@ -57,7 +66,7 @@ def test_a_supersedes_link_is_previewed_then_made_and_retires_its_target(curator
     assert "will become <strong>invalid</strong>" in preview.content.decode()
     assert status(agent_memory, world.fact_id) == "valid"  # nothing made yet
 
-    response = curator_client.post(CREATE, {**fields, "confirm": "on"})
+    response = curator_client.post(CREATE, {**fields, "confirm": preview.context["preview"]})
 
     assert response.status_code == 302
     assert status(agent_memory, world.fact_id) == "invalid"
@@ -66,9 +75,24 @@ def test_a_supersedes_link_is_previewed_then_made_and_retires_its_target(curator
     assert entry.after["relation_type"] == "supersedes"
 
 
+def test_a_field_changed_after_the_preview_is_previewed_again(curator_client, world, agent_memory):
+    fields = {"source_record_id": "fact-new", "target_record_id": world.fact_id, "relation_type": "supports"}
+    preview = curator_client.post(CREATE, fields)
+    assert "No memory changes status." in preview.content.decode()
+
+    changed = curator_client.post(
+        CREATE, {**fields, "relation_type": "supersedes", "confirm": preview.context["preview"]}
+    )
+
+    assert changed.status_code == 200
+    assert "will become <strong>invalid</strong>" in changed.content.decode()
+    assert not agent_memory.list_relations(record_id="fact-new")
+    assert status(agent_memory, world.fact_id) == "valid"
+
+
 def test_undoing_a_link_deletes_it_and_the_target_is_valid_again(curator_client, world, agent_memory):
     fields = {"source_record_id": "fact-new", "target_record_id": world.fact_id, "relation_type": "duplicates"}
-    curator_client.post(CREATE, {**fields, "confirm": "on"})
+    confirmed(curator_client, CREATE, fields)
 
     curator_client.post(reverse("memory:history_revert", args=[CurationEntry.objects.get().pk]))
 
@@ -82,9 +106,8 @@ def test_a_custom_label_reads_back_with_its_opposite(curator_client, world, agen
         "target_record_id": world.fact_id,
         "relation_type": "inspired",
         "opposite_relation_type": "inspired_by",
-        "confirm": "on",
     }
-    curator_client.post(CREATE, fields)
+    confirmed(curator_client, CREATE, fields)
 
     [link] = agent_memory.list_relations(record_id="fact-new")
     assert (link.relation_type, link.opposite_relation_type) == ("inspired", "inspired_by")
@@ -97,8 +120,13 @@ def test_a_custom_label_reads_back_with_its_opposite(curator_client, world, agen
     ("fields", "field", "message"),
     [
         ({"source_record_id": "nope", "target_record_id": "fact-new"}, "source_record_id", "names no memory"),
-        ({"source_record_id": "fact-new", "target_record_id": "fact-new"}, None, "itself"),
-        ({"source_record_id": "fact-vegetarian", "target_record_id": "fact-old"}, None, "already linked"),
+        ({"source_record_id": "fact-new", "target_record_id": "fact-new"}, "target_record_id", "itself"),
+        ({"source_record_id": "fact-old", "target_record_id": "fact-vegetarian"}, "target_record_id", "already linked"),
+        (
+            {"source_record_id": "fact-new", "target_record_id": "fact-old", "opposite_relation_type": "x"},
+            None,
+            "built in",
+        ),
         ({"source_record_id": "fact-new", "target_record_id": ""}, "target_record_id", "required"),
         (
             {"source_record_id": "fact-new", "target_record_id": "fact-old", "relation_type": ""},
@@ -107,10 +135,11 @@ def test_a_custom_label_reads_back_with_its_opposite(curator_client, world, agen
         ),
     ],
 )
-def test_bad_links_are_form_errors_and_nothing_is_linked(curator_client, world, agent_memory, fields, field, message):
+def test_bad_links_are_form_errors_before_any_preview(curator_client, world, agent_memory, fields, field, message):
+    """Refused when first posted: the preview never promises a link its confirmation refuses."""
     before = len(agent_memory.list_relations())
 
-    response = curator_client.post(CREATE, {"relation_type": "supports", **fields, "confirm": "on"})
+    response = curator_client.post(CREATE, {"relation_type": "supports", **fields})
 
     assert response.status_code == 400
     assert message in response.content.decode()
@@ -129,7 +158,7 @@ def test_retyping_a_link_says_the_target_comes_back_then_does_it(curator_client,
     assert "will become <strong>valid</strong> again" in preview.content.decode()
     assert status(agent_memory, world.old_fact_id) == "invalid"
 
-    curator_client.post(url, {**fields, "confirm": "on"})
+    curator_client.post(url, {**fields, "confirm": preview.context["preview"]})
 
     assert agent_memory.get_relation(world.link_id).relation_type == "supports"
     assert status(agent_memory, world.old_fact_id) == "valid"
@@ -137,6 +166,25 @@ def test_retyping_a_link_says_the_target_comes_back_then_does_it(curator_client,
     curator_client.post(reverse("memory:history_revert", args=[entry.pk]))
     assert agent_memory.get_relation(world.link_id).relation_type == "supersedes"
     assert status(agent_memory, world.old_fact_id) == "invalid"
+
+
+def test_retyping_to_a_label_of_ones_own_reads_the_same_both_ways_unless_told(curator_client, world, agent_memory):
+    url = reverse("memory:link_edit", args=[world.link_id])
+    form = curator_client.get(url).context["form"]
+    assert form["opposite_relation_type"].value() == ""  # not the built-in's fixed opposite
+
+    fields = {
+        "relation_type": "related",
+        "opposite_relation_type": "",
+        "metadata": "",
+        "version": form.initial["version"],
+    }
+    confirmed(curator_client, url, fields)
+    link = agent_memory.get_relation(world.link_id)
+    assert (link.relation_type, link.opposite_relation_type) == ("related", "related")
+
+    confirmed(curator_client, url, {**fields, "opposite_relation_type": "relates_back", "version": link.version})
+    assert agent_memory.get_relation(world.link_id).opposite_relation_type == "relates_back"
 
 
 def test_a_links_metadata_is_saved_without_a_preview(curator_client, world, agent_memory):

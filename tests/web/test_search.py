@@ -113,6 +113,20 @@ def test_the_linked_tree_is_labelled_from_each_parent_and_marks_invalid_memories
     assert "text-bg-warning" in html  # the invalid fact's badge
 
 
+def test_a_thread_search_takes_owners_but_not_a_thread_id(viewer_client, world, monkeypatch):
+    from memory.engine.thread import Thread
+
+    calls = []
+    real = Thread.search
+    monkeypatch.setattr(
+        Thread, "search", lambda self, *a, **k: calls.append((self.thread_id, k)) or real(self, *a, **k)
+    )
+
+    search(viewer_client, q="hotel", layer="thread", thread_id=world.thread_id, user_id="bob", agent_id="other")
+
+    assert calls == [(world.thread_id, {"user_id": "bob", "agent_id": "other"})]
+
+
 def test_the_formatted_content_follows_the_toggles(viewer_client, world):
     query = {"q": "vegetarian", "user_id": "alice", "record_types": "fact", "max_results": "1"}
     default = search(viewer_client, **query).context["results"][0]
@@ -141,34 +155,73 @@ def test_compare_strategies_shows_each_strategys_ranks(viewer_client, world):
 
     rows = response.context["comparison"]
     assert set(response.context["compared_in"]) == {"vector", "keyword", "hybrid"}
-    assert rows[0].ranks["hybrid"] == 1
+    assert [row.ranks["hybrid"] for row in rows[:3]] == [1, 2, 3]  # in the searched strategy's order
+    for row in rows:
+        for name, rank in row.ranks.items():
+            expected = None if rank is None or row.ranks["hybrid"] is None else row.ranks["hybrid"] - rank
+            assert row.moves[name] == expected
     assert "Ranks by strategy" in response.content.decode()
+
+
+def test_compare_orders_by_the_strategy_searched(viewer_client, world):
+    response = search(viewer_client, q="vegetarian", user_id="alice", compare="1", strategy="keyword")
+
+    keyword_first = [row.ranks["keyword"] for row in response.context["comparison"] if row.ranks["keyword"]]
+    assert keyword_first == sorted(keyword_first) and keyword_first[0] == 1
+    assert response.context["strategy"] == "keyword"
 
 
 @pytest.mark.parametrize(
     ("query", "field", "message"),
     [
-        ({"q": "tea"}, "user_id", "requires user_id"),
         ({"q": "tea", "user_id": "alice", "metadata_filter": '{"a": {"$bogus": 1}}'}, "metadata_filter", "$bogus"),
         ({"q": "tea", "user_id": "alice", "num_hops": "9"}, "num_hops", "less than or equal to 5"),
         ({"q": "tea", "user_id": "alice", "strategy": "fuzzy"}, "strategy", "Select a valid choice"),
         ({"q": "tea", "layer": "thread"}, "thread_id", "needs the thread"),
-        ({"q": "tea", "layer": "thread", "thread_id": "nope"}, "thread_id", "No thread"),
-        ({"q": "tea", "user_id": "alice", "exact_user_match": "false"}, None, "exact_user_match=True"),
+        ({"q": "tea", "layer": "thread", "thread_id": "nope"}, "thread_id", "names no thread"),
+        ({"q": "tea", "user_id": "alice", "exact_user_match": "false"}, "exact_user_match", "exact_user_match=True"),
+        ({"q": "tea", "user_id": "alice", "record_types": "thread"}, "record_types", "Select a valid choice"),
+        ({"q": "tea", "user_id": "alice", "unscoped": "user_id"}, "user_id", "not both"),
+        ({"q": "tea", "layer": "thread", "thread_id": "x", "unscoped": "thread_id"}, "unscoped", "within its thread"),
+        ({"q": "tea", "user_id": "a", "unscoped": "agent_id", "exact_agent_match": "false"}, "unscoped", "exact"),
     ],
 )
 def test_the_engines_errors_are_form_errors(viewer_client, world, query, field, message):
     response = search(viewer_client, status=400, **query)
 
-    assert message in response.content.decode()
+    assert message in response.content.decode()  # shown on the page, not only kept in the form
     if field:
         assert field in response.context["form"].errors
 
 
-def test_a_query_without_a_user_offers_the_text_of_every_memory(viewer_client, world):
-    html = search(viewer_client, status=400, q="vegetarian").content.decode()
+def test_a_query_without_a_user_asks_whom_to_search_as(viewer_client, world):
+    """The top bar's search sends only q: the page offers the users, the records without one,
+    and the text of every memory, rather than an error."""
+    html = search(viewer_client, q="vegetarian").content.decode()
 
+    assert 'href="?q=vegetarian&amp;user_id=alice"' in html
+    assert 'href="?q=vegetarian&amp;unscoped=user_id"' in html
     assert reverse("memory:memory_list") + "?q=vegetarian" in html
+
+
+def test_records_without_a_user_are_searched_with_the_engines_none(viewer_client, world, agent_memory, monkeypatch):
+    agent_memory.add_memory("Tea is served at five.", memory_type="fact", autonomous_linking=False)
+    calls = []
+    real = agent_memory.search
+    monkeypatch.setattr(agent_memory, "search", lambda *a, **k: calls.append(k) or real(*a, **k))
+
+    response = search(viewer_client, q="tea", unscoped=["user_id", "agent_id"])
+
+    assert calls == [{"user_id": None, "exact_user_match": True, "agent_id": None, "exact_agent_match": True}]
+    assert [item.result.record.content for item in response.context["results"]] == ["Tea is served at five."]
+
+
+def test_a_profile_result_opens_its_owners_page(viewer_client, world, agent_memory):
+    agent_memory.add_user("alice", "Alice likes quiet hotels.")
+
+    html = search(viewer_client, q="quiet hotels", user_id="alice", record_types="user_profile").content.decode()
+
+    assert f'href="{reverse("memory:user_detail", args=["alice"])}">Open</a>' in html
 
 
 def test_htmx_searches_return_the_results_alone(viewer_client, world):
