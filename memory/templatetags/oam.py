@@ -1,6 +1,7 @@
 """Template helpers for records: times, ids, metadata chips, status badges, links and highlights.
 
-Everything that writes HTML escapes the user's content first (format_html / conditional_escape).
+Everything that writes HTML escapes the user's content first (`escaped`, conditional_escape
+without its per-call wrapper: a results page writes thousands of values).
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from django import forms, template
 from django.forms.widgets import Input
 from django.urls import get_script_prefix, reverse
 from django.utils.functional import Promise
-from django.utils.html import conditional_escape, escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from memory.converters import EngineIdConverter
@@ -95,11 +95,9 @@ def when(value: Any, *, now: datetime | None = None) -> SafeString:
     if moment is None:
         return NOTHING
     exact = moment.astimezone(UTC)
-    return format_html(
-        '<time datetime="{}" title="{}">{}</time>',
-        exact.isoformat(),
-        f"{exact:%Y-%m-%d %H:%M:%S} UTC",
-        relative(exact, now or datetime.now(UTC)),
+    return mark_safe(
+        f'<time datetime="{exact.isoformat()}" title="{exact:%Y-%m-%d %H:%M:%S} UTC">'
+        f"{relative(exact, now or datetime.now(UTC))}</time>"
     )
 
 
@@ -141,7 +139,7 @@ def metadata_chips(metadata: Any, limit: int = 12, width: int = 60) -> SafeStrin
     chips = []
     for key, value in list(metadata.items())[:limit]:
         text = as_json(value)
-        key, shown, text = escape(key), escape(clip(text, width)), escape(text)
+        key, shown, text = escaped(key), escaped(clip(text, width)), escaped(text)
         chips.append(
             f'<span class="oam-chip" title="{key}: {text}"><span class="oam-chip-key">{key}</span> {shown}</span>'
         )
@@ -178,16 +176,18 @@ STATE_CLASSES = {
 }
 
 
+STATE_TITLES = {
+    "invalid": "Kept as history: flagged invalid, or superseded, refined or duplicated by another memory.",
+    "expired": "Past its expiry: invisible to reads, deleted at the next purge.",
+    "expiring": "Expires within a week.",
+}
+
+
 @register.simple_tag
 def status_badge(record: Any) -> SafeString:
     state = effective_state(record)
-    titles = {
-        "invalid": "Kept as history: flagged invalid, or superseded, refined or duplicated by another memory.",
-        "expired": "Past its expiry: invisible to reads, deleted at the next purge.",
-        "expiring": "Expires within a week.",
-    }
-    return format_html(
-        '<span class="badge rounded-pill {}" title="{}">{}</span>', STATE_CLASSES[state], titles.get(state, ""), state
+    return mark_safe(
+        f'<span class="badge rounded-pill {STATE_CLASSES[state]}" title="{STATE_TITLES.get(state, "")}">{state}</span>'
     )
 
 
@@ -218,12 +218,12 @@ def highlight(text: Any, query: Any, autoescape: bool = True) -> SafeString:
     """The text, escaped, with each case-insensitive occurrence of `query` in <mark>."""
     text = str(text or "")
     query = str(query or "").strip()
-    escape = conditional_escape if autoescape else str
+    write = escaped if autoescape else str
     if not query:
-        return mark_safe(escape(text))
+        return mark_safe(write(text))
     pieces = re.split(f"({re.escape(query)})", text, flags=re.IGNORECASE)
     return mark_safe(
-        "".join(f"<mark>{escape(piece)}</mark>" if i % 2 else str(escape(piece)) for i, piece in enumerate(pieces))
+        "".join(f"<mark>{write(piece)}</mark>" if i % 2 else write(piece) for i, piece in enumerate(pieces))
     )
 
 
@@ -259,24 +259,46 @@ def escaped(value: Any) -> str:
     return value.__html__() if hasattr(value, "__html__") else html.escape(str(value))
 
 
+def errors_html(field: Any) -> str:
+    """A field's errors in one element, which its widget's aria-describedby names."""
+    if not field.errors:
+        return ""
+    return (
+        f'<div class="invalid-feedback d-block" id="{escaped(field.auto_id)}_error">'
+        f"{' '.join(escaped(error) for error in field.errors)}</div>"
+    )
+
+
 @register.simple_tag(name="field")
 def field_group(field: Any) -> SafeString:
     """{% field form.x %}: one labelled form field with its widget, errors and help text, the
     errors and help tied to the widget (aria-describedby). A tag rather than an included template:
     the search form has twenty fields, and an include costs each one a twentieth of a millisecond."""
-    auto_id = escaped(field.auto_id)
-    errors = field.errors
-    errors = (
-        f'<div class="invalid-feedback d-block" id="{auto_id}_error">{" ".join(escaped(e) for e in errors)}</div>'
-        if errors
-        else ""
-    )
     help_text = (
-        f'<div class="form-text" id="{auto_id}_helptext">{escaped(field.help_text)}</div>' if field.help_text else ""
+        f'<div class="form-text" id="{escaped(field.auto_id)}_helptext">{escaped(field.help_text)}</div>'
+        if field.help_text
+        else ""
     )
     return mark_safe(
         f'<div class="mb-3"><label class="form-label fw-semibold small mb-1" for="{escaped(field.id_for_label)}">'
-        f"{escaped(field.label)}</label>{widget(field)}{errors}{help_text}</div>"
+        f"{escaped(field.label)}</label>{widget(field)}{errors_html(field)}{help_text}</div>"
+    )
+
+
+@register.simple_tag(name="choices")
+def choice_group(field: Any) -> SafeString:
+    """{% choices form.x %}: a group of checkboxes (or radios) in a fieldset, with its legend,
+    errors and help text; like {% field %}, without a template per choice."""
+    boxes = "".join(
+        f'<div class="form-check form-check-inline small">{choice_input(choice)}<label class="form-check-label" '
+        f'for="{escaped(choice.id_for_label)}">{escaped(choice.choice_label)}</label></div>'
+        for choice in field
+    )
+    described = f' aria-describedby="{escaped(field.auto_id)}_error"' if field.errors else ""
+    help_text = f'<div class="form-text">{escaped(field.help_text)}</div>' if field.help_text else ""
+    return mark_safe(
+        f'<fieldset class="mb-3"{described}><legend class="form-label fw-semibold small mb-1">{escaped(field.label)}'
+        f"</legend>{boxes}{errors_html(field)}{help_text}</fieldset>"
     )
 
 
@@ -376,17 +398,16 @@ def scope_links(record: Any) -> SafeString:
     One tag rather than a block per dimension: a listing shows it on every row."""
     if record.record_type in ("user_profile", "agent_profile"):
         kind = record.record_type.removesuffix("_profile")
-        return format_html(
-            'profile of {} <a href="{}">{}</a>', kind, path_to(f"memory:{kind}_detail", record.id), short_id(record.id)
-        )
+        url = escaped(path_to(f"memory:{kind}_detail", record.id))
+        return mark_safe(f'profile of {kind} <a href="{url}">{escaped(short_id(record.id))}</a>')
     lines = []
     for attribute, route, icon, label in SCOPE_LINKS:
         value = getattr(record, attribute, None)
         if value:
             lines.append(
-                f'<div title="{label}: {escape(value)}"><i class="bi {icon}" aria-hidden="true"></i>'
+                f'<div title="{label}: {escaped(value)}"><i class="bi {icon}" aria-hidden="true"></i>'
                 f'<span class="visually-hidden">{label}</span> '
-                f'<a href="{escape(path_to(route, value))}">{escape(short_id(value))}</a></div>'
+                f'<a href="{escaped(path_to(route, value))}">{escaped(short_id(value))}</a></div>'
             )
     return mark_safe("".join(lines) or '<span class="text-body-secondary">unscoped</span>')
 
@@ -421,7 +442,10 @@ def score_parts(result: Any) -> SafeString:
     parts = [template.format(scores[name]) for name, template in SCORE_PARTS if scores.get(name) is not None]
     if not parts:
         return mark_safe("")
-    return format_html('<span class="oam-scores text-body-secondary">{}</span>', " · ".join(parts))
+    return mark_safe(f'<span class="oam-scores text-body-secondary">{escaped(" · ".join(parts))}</span>')
+
+
+WORD = re.compile(r"\w+")
 
 
 @lru_cache(maxsize=256)
@@ -436,18 +460,21 @@ def highlight_words(text: Any, query: Any, autoescape: bool = True) -> SafeStrin
     engine's own analysis (case and accents ignored, stems, function words dropped), so "hotels"
     marks "Hotel" and "in" marks nothing."""
     text = str(text or "")
-    escape = conditional_escape if autoescape else str
+    write = escaped if autoescape else str
     wanted = searched_stems(str(query or ""))
     if not wanted:
-        return mark_safe(escape(text))
-    matches = list(re.finditer(r"\w+", text))
-    text_stems = stems([(words(match.group()) or [""])[0] for match in matches])  # one stemmer call
+        return mark_safe(write(text))
+    matches = list(WORD.finditer(text))
+    if text.isascii():  # folding is lower-casing: no word to analyse alone
+        folded = [match.group().lower() for match in matches]
+    else:
+        folded = [(words(match.group()) or [""])[0] for match in matches]
     pieces, last = [], 0
-    for match, stem in zip(matches, text_stems, strict=True):
+    for match, stem in zip(matches, stems(folded), strict=True):  # one stemmer call
         if stem in wanted:
-            pieces += [str(escape(text[last : match.start()])), f"<mark>{escape(match.group())}</mark>"]
+            pieces += [write(text[last : match.start()]), f"<mark>{write(match.group())}</mark>"]
             last = match.end()
-    pieces.append(str(escape(text[last:])))
+    pieces.append(write(text[last:]))
     return mark_safe("".join(pieces))
 
 
@@ -460,13 +487,9 @@ def format_toggles(form: Any) -> SafeString:
     for name, default in FORMAT_OPTIONS.items():
         field = form[name]
         checked = bool(field.value()) if sent else default
+        box = render_widget(field, {"checked": True} if checked else {})
         toggles.append(
-            format_html(
-                '<div class="form-check form-check-inline small">{}<label class="form-check-label" for="{}">{}</label>'
-                "</div>",
-                render_widget(field, {"checked": True} if checked else {}),
-                field.id_for_label,
-                field.label,
-            )
+            f'<div class="form-check form-check-inline small">{box}<label class="form-check-label" '
+            f'for="{escaped(field.id_for_label)}">{escaped(field.label)}</label></div>'
         )
     return mark_safe("".join(toggles))

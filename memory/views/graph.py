@@ -26,6 +26,7 @@ from memory.listing import FILTER_CHECKBOX, id_filter, memory_type_filter, numbe
 from memory.models import ObjectKind
 from memory.templatetags.oam import clip, path_to
 from memory.views.common import engine, gone, refuse, render_page
+from memory.views.memories import links_of
 
 SCOPES = ("user_id", "agent_id", "thread_id", "memory_id")
 CONTENT_CHARS = 200
@@ -259,22 +260,14 @@ def graph_node(request: HttpRequest, memory_id: str) -> HttpResponse:
         if getattr(request, "htmx", False):
             return render_page(request, "graph/node.html", {"missing": memory_id}, fragment="panel", status=404)
         return gone(request, ObjectKind.MEMORY, memory_id)
-    links = memory.list_relations(record_id=memory_id, limit=PANEL_LINKS)
-    rows = [
-        (
-            link.label_from(memory_id),
-            link.target_record_id if link.source_record_id == memory_id else link.source_record_id,
-            link.source_record_id == memory_id,
-        )
-        for link in links
-    ]
+    links, more_links = links_of(memory_id, PANEL_LINKS)
     return render_page(
         request,
         "graph/node.html",
         {
             "memory": record,
-            "links": rows,
-            "more_links": links.next_cursor is not None,
+            "links": links,
+            "more_links": more_links,
             "centre_url": reverse("memory:graph") + "?" + urlencode({"memory_id": memory_id, "hops": 2}),
         },
         fragment="panel",

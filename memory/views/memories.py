@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
@@ -10,13 +12,42 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
-from memory.engine.types import LIFECYCLE_RELATIONS
+from memory.engine.types import LIFECYCLE_RELATIONS, MemoryRecord, RecordRelation
 from memory.forms import MemoryEditForm, MemoryForm
 from memory.listing import MemoryFilters, active_filters
 from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
 
 LINKS_SHOWN = 200
+
+
+@dataclass(frozen=True)
+class LinkRow:
+    """A link as seen from one of its memories: its label from there, the memory at its other
+    end (None when that one expired), and whether the link goes out from here."""
+
+    link: RecordRelation
+    label: str
+    other_id: str
+    other: MemoryRecord | None
+    outgoing: bool
+
+
+def links_of(memory_id: str, limit: int) -> tuple[list[LinkRow], bool]:
+    """A memory's first `limit` links, each with the memory at its other end (fetched in one walk
+    of the graph: an id alone says nothing to a person), and whether it has more."""
+    memory = engine()
+    links = memory.list_relations(record_id=memory_id, limit=limit)
+    try:
+        neighbours = {node.id: node for node in memory.memory_graph(memory_id=memory_id, max_nodes=limit + 1).nodes}
+    except KeyError:  # deleted meanwhile: the links are shown by their ids
+        neighbours = {}
+    rows = []
+    for link in links:
+        outgoing = link.source_record_id == memory_id
+        other = link.target_record_id if outgoing else link.source_record_id
+        rows.append(LinkRow(link, link.label_from(memory_id), other, neighbours.get(other), outgoing))
+    return rows, links.next_cursor is not None
 
 
 @viewer_required
@@ -56,33 +87,18 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
         record = memory.get_memory(memory_id)
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
-    links = memory.list_relations(record_id=memory_id, limit=LINKS_SHOWN)
-    # The memories at the links' other ends, in one walk, to show them by content.
-    neighbours = {node.id: node for node in memory.memory_graph(memory_id=memory_id, max_nodes=LINKS_SHOWN + 1).nodes}
-    retiring = [
-        (link, neighbours.get(link.source_record_id))
-        for link in links
-        if link.target_record_id == memory_id and link.relation_type in LIFECYCLE_RELATIONS
-    ]
+    links, more_links = links_of(memory_id, LINKS_SHOWN)
     return render_page(
         request,
         "memories/detail.html",
         {
             "memory": record,
-            "links": [
-                (link, link.label_from(memory_id), end, neighbours.get(end))
-                for link in links
-                for end in [other_end(link, memory_id)]
-            ],
-            "more_links": links.next_cursor is not None,
-            "retiring": retiring,
+            "links": links,
+            "more_links": more_links,
+            "retiring": [row for row in links if not row.outgoing and row.link.relation_type in LIFECYCLE_RELATIONS],
             "history": CurationEntry.objects.filter(object_kind=ObjectKind.MEMORY, object_id=memory_id),
         },
     )
-
-
-def other_end(link, memory_id: str) -> str:
-    return link.target_record_id if link.source_record_id == memory_id else link.source_record_id
 
 
 @curator_required

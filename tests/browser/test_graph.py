@@ -14,19 +14,12 @@ from playwright.sync_api import Page, expect
 from tests.web.world import build_link_graph
 
 CSP = "default-src 'self'; img-src 'self' data: blob:"
-DEMO_LINKS = (("supports", 1), ("supersedes", 2), ("refines", 3), ("contradicts", 4), ("duplicates", 5))
 
 
 @pytest.fixture
 def demo(agent_memory):
-    """The demo world, with links among alice's memories if the demo has none of its own."""
+    """The demo world: its memories linked by every built-in relation type."""
     call_command("seed_demo", "--seed=1", "--end-date=2026-11-20")
-    if not agent_memory.memory_graph(user_id="alice").edges:
-        memories = agent_memory.list_memories(user_id="alice", limit=40)
-        for n, memory in enumerate(memories[: len(DEMO_LINKS) * 2]):
-            relation_type, step = DEMO_LINKS[n % len(DEMO_LINKS)]
-            other = memories[(n + step) % len(memories)]
-            agent_memory.link_records(memory.id, memory.record_type, other.id, other.record_type, relation_type)
     return agent_memory
 
 
@@ -35,12 +28,13 @@ def open_graph(page: Page, query: str, timeout: float = 30_000) -> None:
     expect(page.locator("#graph")).to_have_attribute("data-drawn", "true", timeout=timeout)
 
 
-def node_on_screen(page: Page, index: int = 0) -> tuple[float, float, str]:
-    """Where the index-th node is drawn, in page coordinates, and its id."""
+def node_on_screen(page: Page, index: int | str = 0) -> tuple[float, float, str]:
+    """Where the index-th node (or the node of that id) is drawn, in page coordinates, and its id."""
     return tuple(
         page.evaluate(
             """(index) => {
-                const node = window.oamGraph.cy.nodes()[index];
+                const cy = window.oamGraph.cy;
+                const node = typeof index === "string" ? cy.getElementById(index) : cy.nodes()[index];
                 const at = node.renderedPosition();
                 const box = document.getElementById("graph").getBoundingClientRect();
                 return [box.x + at.x, box.y + at.y, node.id()];
@@ -100,6 +94,44 @@ def test_a_double_click_adds_the_neighbours_of_a_memory(logged_in_page: Page, de
 
     expect(page.locator("#graph")).to_have_attribute("data-nodes", str(len(neighbours)))
     expect(page.locator("#graph-status")).to_contain_text("added")
+
+
+def test_a_supersedes_link_made_from_the_graph_retires_its_target_until_deleted(logged_in_page: Page, demo):
+    page = logged_in_page
+    valid = [node for node in demo.memory_graph(user_id="alice").nodes if node.status.value == "valid"]
+    source = valid[0]
+    linked = {
+        end
+        for link in demo.list_relations(record_id=source.id)
+        for end in (link.source_record_id, link.target_record_id)
+    }
+    target = next(node for node in valid[1:] if node.id not in linked)
+    open_graph(page, f"memory_id={source.id}&hops=0")
+    x, y, _ = node_on_screen(page, source.id)
+    page.mouse.click(x, y)
+
+    page.locator("#graph-panel").get_by_role("link", name="Add a link").click()
+    page.get_by_label("Target memory").fill(target.id)
+    page.get_by_label("Relation").fill("supersedes")
+    page.get_by_role("button", name="Review the link").click()
+    expect(page.get_by_role("status")).to_contain_text(f"{target.content[:40]}")
+    expect(page.get_by_role("status")).to_contain_text("will become invalid")
+    page.get_by_role("button", name="Create the link").click()
+
+    expect(page.get_by_text("Linked the memories.")).to_be_visible()
+    assert demo.get_memory(target.id).status.value == "invalid"
+
+    open_graph(page, f"memory_id={source.id}&hops=1")
+    x, y, _ = node_on_screen(page, source.id)
+    page.mouse.click(x, y)
+    page.locator("#graph-panel").get_by_role(
+        "link", name=f"Delete the supersedes link with “{target.content[:30]}"
+    ).click()
+    expect(page.get_by_text("will become valid again")).to_be_visible()
+    page.get_by_role("button", name="Delete the link").click()
+
+    expect(page.get_by_text("Deleted the link.")).to_be_visible()
+    assert demo.get_memory(target.id).status.value == "valid"
 
 
 def test_find_goes_to_a_memory_by_its_text(logged_in_page: Page, demo):

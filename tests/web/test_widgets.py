@@ -11,7 +11,7 @@ from django.forms.widgets import Input
 
 from memory.forms import MemoryEditForm, SearchForm
 from memory.listing import MemoryFilters
-from memory.templatetags.oam import choice_input, field_group, render_widget
+from memory.templatetags.oam import choice_group, choice_input, field_group, render_widget
 
 HOSTILE = '"><script>alert(1)</script>'
 
@@ -70,3 +70,20 @@ def test_a_field_is_written_labelled_with_its_errors_and_help_escaped():
     assert '<div class="form-text" id="id_name_helptext">&lt;i&gt;help&lt;/i&gt;</div>' in html
     assert 'aria-invalid="true"' in html and 'aria-describedby="id_name_error"' in html
     assert "<script>" not in html
+
+
+def test_a_choice_group_is_written_with_its_legend_and_errors_escaped():
+    class Hostile(forms.Form):
+        kinds = forms.MultipleChoiceField(
+            label="<b>Kinds</b>", choices=[("a", "<i>A</i>"), ("b", "B")], widget=forms.CheckboxSelectMultiple
+        )
+
+    form = Hostile({"kinds": ["a"]})
+    form.add_error("kinds", HOSTILE)
+    form.add_error("kinds", "second")
+    html = choice_group(form["kinds"])
+
+    assert '<fieldset class="mb-3" aria-describedby="id_kinds_error">' in html
+    assert '<legend class="form-label fw-semibold small mb-1">&lt;b&gt;Kinds&lt;/b&gt;</legend>' in html
+    assert 'for="id_kinds_0">&lt;i&gt;A&lt;/i&gt;</label>' in html and 'value="a"' in html and "checked" in html
+    assert html.count('id="id_kinds_error"') == 1 and "second" in html and "<script>" not in html
