@@ -124,6 +124,10 @@
   }
 
   const MAX_START_ZOOM = 1.5;
+  const MAX_SPREAD = 4;
+  // A small graph is spread out rather than zoomed in (which would blow its labels up): its
+  // positions are scaled so that, at MAX_START_ZOOM, it fills the canvas.
+  let spread = 1;
   const sizeOf = (degree) => Math.min(10 + 5 * Math.sqrt(degree), 48);
 
   function nodeElement(node, dx = 0, dy = 0) {
@@ -138,7 +142,7 @@
         search: `${node.content} ${node.id}`.toLowerCase(),
         size: sizeOf(node.degree),
       },
-      position: { x: node.x + dx, y: node.y + dy },
+      position: { x: node.x * spread + dx, y: node.y * spread + dy },
       classes: `t-${node.memory_type}${node.status === "invalid" ? " invalid" : ""}`,
     };
   }
@@ -166,8 +170,19 @@
     box.hidden = false;
   }
 
+  function spreadFor(nodes, ideal) {
+    if (!nodes.length) return 1;
+    const xs = nodes.map((node) => node.x);
+    const ys = nodes.map((node) => node.y);
+    const width = Math.max(Math.max(...xs) - Math.min(...xs), ideal) * MAX_START_ZOOM;
+    const height = Math.max(Math.max(...ys) - Math.min(...ys), ideal) * MAX_START_ZOOM;
+    const room = Math.min((container.clientWidth - 120) / width, (container.clientHeight - 80) / height);
+    return Math.min(Math.max(room, 1), MAX_SPREAD);
+  }
+
   function draw(data) {
     performance.mark("oam-graph-fetched");
+    spread = spreadFor(data.nodes, data.ideal_length);
     const elements = data.nodes.map((node) => nodeElement(node));
     for (const edge of data.edges) elements.push(edgeElement(edge));
     cy = cytoscape({
@@ -255,8 +270,8 @@
     const centre = data.nodes.find((node) => node.id === id);
     const here = cy.getElementById(id);
     if (!centre || here.empty()) return 0;
-    const dx = here.position("x") - centre.x;
-    const dy = here.position("y") - centre.y;
+    const dx = here.position("x") - centre.x * spread;
+    const dy = here.position("y") - centre.y * spread;
     const added = [];
     for (const node of data.nodes) if (cy.getElementById(node.id).empty()) added.push(nodeElement(node, dx, dy));
     for (const edge of data.edges) if (cy.getElementById(`e:${edge.id}`).empty()) added.push(edgeElement(edge));
