@@ -604,6 +604,16 @@ class Curation:
             return self.memory.get_relation(object_id)
         raise CurationError(f"a {kind} cannot be reverted here")
 
+    def current_json(self, entry: CurationEntry) -> dict[str, Any]:
+        """The entry's object as it is now, in the JSON form its entry keeps (KeyError when it is
+        gone), to compare with the entry's values."""
+        current = self.current(entry)
+        if entry.object_kind == ObjectKind.THREAD:
+            return thread_to_json(current)
+        if entry.object_kind == ObjectKind.LINK:
+            return relation_to_json(current)
+        return record_to_json(current)
+
     def _write_back(self, entry: CurationEntry) -> CurationEntry:
         """Write an update's old values back, as a new update of the current record."""
         kind, object_id = entry.object_kind, entry.object_id

@@ -18,6 +18,8 @@ FIELD_LABELS = {
     "thread_id": "Thread",
     "timestamp": "Timestamp",
     "expires_at": "Expires",
+    "relation_type": "Relation",
+    "opposite_relation_type": "Read back as",
 }
 
 

@@ -11,7 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
 from memory.diffs import record_diff
-from memory.engine.snapshot import Snapshot, record_to_json, thread_to_json
+from memory.engine.snapshot import Snapshot
 from memory.listing import HistoryFilters, active_filters
 from memory.models import Action, CurationEntry, ObjectKind
 from memory.views.common import curation, render_page
@@ -125,10 +125,9 @@ def write_back_preview(service, entry: CurationEntry) -> dict:
     """For an update: how the record changes if it is reverted now (from its current values, which
     later changes may have moved), or why it cannot be."""
     try:
-        current = service.current(entry)
+        now = service.current_json(entry)
     except KeyError:
         return {"gone": True}
-    now = thread_to_json(current) if entry.object_kind == ObjectKind.THREAD else record_to_json(current)
     return {
         "diff": record_diff(now, {**now, **service.reverted_values(entry)}),
         "changed_since": now.get("version") != (entry.after or {}).get("version"),

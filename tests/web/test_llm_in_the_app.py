@@ -13,20 +13,8 @@ from django.core.management import CommandError, call_command
 
 from memory import services
 from memory.engine import MemoryExtractionConfig, OpenAICompatibleLlm
-from tests.engine.helpers import fake_memory_llm
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def fake_llm(settings):
-    with fake_memory_llm() as fake:
-        settings.OAM_LLM_BASE_URL = fake.url
-        settings.OAM_LLM_MODEL = "test-model"
-        settings.OAM_LLM_API_KEY = "sk-test-secret"
-        services.reset_agent_memory()
-        yield fake
-        services.reset_agent_memory()
 
 
 def extract_everything(fake) -> None:
