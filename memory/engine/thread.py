@@ -430,15 +430,42 @@ class Thread:
                 work.refresh_summary()
         return created
 
-    def refresh_summary(self) -> Summary:
-        """Ask the LLM for a new summary and topics now, whatever the update frequency says (a
-        person's "refresh the summary"); ValueError without an LLM; raises what the LLM raises."""
+    def refresh_summary(self) -> Summary | None:
+        """Fold the messages stored since the last summary into the thread's summary and topics
+        now, by asking the LLM, even when context_summary_update_frequency says no refresh is due
+        yet or enable_context_summary is off (a person's "refresh the summary"). Returns the new
+        summary, or None when no message came since the last summary: then the LLM is not asked
+        and nothing is written. ValueError without an LLM; raises what the LLM raises."""
         work = self.llm_work
         if work is None:
             raise ValueError("refreshing a summary needs an LLM: pass llm= to the thread or the client")
         with self._runner.thread_lock(self.thread_id):
-            work.refresh_summary()
+            if not work.refresh_summary():
+                return None
         return Summary(self.store.get_thread(self.thread_id).summary or "")
+
+    def set_summary(
+        self, summary: Any, topics: Any = None, *, summarized_through: Any = NOT_SET, expected_version: Any = NOT_SET
+    ) -> None:
+        """Beyond the SDK: store the thread's summary and topics as a person gives them (None
+        clears them), e.g. to put back those a refresh replaced; no LLM is needed or asked.
+
+        `summarized_through` is the seq_no of the last message they cover (-1: none), the progress
+        the thread's settings keep under "llm" → "summarized_through": the next refresh folds in
+        the messages after it. Omitted, the progress stays. The thread's version moves by one;
+        `expected_version` makes the write a compare-and-set (StaleVersionError, writing nothing,
+        when the thread is at another version). KeyError when the thread no longer exists.
+        """
+        if summarized_through is not NOT_SET:
+            through = summarized_through
+            if isinstance(through, bool) or not isinstance(through, int) or through < -1:
+                raise ValueError(f"summarized_through must be a message's seq_no or -1, not {through!r}")
+            check_int_range("summarized_through", through)
+        with self._runner.thread_lock(self.thread_id), self.store.transaction():  # both, or neither
+            if not self.store.save_thread_summary(self.thread_id, summary, topics, expected_version=expected_version):
+                raise KeyError(f"no thread {self.thread_id!r}")
+            if summarized_through is not NOT_SET:
+                self.store.save_thread_state(self.thread_id, STATE_KEY, {"summarized_through": summarized_through})
 
     def refresh_summary_if_due(self) -> None:
         """Bring the persisted summary up to date when its update frequency says so (spec §7.3)."""

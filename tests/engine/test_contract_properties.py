@@ -75,6 +75,7 @@ from .properties import (
     hostile_scalar,
     hostile_scope_object,
     hostile_search_config,
+    hostile_text,
     id_param,
     image_part,
     int_param,
@@ -96,6 +97,7 @@ from .properties import (
     valid_part,
     valid_scope_object,
     valid_search_config,
+    valid_text,
     version_param,
     wide_dict,
 )
@@ -775,6 +777,19 @@ SPECS = [
     # Without an LLM, run_memory_extraction and refresh_summary are ValueErrors, refresh_summary_if_due a no-op.
     Spec("thread", "run_memory_extraction", {"include_extracted": flag_param()}, readonly=True),
     Spec("thread", "refresh_summary", {}, readonly=True),
+    Spec(
+        "thread",
+        "set_summary",
+        {
+            "summary": P(st.one_of(st.none(), valid_text), hostile_text).req(),
+            "topics": P(
+                st.one_of(st.none(), st.lists(valid_text, max_size=3)),
+                st.one_of(st.sampled_from([["food", 1], "food", [None], [["food"]], {"food": 1}]), hostile_scalar),
+            ),
+            "summarized_through": int_param(st.integers(-1, 5), -2),
+            "expected_version": version_param(),
+        },
+    ),
     Spec("thread", "refresh_summary_if_due", {}, readonly=True),
 ]
 BY_LABEL = {spec.label: spec for spec in SPECS}

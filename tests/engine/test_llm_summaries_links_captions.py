@@ -186,6 +186,44 @@ def test_refresh_summary_asks_the_llm_now_whatever_the_frequency(fake, llm, make
     assert summary.content == stored_thread(thread).summary == "summary #1"
 
 
+def test_refresh_summary_with_no_message_since_the_last_asks_nothing_and_writes_nothing(fake, llm, make_client):
+    thread = make_client(llm, context_summary_update_frequency=10, **SUMMARY_ONLY).create_thread()
+    say(thread, "first message")
+    thread.refresh_summary()
+    version = stored_thread(thread).version
+
+    assert thread.refresh_summary() is None
+
+    assert fake.count("thread_summary") == 1
+    assert stored_thread(thread).version == version
+    assert stored_thread(thread).summary == "summary #1"
+
+
+def test_set_summary_puts_back_an_earlier_summary_and_the_messages_it_covered(fake, llm, make_client):
+    thread = make_client(llm, context_summary_update_frequency=10, **SUMMARY_ONLY).create_thread()
+    fake.answers["thread_summary"] = lambda request: {
+        "summary": f"summary #{fake.count('thread_summary')}",
+        "topics": [f"topic {fake.count('thread_summary')}"],
+    }
+    say(thread, "first message")
+    thread.refresh_summary()
+    earlier = stored_thread(thread)
+    say(thread, "second message")
+    thread.refresh_summary()
+
+    thread.set_summary(
+        earlier.summary,
+        earlier.topics,
+        summarized_through=earlier.settings["llm"]["summarized_through"],
+        expected_version=stored_thread(thread).version,
+    )
+
+    assert (stored_thread(thread).summary, stored_thread(thread).topics) == ("summary #1", ["topic 1"])
+    thread.refresh_summary()  # the second message is not summarised any more: it is folded in again
+    assert "second message" in summary_texts(fake)[2] and "first message" not in summary_texts(fake)[2]
+    assert "summary #1" in summary_texts(fake)[2]
+
+
 def test_refresh_summary_needs_an_llm(memory):
     with pytest.raises(ValueError, match="needs an LLM"):
         memory.create_thread().refresh_summary()
