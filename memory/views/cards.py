@@ -52,15 +52,19 @@ def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
 @curator_required
 @require_POST
 def summary_refresh(request: HttpRequest, thread_id: str) -> HttpResponse:
-    """Ask the LLM for a new summary now (the button exists only with an LLM configured)."""
+    """Ask the LLM to fold the messages since the last summary into it now (the button exists only
+    with an LLM configured)."""
     try:
-        curation(request).refresh_summary(thread_id)
+        entry = curation(request).refresh_summary(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     except (ValueError, RuntimeError) as error:  # no LLM, or the LLM's own failure
         messages.error(request, f"Could not refresh the summary: {error}")
     else:
-        messages.success(request, "Refreshed the summary.")
+        if entry is None:
+            messages.info(request, "No messages since the last summary: nothing to summarise.")
+        else:
+            messages.success(request, "Refreshed the summary.")
     return redirect("memory:card_preview", thread_id)
 
 

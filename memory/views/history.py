@@ -124,11 +124,14 @@ def history_revert(request: HttpRequest, entry_id: int) -> HttpResponse:
 def write_back_preview(service, entry: CurationEntry) -> dict:
     """For an update: how the record changes if it is reverted now (from its current values, which
     later changes may have moved), or why it cannot be."""
+    values = service.reverted_values(entry)
+    if not values:
+        return {"refused": "This change changed nothing that can be written back."}
     try:
         now = service.current_json(entry)
     except KeyError:
-        return {"gone": True}
+        return {"refused": f"The {entry.object_kind} no longer exists: restore it from its deletion first."}
     return {
-        "diff": record_diff(now, {**now, **service.reverted_values(entry)}),
+        "diff": record_diff(now, {**now, **values}),
         "changed_since": now.get("version") != (entry.after or {}).get("version"),
     }

@@ -5,6 +5,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from memory import services
+from memory.models import CurationEntry
+
 from .world import World, build_world
 
 
@@ -122,3 +125,46 @@ def test_htmx_returns_the_card_alone(viewer_client, world):
 def test_viewers_cannot_ask_the_llm(viewer_client, world):
     assert viewer_client.post(reverse("memory:summary_refresh", args=[world.thread_id])).status_code == 403
     assert viewer_client.post(reverse("memory:memories_extract", args=[world.thread_id])).status_code == 403
+
+
+def refresh_url(world: World) -> str:
+    return reverse("memory:summary_refresh", args=[world.thread_id])
+
+
+def test_a_refresh_with_no_message_since_the_last_summary_records_nothing_and_says_so(
+    fake_llm, agent_memory, curator_client
+):
+    world = build_world(agent_memory)  # with the LLM: its messages are summarised as they come
+    asked = fake_llm.count("thread_summary")
+
+    response = curator_client.post(refresh_url(world), follow=True)
+
+    assert "No messages since the last summary: nothing to summarise." in response.content.decode()
+    assert "Refreshed the summary." not in response.content.decode()
+    assert fake_llm.count("thread_summary") == asked
+    assert not CurationEntry.objects.exists()
+
+
+def test_a_refresh_is_recorded_and_undoing_it_puts_back_the_summary_and_topics(world, request, curator_client):
+    services.get_agent_memory().get_thread(world.thread_id).set_summary("Alice wants a hotel.", ["hotels"])
+    fake_llm = request.getfixturevalue("fake_llm")  # the messages came before the LLM: none is summarised
+    fake_llm.answers["thread_summary"] = lambda _: {"summary": "Alice, vegetarian, in Lisbon.", "topics": ["food"]}
+
+    response = curator_client.post(refresh_url(world), follow=True)
+
+    assert "Refreshed the summary." in response.content.decode()
+    thread = services.get_agent_memory().get_thread_record(world.thread_id)
+    assert (thread.summary, thread.topics) == ("Alice, vegetarian, in Lisbon.", ["food"])
+    entry = CurationEntry.objects.get()
+    assert (entry.object_kind, entry.action) == ("thread", "update")
+    assert entry.summary == "Refreshed the summary with the LLM"
+    preview = curator_client.get(reverse("memory:history_revert", args=[entry.pk])).content.decode()
+    assert "<del>Alice, vegetarian, in Lisbon.</del>" in preview and "<ins>Alice wants a hotel.</ins>" in preview
+
+    curator_client.post(reverse("memory:history_revert", args=[entry.pk]))
+
+    thread = services.get_agent_memory().get_thread_record(world.thread_id)
+    assert (thread.summary, thread.topics) == ("Alice wants a hotel.", ["hotels"])
+    assert CurationEntry.objects.get(reverts=entry).summary == "Reverted: Refreshed the summary with the LLM"
+    curator_client.post(refresh_url(world))  # the messages it had folded in are new again
+    assert fake_llm.count("thread_summary") == 2

@@ -8,6 +8,7 @@ from django.urls import reverse
 from memory import services
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory
+from memory.engine.snapshot import thread_to_json
 from memory.models import Action, CurationEntry, ObjectKind
 
 from .world import World, build_world, png_bytes
@@ -126,6 +127,31 @@ def test_a_retyped_link_shows_its_old_and_new_type_and_its_undo_which_comes_back
     html = preview.content.decode()
     assert "<del>refines</del>" in html and "<ins>supersedes</ins>" in html
     assert "<del>is_refined_by</del>" in html and "<ins>is_superseded_by</ins>" in html
+
+
+def test_an_update_that_changed_nothing_revertible_is_refused_on_its_undo_page(
+    curator_client, curator, world, agent_memory
+):
+    """As a summary refresh that folded in nothing was once recorded."""
+    thread = thread_to_json(agent_memory.get_thread_record(world.thread_id))
+    entry = CurationEntry.objects.create(
+        actor=curator,
+        actor_name="carl",
+        object_kind=ObjectKind.THREAD,
+        object_id=world.thread_id,
+        thread_id=world.thread_id,
+        action=Action.UPDATE,
+        summary="Refreshed the summary with the LLM",
+        before=thread,
+        after=thread,
+    )
+
+    response = curator_client.get(reverse("memory:history_revert", args=[entry.pk]))
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "This change changed nothing that can be written back." in html
+    assert 'type="submit"' not in html.split("<main", 1)[1]
 
 
 def test_the_revert_page_says_what_will_come_back(curator_client, world, curation):
@@ -275,6 +301,11 @@ CHANGES = {
         Action.UPDATE,
         lambda c, w, m: c.update_thread(w.thread_id, metadata={"topic": "food"}, version=1),
     ),
+    "thread summary refreshed (LLM)": (
+        ObjectKind.THREAD,
+        Action.UPDATE,
+        lambda c, w, m: c.refresh_summary(w.thread_id),
+    ),
     "thread deleted": (ObjectKind.THREAD, Action.DELETE, delete_thread),
     "thread restored": (ObjectKind.THREAD, Action.RESTORE, undone(delete_thread)),
     "message added with an image": (
@@ -337,10 +368,12 @@ def test_the_changes_below_cover_every_object_kind_and_every_action():
 
 
 @pytest.mark.parametrize("change", CHANGES)
-def test_every_kind_of_change_has_an_entry_page_and_an_undo_that_works(change, curator, curator_client):
+def test_every_kind_of_change_has_an_entry_page_and_an_undo_that_works(change, request, curator, curator_client):
     kind, action, make = CHANGES[change]
+    world = build_world(services.get_agent_memory())
+    if "(LLM)" in change:  # from now on: the world's messages came before the LLM, none is summarised
+        request.getfixturevalue("fake_llm")
     agent_memory = services.get_agent_memory()
-    world = build_world(agent_memory)
     entry = make(Curation(agent_memory, Actor(curator)), world, agent_memory)
     assert (entry.object_kind, entry.action) == (kind, action)
 
