@@ -366,7 +366,7 @@ class Thread:
                     work.caption(uncaptioned)
                 if targets:
                     work.extract_or_remember(targets)
-                if check_summary and work.summary_due():
+                if check_summary and work.messages_due_for_summary():
                     work.refresh_summary()
 
             self._schedule_extraction(work, run, targets)
@@ -467,6 +467,14 @@ class Thread:
             if summarized_through is not NOT_SET:
                 self.store.save_thread_state(self.thread_id, STATE_KEY, {"summarized_through": summarized_through})
 
+    def messages_due_for_summary(self) -> int:
+        """Beyond the SDK: how many messages the next get_context_card or get_summary of the whole
+        thread will first fold into the stored summary by asking the LLM (spec §7.3): those stored
+        since the last summary, when context_summary_update_frequency says a refresh is due; 0
+        when none is (no LLM, summaries off, too few new messages). A read: it writes nothing."""
+        work = self.llm_work
+        return 0 if work is None else work.messages_due_for_summary()
+
     def refresh_summary_if_due(self) -> None:
         """Bring the persisted summary up to date when its update frequency says so (spec §7.3)."""
         work = self.llm_work
@@ -474,7 +482,7 @@ class Thread:
             return
         with self._runner.thread_lock(self.thread_id):
             try:
-                if work.summary_due():
+                if work.messages_due_for_summary():
                     work.refresh_summary()
             except (RuntimeError, ValueError):
                 log.exception("could not refresh the summary of thread %r", self.thread_id)
@@ -892,13 +900,16 @@ class Thread:
         include_invalid_results: bool = True,
         *,
         as_of_message_id: Any = NOT_SET,
+        refresh_summary_if_due: bool = True,
     ) -> ContextCard:
         """What an agent puts in its prompt about this thread: summary, topics, relevant memories,
         recent messages (spec §7.1; cards.py). Beyond the SDK: `as_of_message_id`, a message of
         this thread, gives the card as it was right after that message was stored (its messages
         end there, only records created by then are found; the summary and topics stored now);
-        KeyError when the message is missing, expired or another thread's. `card.results` lists
-        the records the card chose, in card order."""
+        KeyError when the message is missing, expired or another thread's.
+        `refresh_summary_if_due=False` builds the card from the stored summary even when a
+        refresh is due, asking the LLM nothing and writing nothing (a preview of the card; see
+        messages_due_for_summary). `card.results` lists the records the card chose, in card order."""
         return build_context_card(
             self,
             fallback_message_count=fallback_message_count,
@@ -911,6 +922,7 @@ class Thread:
             metadata_filter=metadata_filter,
             include_invalid_results=include_invalid_results,
             as_of_message_id=as_of_message_id,
+            refresh_summary_if_due=refresh_summary_if_due,
         )
 
     def get_summary(self, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:

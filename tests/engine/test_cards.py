@@ -549,6 +549,8 @@ def test_token_budgets_default_to_the_threads_search_config(memory):
         ("metadata_filter", [("a", 1)]),
         ("include_invalid_results", 1),
         ("include_invalid_results", None),
+        ("refresh_summary_if_due", 0),
+        ("refresh_summary_if_due", "False"),
     ],
 )
 def test_a_bad_argument_is_a_value_error_naming_it(thread, option, value):

@@ -766,6 +766,7 @@ SPECS = [
             "metadata_filter": filter_param(),
             "include_invalid_results": flag_param(),
             "as_of_message_id": id_param("message"),
+            "refresh_summary_if_due": flag_param(),
         },
         LOOKUP,  # as_of_message_id: a missing, expired or other thread's message, as the thread's reads
         readonly=True,
@@ -791,6 +792,7 @@ SPECS = [
         },
     ),
     Spec("thread", "refresh_summary_if_due", {}, readonly=True),
+    Spec("thread", "messages_due_for_summary", {}, readonly=True),
 ]
 BY_LABEL = {spec.label: spec for spec in SPECS}
 NOT_COVERED = {"client.close": "it closes the store the other calls need; it takes no arguments"}
