@@ -68,6 +68,7 @@ def test_every_parameter_reaches_the_engine(viewer_client, world, agent_memory, 
             "metadata_filter": {"source": "chat"},
             "include_invalid_results": False,
             "as_of_message_id": world.message_ids[1],
+            "refresh_summary_if_due": False,  # a preview writes nothing
         }
     ]
 
@@ -168,3 +169,45 @@ def test_a_refresh_is_recorded_and_undoing_it_puts_back_the_summary_and_topics(w
     assert CurationEntry.objects.get(reverts=entry).summary == "Reverted: Refreshed the summary with the LLM"
     curator_client.post(refresh_url(world))  # the messages it had folded in are new again
     assert fake_llm.count("thread_summary") == 2
+
+
+DUE_NOTICE = "A summary refresh is due: the agent's next card will first fold in 3 new messages."
+
+
+def test_looking_at_a_card_with_a_due_summary_asks_the_llm_nothing_writes_nothing_and_says_so(
+    world, request, viewer_client
+):
+    services.get_agent_memory().get_thread(world.thread_id).set_summary("Alice wants a hotel.", ["hotels"])
+    fake_llm = request.getfixturevalue("fake_llm")  # the messages came before the LLM: a refresh is due
+    thread_url = reverse("memory:thread_detail", args=[world.thread_id])
+    before = services.get_agent_memory().get_thread_record(world.thread_id)
+
+    page = viewer_client.get(card_url(world))
+    embedded = viewer_client.get(card_url(world), {"max_recent_messages": "0"}, HTTP_HX_REQUEST="true")
+    thread_page = viewer_client.get(thread_url)
+
+    assert fake_llm.requests == []
+    assert services.get_agent_memory().get_thread_record(world.thread_id) == before
+    assert page.context["card"].summary == "Alice wants a hotel."
+    assert "Alice wants a hotel." in embedded.content.decode()
+    assert DUE_NOTICE in page.content.decode() and DUE_NOTICE in thread_page.content.decode()
+    assert reverse("memory:summary_refresh", args=[world.thread_id]) not in thread_page.content.decode()  # a viewer
+
+    card = services.get_agent_memory().get_thread(world.thread_id).get_context_card()  # the agent's own card
+
+    assert fake_llm.count("thread_summary") == 1
+    assert card.summary == "summary #1"
+    assert DUE_NOTICE not in viewer_client.get(thread_url).content.decode()
+
+
+def test_a_curator_refreshes_a_due_summary_from_the_thread_page_and_lands_back_on_it(world, request, curator_client):
+    request.getfixturevalue("fake_llm")
+    thread_url = reverse("memory:thread_detail", args=[world.thread_id])
+    html = curator_client.get(thread_url).content.decode()
+    assert DUE_NOTICE in html
+    assert f'action="{refresh_url(world)}"' in html and f'name="next" value="{thread_url}"' in html
+
+    response = curator_client.post(refresh_url(world), {"next": thread_url})
+
+    assert response.status_code == 302 and response["Location"] == thread_url
+    assert services.get_agent_memory().get_thread_record(world.thread_id).summary == "summary #1"
