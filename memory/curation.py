@@ -36,7 +36,7 @@ from memory.models import Action, CurationEntry, ObjectKind
 PROFILE_KINDS = {ObjectKind.USER: "user_id", ObjectKind.AGENT: "agent_id"}
 
 REVERTIBLE = {
-    ObjectKind.THREAD: {"metadata": "metadata"},
+    ObjectKind.THREAD: {"metadata": "metadata", "summary": "summary", "topics": "topics"},
     ObjectKind.MESSAGE: {"content": "content", "role": "role", "metadata": "metadata", "timestamp": "timestamp"},
     ObjectKind.MEMORY: {
         "content": "content",
@@ -59,6 +59,10 @@ REVERTIBLE = {
 }
 """Per kind of object: the fields (in the JSON form) an update can change, and the argument of
 the curation call that writes each."""
+
+SUMMARY_FIELDS = {"summary", "topics"}
+"""A thread's fields an LLM summary refresh changes: its revert puts them back together, with the
+messages they covered."""
 
 ENGINE_ARGUMENTS = {
     "text": "content",
@@ -171,15 +175,19 @@ class Curation:
         if metadata == before.metadata:
             return None
         self.memory.update_thread(thread_id, metadata=metadata, expected_version=version)
-        after = self.memory.get_thread_record(thread_id)
+        return self._thread_updated(before, "Edited the thread's metadata")
+
+    def _thread_updated(self, before: Any, summary: str) -> CurationEntry:
+        """Record an update of a thread: `before` as it was read, and the thread as it is now."""
+        after = self.memory.get_thread_record(before.id)
         return self._record(
             ObjectKind.THREAD,
-            thread_id,
+            before.id,
             Action.UPDATE,
-            "Edited the thread's metadata",
+            summary,
             thread_to_json(before),
             thread_to_json(after),
-            thread_id=thread_id,
+            thread_id=before.id,
         )
 
     def delete_thread(self, thread_id: str) -> CurationEntry:
@@ -195,20 +203,29 @@ class Curation:
             thread_id=thread_id,
         )
 
-    def refresh_summary(self, thread_id: str) -> CurationEntry:
-        """Ask the thread's LLM for a new summary and topics now."""
+    def refresh_summary(self, thread_id: str) -> CurationEntry | None:
+        """Ask the thread's LLM to fold the messages since the last summary into it, with new
+        topics, now. None, and no entry, when no message came since: nothing was asked or changed.
+        The entry keeps the thread before and after, so that a revert can put back the summary,
+        the topics and the messages they covered (_put_back_summary)."""
         before = self.memory.get_thread_record(thread_id)
-        self.memory.get_thread(thread_id).refresh_summary()
-        after = self.memory.get_thread_record(thread_id)
-        return self._record(
-            ObjectKind.THREAD,
-            thread_id,
-            Action.UPDATE,
-            "Refreshed the summary with the LLM",
-            thread_to_json(before),
-            thread_to_json(after),
-            thread_id=thread_id,
+        if self.memory.get_thread(thread_id).refresh_summary() is None:
+            return None
+        return self._thread_updated(before, "Refreshed the summary with the LLM")
+
+    def _put_back_summary(self, thread_id: str, earlier: dict[str, Any], *, version: int) -> CurationEntry | None:
+        """Write back the summary and topics of `earlier` (a thread's JSON form) with the messages
+        they covered, so that the next refresh folds in the later ones again; None when the thread
+        has them already."""
+        before = self.memory.get_thread_record(thread_id)
+        wanted = (earlier.get("summary"), earlier.get("topics"), summarized_through(earlier.get("settings")))
+        if (before.summary, before.topics, summarized_through(before.settings)) == wanted:
+            return None
+        summary, topics, through = wanted
+        self.memory.get_thread(thread_id).set_summary(
+            summary, topics, summarized_through=through, expected_version=version
         )
+        return self._thread_updated(before, "Put back the thread's summary and topics")
 
     def extract_memories(self, thread_id: str) -> list[CurationEntry]:
         """Ask the thread's LLM for memories from the messages no extraction has covered yet; one
@@ -632,6 +649,16 @@ class Curation:
             return self.memory.get_relation(object_id)
         raise CurationError(f"a {kind} cannot be reverted here")
 
+    def current_json(self, entry: CurationEntry) -> dict[str, Any]:
+        """The entry's object as it is now, in the JSON form its entry keeps (KeyError when it is
+        gone), to compare with the entry's values."""
+        current = self.current(entry)
+        if entry.object_kind == ObjectKind.THREAD:
+            return thread_to_json(current)
+        if entry.object_kind == ObjectKind.LINK:
+            return relation_to_json(current)
+        return record_to_json(current)
+
     def _write_back(self, entry: CurationEntry) -> CurationEntry:
         """Write an update's old values back, as a new update of the current record."""
         kind, object_id = entry.object_kind, entry.object_id
@@ -642,7 +669,9 @@ class Curation:
             current = self.current(entry)
         except KeyError:
             raise CurationError(f"this {kind} no longer exists; restore it from its deletion first") from None
-        if kind == ObjectKind.THREAD:
+        if kind == ObjectKind.THREAD and values.keys() & SUMMARY_FIELDS:
+            undone = self._put_back_summary(object_id, entry.before, version=current.version)
+        elif kind == ObjectKind.THREAD:
             undone = self.update_thread(object_id, version=current.version, **values)
         elif kind == ObjectKind.MESSAGE:
             undone = self.update_message(entry.thread_id, object_id, version=current.version, **values)
@@ -722,6 +751,12 @@ def same_time(given: str, stored: str | None) -> bool:
         return False
     given_at, stored_at = datetime.fromisoformat(given), datetime.fromisoformat(stored)
     return given_at == stored_at or (given_at.microsecond == 0 and given_at == stored_at.replace(microsecond=0))
+
+
+def summarized_through(settings: dict[str, Any] | None) -> int:
+    """The seq_no of the last message a thread's summary covers (-1: none): the progress its
+    settings keep (Thread.set_summary)."""
+    return ((settings or {}).get("llm") or {}).get("summarized_through", -1)
 
 
 def changed_fields(before: Any, after: Any) -> list[str]:

@@ -18,6 +18,10 @@ FIELD_LABELS = {
     "thread_id": "Thread",
     "timestamp": "Timestamp",
     "expires_at": "Expires",
+    "relation_type": "Relation",
+    "opposite_relation_type": "Read back as",
+    "summary": "Summary",
+    "topics": "Topics",
 }
 
 
@@ -90,11 +94,16 @@ def record_diff(before: dict | None, after: dict | None) -> RecordDiff:
         content=word_diff(old_content, new_content) if old_content != new_content else None,
         metadata=metadata_diff(before.get("metadata"), after.get("metadata")),
         fields=[
-            FieldChange(label, before.get(name), after.get(name))
+            FieldChange(label, _listed(before.get(name)), _listed(after.get(name)))
             for name, label in FIELD_LABELS.items()
             if before.get(name) != after.get(name) and (name in before or name in after)
         ],
     )
+
+
+def _listed(value: Any) -> Any:
+    """A list (a thread's topics) as a person reads it: its items, comma-separated."""
+    return ", ".join(map(str, value)) if isinstance(value, list) else value
 
 
 def _json(value: Any) -> str:

@@ -15,6 +15,7 @@ from django.test import Client
 
 from memory import services
 from memory.engine import AgentMemory
+from tests.engine.helpers import FakeMemoryLlm, fake_memory_llm
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +34,19 @@ def memory_store_url(tmp_path, settings) -> Iterator[str]:
 def agent_memory(memory_store_url) -> AgentMemory:
     """The AgentMemory the views use, over this test's empty store."""
     return services.get_agent_memory()
+
+
+@pytest.fixture
+def fake_llm(settings) -> Iterator[FakeMemoryLlm]:
+    """The app's LLM played by a local fake server (tests.engine.helpers.FakeMemoryLlm). It rebuilds
+    the app's AgentMemory: list it before `agent_memory` in a test's arguments, so that one has the LLM."""
+    with fake_memory_llm() as fake:
+        settings.OAM_LLM_BASE_URL = fake.url
+        settings.OAM_LLM_MODEL = "test-model"
+        settings.OAM_LLM_API_KEY = "sk-test-secret"
+        services.reset_agent_memory()
+        yield fake
+        services.reset_agent_memory()
 
 
 def make_user(username: str, group: str) -> User:

@@ -148,6 +148,7 @@ def build_context_card(
     metadata_filter: Any = None,
     include_invalid_results: bool = True,
     as_of_message_id: Any = NOT_SET,
+    refresh_summary_if_due: bool = True,
 ) -> ContextCard:
     """The thread's context card (spec §7.1).
 
@@ -165,6 +166,10 @@ def build_context_card(
     it), and only records stored (created) at or before that message are found, with their
     content as it is now. The stored summary and topics are the current ones; the LLM is not
     asked to refresh them. KeyError when the message is missing, expired or another thread's.
+
+    A whole-thread card first refreshes the stored summary when a refresh is due, unless
+    `refresh_summary_if_due` is False: then it is built from the summary as stored, and nothing
+    is written (what a person previewing the card needs: looking must not change the store).
     """
     _non_negative_int("fallback_message_count", fallback_message_count)
     _non_negative_int("max_recent_messages", max_recent_messages)
@@ -188,9 +193,11 @@ def build_context_card(
         raise ValueError(f"metadata_filter must be a dict or None, not {type(metadata_filter).__name__}")
     if not isinstance(include_invalid_results, bool):
         raise ValueError(f"include_invalid_results must be True or False, not {include_invalid_results!r}")
+    if not isinstance(refresh_summary_if_due, bool):
+        raise ValueError(f"refresh_summary_if_due must be True or False, not {refresh_summary_if_due!r}")
 
     as_of = None if as_of_message_id is NOT_SET else thread._owned_message(as_of_message_id)
-    if not except_last_messages and as_of is None:
+    if refresh_summary_if_due and not except_last_messages and as_of is None:
         thread.refresh_summary_if_due()
     stored = thread.store.get_thread(thread.thread_id)
     stored_summary = stored.summary if stored is not None and stored.summary else ""

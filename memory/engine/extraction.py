@@ -301,15 +301,18 @@ class LlmMemoryWork:
                 messages[message.seq_no] = message
         return [messages[seq_no] for seq_no in sorted(messages)]
 
-    def summary_due(self) -> bool:
-        """Whether enough messages arrived since the last summary for a refresh (spec §7.3)."""
+    def messages_due_for_summary(self) -> int:
+        """How many messages a due summary refresh would fold in now: those since the last summary,
+        when enough arrived for a refresh (spec §7.3); 0 when none is due. Counted, not read: pages
+        ask it on every view."""
         if not self.config.enable_context_summary:
-            return False
-        uncovered = self.store.list_thread_messages(
-            self.thread_id, range_start_seq_no=self.state()["summarized_through"] + 1
-        )
+            return 0
+        through = self.state()["summarized_through"]
+        uncovered = self.store.count_thread_messages(self.thread_id)
+        if through >= 0:
+            uncovered -= self.store.count_thread_messages(self.thread_id, through_seq_no=through)
         frequency = self.config.context_summary_update_frequency
-        return bool(uncovered) and (frequency <= 0 or len(uncovered) >= frequency)
+        return uncovered if uncovered and (frequency <= 0 or uncovered >= frequency) else 0
 
     # --- extraction -----------------------------------------------------------------------------
 

@@ -366,7 +366,7 @@ class Thread:
                     work.caption(uncaptioned)
                 if targets:
                     work.extract_or_remember(targets)
-                if check_summary and work.summary_due():
+                if check_summary and work.messages_due_for_summary():
                     work.refresh_summary()
 
             self._schedule_extraction(work, run, targets)
@@ -430,15 +430,50 @@ class Thread:
                 work.refresh_summary()
         return created
 
-    def refresh_summary(self) -> Summary:
-        """Ask the LLM for a new summary and topics now, whatever the update frequency says (a
-        person's "refresh the summary"); ValueError without an LLM; raises what the LLM raises."""
+    def refresh_summary(self) -> Summary | None:
+        """Fold the messages stored since the last summary into the thread's summary and topics
+        now, by asking the LLM, even when context_summary_update_frequency says no refresh is due
+        yet or enable_context_summary is off (a person's "refresh the summary"). Returns the new
+        summary, or None when no message came since the last summary: then the LLM is not asked
+        and nothing is written. ValueError without an LLM; raises what the LLM raises."""
         work = self.llm_work
         if work is None:
             raise ValueError("refreshing a summary needs an LLM: pass llm= to the thread or the client")
         with self._runner.thread_lock(self.thread_id):
-            work.refresh_summary()
+            if not work.refresh_summary():
+                return None
         return Summary(self.store.get_thread(self.thread_id).summary or "")
+
+    def set_summary(
+        self, summary: Any, topics: Any = None, *, summarized_through: Any = NOT_SET, expected_version: Any = NOT_SET
+    ) -> None:
+        """Beyond the SDK: store the thread's summary and topics as a person gives them (None
+        clears them), e.g. to put back those a refresh replaced; no LLM is needed or asked.
+
+        `summarized_through` is the seq_no of the last message they cover (-1: none), the progress
+        the thread's settings keep under "llm" → "summarized_through": the next refresh folds in
+        the messages after it. Omitted, the progress stays. The thread's version moves by one;
+        `expected_version` makes the write a compare-and-set (StaleVersionError, writing nothing,
+        when the thread is at another version). KeyError when the thread no longer exists.
+        """
+        if summarized_through is not NOT_SET:
+            through = summarized_through
+            if isinstance(through, bool) or not isinstance(through, int) or through < -1:
+                raise ValueError(f"summarized_through must be a message's seq_no or -1, not {through!r}")
+            check_int_range("summarized_through", through)
+        with self._runner.thread_lock(self.thread_id), self.store.transaction():  # both, or neither
+            if not self.store.save_thread_summary(self.thread_id, summary, topics, expected_version=expected_version):
+                raise KeyError(f"no thread {self.thread_id!r}")
+            if summarized_through is not NOT_SET:
+                self.store.save_thread_state(self.thread_id, STATE_KEY, {"summarized_through": summarized_through})
+
+    def messages_due_for_summary(self) -> int:
+        """Beyond the SDK: how many messages the next get_context_card or get_summary of the whole
+        thread will first fold into the stored summary by asking the LLM (spec §7.3): those stored
+        since the last summary, when context_summary_update_frequency says a refresh is due; 0
+        when none is (no LLM, summaries off, too few new messages). A read: it writes nothing."""
+        work = self.llm_work
+        return 0 if work is None else work.messages_due_for_summary()
 
     def refresh_summary_if_due(self) -> None:
         """Bring the persisted summary up to date when its update frequency says so (spec §7.3)."""
@@ -447,7 +482,7 @@ class Thread:
             return
         with self._runner.thread_lock(self.thread_id):
             try:
-                if work.summary_due():
+                if work.messages_due_for_summary():
                     work.refresh_summary()
             except (RuntimeError, ValueError):
                 log.exception("could not refresh the summary of thread %r", self.thread_id)
@@ -865,13 +900,16 @@ class Thread:
         include_invalid_results: bool = True,
         *,
         as_of_message_id: Any = NOT_SET,
+        refresh_summary_if_due: bool = True,
     ) -> ContextCard:
         """What an agent puts in its prompt about this thread: summary, topics, relevant memories,
         recent messages (spec §7.1; cards.py). Beyond the SDK: `as_of_message_id`, a message of
         this thread, gives the card as it was right after that message was stored (its messages
         end there, only records created by then are found; the summary and topics stored now);
-        KeyError when the message is missing, expired or another thread's. `card.results` lists
-        the records the card chose, in card order."""
+        KeyError when the message is missing, expired or another thread's.
+        `refresh_summary_if_due=False` builds the card from the stored summary even when a
+        refresh is due, asking the LLM nothing and writing nothing (a preview of the card; see
+        messages_due_for_summary). `card.results` lists the records the card chose, in card order."""
         return build_context_card(
             self,
             fallback_message_count=fallback_message_count,
@@ -884,6 +922,7 @@ class Thread:
             metadata_filter=metadata_filter,
             include_invalid_results=include_invalid_results,
             as_of_message_id=as_of_message_id,
+            refresh_summary_if_due=refresh_summary_if_due,
         )
 
     def get_summary(self, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
@@ -13,25 +14,34 @@ from memory.access import curator_required, viewer_required
 from memory.engine import estimate_tokens
 from memory.forms import ContextCardForm
 from memory.models import ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page
+from memory.views.common import curation, engine, gone, refuse, render_page, safe_next
 
 
 @viewer_required
 @vary_on_headers("HX-Request")
 def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
     """The card, section by section, with its token estimate and the records it chose; with htmx
-    (on the thread page, and as its parameters change) just the card."""
+    (on the thread page, and as its parameters change) just the card.
+
+    Looking must not change the store: a summary refresh that is due is not made (it would ask
+    the LLM and write an unrecorded summary); the page says the agent's next card will make it."""
     memory = engine()
     try:
         thread_record = memory.get_thread_record(thread_id)
+        thread = memory.get_thread(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     form = ContextCardForm(request.GET)
-    context: dict = {"thread": thread_record, "form": form, "llm": memory.llm is not None}
+    context: dict = {
+        "thread": thread_record,
+        "form": form,
+        "llm": memory.llm is not None,
+        "summary_due": thread.messages_due_for_summary(),
+    }
     if form.is_valid():
         arguments = form.card_arguments()
         try:
-            card = memory.get_thread(thread_id).get_context_card(**arguments)
+            card = thread.get_context_card(**arguments, refresh_summary_if_due=False)
             as_of = (
                 memory.get_message_record(thread_id, arguments["as_of_message_id"])
                 if "as_of_message_id" in arguments
@@ -52,16 +62,20 @@ def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
 @curator_required
 @require_POST
 def summary_refresh(request: HttpRequest, thread_id: str) -> HttpResponse:
-    """Ask the LLM for a new summary now (the button exists only with an LLM configured)."""
+    """Ask the LLM to fold the messages since the last summary into it now (the button exists only
+    with an LLM configured), then go back to `next` (the thread page's button) or the card."""
     try:
-        curation(request).refresh_summary(thread_id)
+        entry = curation(request).refresh_summary(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     except (ValueError, RuntimeError) as error:  # no LLM, or the LLM's own failure
         messages.error(request, f"Could not refresh the summary: {error}")
     else:
-        messages.success(request, "Refreshed the summary.")
-    return redirect("memory:card_preview", thread_id)
+        if entry is None:
+            messages.info(request, "No messages since the last summary: nothing to summarise.")
+        else:
+            messages.success(request, "Refreshed the summary.")
+    return redirect(safe_next(request, reverse("memory:card_preview", args=[thread_id])))
 
 
 @curator_required

@@ -11,7 +11,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
 from memory.diffs import record_diff
-from memory.engine.snapshot import Snapshot, record_to_json, thread_to_json
+from memory.engine.snapshot import Snapshot
 from memory.listing import HistoryFilters, active_filters
 from memory.models import Action, CurationEntry, ObjectKind
 from memory.views.common import curation, render_page
@@ -124,12 +124,14 @@ def history_revert(request: HttpRequest, entry_id: int) -> HttpResponse:
 def write_back_preview(service, entry: CurationEntry) -> dict:
     """For an update: how the record changes if it is reverted now (from its current values, which
     later changes may have moved), or why it cannot be."""
+    values = service.reverted_values(entry)
+    if not values:
+        return {"refused": "This change changed nothing that can be written back."}
     try:
-        current = service.current(entry)
+        now = service.current_json(entry)
     except KeyError:
-        return {"gone": True}
-    now = thread_to_json(current) if entry.object_kind == ObjectKind.THREAD else record_to_json(current)
+        return {"refused": f"The {entry.object_kind} no longer exists: restore it from its deletion first."}
     return {
-        "diff": record_diff(now, {**now, **service.reverted_values(entry)}),
+        "diff": record_diff(now, {**now, **values}),
         "changed_since": now.get("version") != (entry.after or {}).get("version"),
     }

@@ -69,6 +69,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     memory = engine()
     try:
         thread = memory.get_thread_record(thread_id)
+        summary_due = memory.get_thread(thread_id).messages_due_for_summary()
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     start, count = message_window(request, thread.message_count)
@@ -93,6 +94,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             "earlier": (max(0, start - MESSAGES_PER_PAGE), min(start, MESSAGES_PER_PAGE)) if start > 0 else None,
             "later": start + len(timeline) if start + len(timeline) < thread.message_count else None,
             "history": CurationEntry.objects.filter(thread_id=thread_id)[:10],
+            "summary_due": summary_due,
         },
         fragment="timeline",
     )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from memory.engine import MemorySearchConfig, Message, RecordStatus, TextContent
@@ -199,6 +201,53 @@ def test_a_stored_summary_is_preferred_to_the_transcript(thread):
     thread.store.save_thread_summary(thread.thread_id, "The user loves pizza.", ["food"])
     assert build_summary(thread).content == "The user loves pizza."
     assert build_summary(thread, except_last=0).content == "The user loves pizza."
+
+
+def test_a_summary_a_person_sets_is_the_cards_and_moves_the_threads_version(thread):
+    say(thread, "I love pizza.")
+    version = thread.store.get_thread(thread.thread_id).version
+
+    assert thread.set_summary("The user loves pizza.", ["food"], expected_version=version) is None
+
+    stored = thread.store.get_thread(thread.thread_id)
+    assert (stored.summary, stored.topics, stored.version) == ("The user loves pizza.", ["food"], version + 1)
+    card = thread.get_context_card()
+    assert (card.summary, card.topics) == ("The user loves pizza.", ["food"])
+    assert "llm" not in stored.settings  # the progress stays as it was: none
+
+    thread.set_summary(None, summarized_through=-1)
+    stored = thread.store.get_thread(thread.thread_id)
+    assert (stored.summary, stored.topics, stored.settings["llm"]) == (None, None, {"summarized_through": -1})
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"summary": 5}, "summary must be a string or None"),
+        ({"summary": "s", "topics": ["food", 1]}, "topics must be a list of strings"),
+        ({"summary": "s", "topics": "food"}, "topics must be a list of strings"),
+        ({"summary": "x" * 1_000_001}, "summary has 1,000,001 characters"),
+        ({"summary": "s", "summarized_through": -2}, "summarized_through must be a message's seq_no or -1"),
+        ({"summary": "s", "summarized_through": True}, "summarized_through must be"),
+        ({"summary": "s", "summarized_through": 2**64}, "summarized_through must fit in 64 bits"),
+        ({"summary": "s", "expected_version": 7}, "thread 't1' is at version 1, not 7"),
+        ({"summary": "s", "expected_version": -1}, "expected_version must be a non-negative integer"),
+    ],
+)
+def test_set_summary_refuses_bad_values_and_a_stale_version_writing_nothing(thread, arguments, message):
+    before = thread.store.get_thread(thread.thread_id)
+
+    with pytest.raises(ValueError, match=re.escape(message)):
+        thread.set_summary(**arguments)
+
+    assert thread.store.get_thread(thread.thread_id) == before
+
+
+def test_set_summary_of_a_deleted_thread_is_a_key_error(memory, thread):
+    memory.delete_thread(thread.thread_id)
+
+    with pytest.raises(KeyError):
+        thread.set_summary("gone")
 
 
 def test_except_last_ignores_the_stored_summary(thread):
@@ -500,6 +549,8 @@ def test_token_budgets_default_to_the_threads_search_config(memory):
         ("metadata_filter", [("a", 1)]),
         ("include_invalid_results", 1),
         ("include_invalid_results", None),
+        ("refresh_summary_if_due", 0),
+        ("refresh_summary_if_due", "False"),
     ],
 )
 def test_a_bad_argument_is_a_value_error_naming_it(thread, option, value):

@@ -75,6 +75,7 @@ from .properties import (
     hostile_scalar,
     hostile_scope_object,
     hostile_search_config,
+    hostile_text,
     id_param,
     image_part,
     int_param,
@@ -96,6 +97,7 @@ from .properties import (
     valid_part,
     valid_scope_object,
     valid_search_config,
+    valid_text,
     version_param,
     wide_dict,
 )
@@ -764,6 +766,7 @@ SPECS = [
             "metadata_filter": filter_param(),
             "include_invalid_results": flag_param(),
             "as_of_message_id": id_param("message"),
+            "refresh_summary_if_due": flag_param(),
         },
         LOOKUP,  # as_of_message_id: a missing, expired or other thread's message, as the thread's reads
         readonly=True,
@@ -775,7 +778,21 @@ SPECS = [
     # Without an LLM, run_memory_extraction and refresh_summary are ValueErrors, refresh_summary_if_due a no-op.
     Spec("thread", "run_memory_extraction", {"include_extracted": flag_param()}, readonly=True),
     Spec("thread", "refresh_summary", {}, readonly=True),
+    Spec(
+        "thread",
+        "set_summary",
+        {
+            "summary": P(st.one_of(st.none(), valid_text), hostile_text).req(),
+            "topics": P(
+                st.one_of(st.none(), st.lists(valid_text, max_size=3)),
+                st.one_of(st.sampled_from([["food", 1], "food", [None], [["food"]], {"food": 1}]), hostile_scalar),
+            ),
+            "summarized_through": int_param(st.integers(-1, 5), -2),
+            "expected_version": version_param(),
+        },
+    ),
     Spec("thread", "refresh_summary_if_due", {}, readonly=True),
+    Spec("thread", "messages_due_for_summary", {}, readonly=True),
 ]
 BY_LABEL = {spec.label: spec for spec in SPECS}
 NOT_COVERED = {"client.close": "it closes the store the other calls need; it takes no arguments"}

@@ -175,6 +175,43 @@ def test_the_summary_waits_for_n_messages_since_the_last_summary(fake, llm, make
     assert stored_thread(thread).summary == "summary #2"
 
 
+SUMMARY_DUE_AFTER_2 = {"memory_extraction_frequency": 10, "context_summary_update_frequency": 2}
+"""The summary is checked only when an extraction runs (every 10 messages), and due after 2 new ones."""
+
+
+def test_a_card_built_without_refreshing_a_due_summary_asks_and_writes_nothing(fake, llm, make_client):
+    thread = make_client(llm, **SUMMARY_DUE_AFTER_2).create_thread()
+    say(thread, "first message")
+    assert thread.messages_due_for_summary() == 0  # one new message: not due yet
+    say(thread, "second message", "third message")
+    before = stored_thread(thread)
+
+    card = thread.get_context_card(refresh_summary_if_due=False)
+
+    assert thread.messages_due_for_summary() == 3
+    assert fake.count("thread_summary") == 0
+    assert stored_thread(thread) == before
+    assert card.summary == "user: first message\nuser: second message\nuser: third message"  # the transcript
+
+
+def test_the_agents_card_still_refreshes_a_due_summary_first(fake, llm, make_client):
+    thread = make_client(llm, **SUMMARY_DUE_AFTER_2).create_thread()
+    say(thread, "first message", "second message")
+
+    card = thread.get_context_card()
+
+    assert fake.count("thread_summary") == 1
+    assert card.summary == stored_thread(thread).summary == "summary #1"
+    assert thread.messages_due_for_summary() == 0
+
+
+def test_no_summary_is_due_without_an_llm(memory):
+    thread = memory.create_thread()
+    say(thread, "first message", "second message")
+
+    assert thread.messages_due_for_summary() == 0
+
+
 def test_refresh_summary_asks_the_llm_now_whatever_the_frequency(fake, llm, make_client):
     thread = make_client(llm, context_summary_update_frequency=10, **SUMMARY_ONLY).create_thread()
     say(thread, "first message")
@@ -184,6 +221,44 @@ def test_refresh_summary_asks_the_llm_now_whatever_the_frequency(fake, llm, make
 
     assert fake.count("thread_summary") == 1
     assert summary.content == stored_thread(thread).summary == "summary #1"
+
+
+def test_refresh_summary_with_no_message_since_the_last_asks_nothing_and_writes_nothing(fake, llm, make_client):
+    thread = make_client(llm, context_summary_update_frequency=10, **SUMMARY_ONLY).create_thread()
+    say(thread, "first message")
+    thread.refresh_summary()
+    version = stored_thread(thread).version
+
+    assert thread.refresh_summary() is None
+
+    assert fake.count("thread_summary") == 1
+    assert stored_thread(thread).version == version
+    assert stored_thread(thread).summary == "summary #1"
+
+
+def test_set_summary_puts_back_an_earlier_summary_and_the_messages_it_covered(fake, llm, make_client):
+    thread = make_client(llm, context_summary_update_frequency=10, **SUMMARY_ONLY).create_thread()
+    fake.answers["thread_summary"] = lambda request: {
+        "summary": f"summary #{fake.count('thread_summary')}",
+        "topics": [f"topic {fake.count('thread_summary')}"],
+    }
+    say(thread, "first message")
+    thread.refresh_summary()
+    earlier = stored_thread(thread)
+    say(thread, "second message")
+    thread.refresh_summary()
+
+    thread.set_summary(
+        earlier.summary,
+        earlier.topics,
+        summarized_through=earlier.settings["llm"]["summarized_through"],
+        expected_version=stored_thread(thread).version,
+    )
+
+    assert (stored_thread(thread).summary, stored_thread(thread).topics) == ("summary #1", ["topic 1"])
+    thread.refresh_summary()  # the second message is not summarised any more: it is folded in again
+    assert "second message" in summary_texts(fake)[2] and "first message" not in summary_texts(fake)[2]
+    assert "summary #1" in summary_texts(fake)[2]
 
 
 def test_refresh_summary_needs_an_llm(memory):

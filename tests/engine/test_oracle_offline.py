@@ -989,6 +989,14 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("save_thread_summary_expected_version")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [{"version": 4}])
+    store.save_thread_summary("t1", "they talked about tea", ["tea"], expected_version=4)
+    return conn.statements
+
+
 @scenario("save_thread_state")
 def _() -> list[Statement]:
     conn, store = open_store()

@@ -95,6 +95,15 @@ def test_a_thread_moves_on_metadata_and_summary_but_not_on_messages_or_extractio
     assert store.update_thread("nope", metadata={}, expected_version=1) == 0
 
 
+def test_a_thread_summary_written_with_expected_version_is_a_compare_and_set(thread, store):
+    assert store.save_thread_summary("t1", "they talked about tea", ["tea"], expected_version=1) == 1
+    assert store.get_thread("t1").version == 2
+    with pytest.raises(StaleVersionError, match="thread 't1' is at version 2, not 1"):
+        store.save_thread_summary("t1", "they talked about coffee", None, expected_version=1)
+    assert (store.get_thread("t1").summary, store.get_thread("t1").topics) == ("they talked about tea", ["tea"])
+    assert store.save_thread_summary("nope", "x", expected_version=1) == 0
+
+
 def test_a_profile_moves_when_replaced_and_must_exist_for_expected_version(memory):
     memory.add_user("u1", "Ada")
     memory.add_user("u1", "Ada Lovelace", expected_version=1)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from memory import services
 from memory.curation import Actor, Curation
-from memory.models import CurationEntry
+from memory.engine import AgentMemory
+from memory.engine.snapshot import thread_to_json
+from memory.models import Action, CurationEntry, ObjectKind
 
-from .world import World, build_world
+from .world import World, build_world, png_bytes
 
 HISTORY = reverse("memory:history")
 
@@ -111,6 +114,46 @@ def test_undoing_a_creation_deletes_it_and_that_too_can_be_undone(curator_client
     assert agent_memory.get_memory(created.object_id).content == "A new fact."
 
 
+def test_a_retyped_link_shows_its_old_and_new_type_and_its_undo_which_comes_back(
+    curator_client, world, curation, agent_memory
+):
+    entry = retype_link(curation, world, agent_memory)
+
+    page = curator_client.get(reverse("memory:history_entry", args=[entry.pk])).content.decode()
+    preview = curator_client.get(reverse("memory:history_revert", args=[entry.pk]))
+
+    assert "<del>supersedes</del>" in page and "<ins>refines</ins>" in page
+    assert preview.status_code == 200
+    html = preview.content.decode()
+    assert "<del>refines</del>" in html and "<ins>supersedes</ins>" in html
+    assert "<del>is_refined_by</del>" in html and "<ins>is_superseded_by</ins>" in html
+
+
+def test_an_update_that_changed_nothing_revertible_is_refused_on_its_undo_page(
+    curator_client, curator, world, agent_memory
+):
+    """As a summary refresh that folded in nothing was once recorded."""
+    thread = thread_to_json(agent_memory.get_thread_record(world.thread_id))
+    entry = CurationEntry.objects.create(
+        actor=curator,
+        actor_name="carl",
+        object_kind=ObjectKind.THREAD,
+        object_id=world.thread_id,
+        thread_id=world.thread_id,
+        action=Action.UPDATE,
+        summary="Refreshed the summary with the LLM",
+        before=thread,
+        after=thread,
+    )
+
+    response = curator_client.get(reverse("memory:history_revert", args=[entry.pk]))
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "This change changed nothing that can be written back." in html
+    assert 'type="submit"' not in html.split("<main", 1)[1]
+
+
 def test_the_revert_page_says_what_will_come_back(curator_client, world, curation):
     entry = curation.delete_memory(world.fact_id)
 
@@ -204,3 +247,141 @@ def test_an_undone_change_offers_no_second_undo(curator_client, world, curation)
 
     assert "Undone by" in html
     assert reverse("memory:history_revert", args=[entry.pk]) not in html
+
+
+def retype_link(c: Curation, w: World, m: AgentMemory) -> CurationEntry:
+    return c.update_link(w.link_id, version=m.get_relation(w.link_id).version, relation_type="refines")
+
+
+def link_a_new_memory(c: Curation, w: World, m: AgentMemory) -> CurationEntry:
+    new = m.add_memory("Alice eats no fish.", memory_type="fact", user_id=w.user_id, autonomous_linking=False)
+    return c.create_link(source_record_id=new, target_record_id=w.fact_id, relation_type="supports")
+
+
+def undone(make):
+    """A case that makes a change through `make`, then undoes it: the entry of the undo."""
+    return lambda c, w, m: c.revert(make(c, w, m))
+
+
+def write_profile(kind: str, owner_id: str, *, version: int):
+    return lambda c, w, m: c.save_profile(kind, owner_id, information=f"{owner_id}, rewritten.", version=version)
+
+
+def delete_thread(c, w, m):
+    return c.delete_thread(w.thread_id)
+
+
+def delete_message(c, w, m):
+    return c.delete_message(w.thread_id, w.message_ids[0])
+
+
+def delete_memory(c, w, m):
+    return c.delete_memory(w.old_fact_id)
+
+
+def delete_image(c, w, m):
+    return c.delete_image(w.image_id)
+
+
+def delete_user(c, w, m):
+    return c.delete_owner(ObjectKind.USER, w.user_id)
+
+
+def delete_agent_profile(c, w, m):
+    return c.delete_profile(ObjectKind.AGENT, w.agent_id)
+
+
+def unlink(c, w, m):
+    return c.delete_link(w.link_id)
+
+
+CHANGES = {
+    "thread metadata edited": (
+        ObjectKind.THREAD,
+        Action.UPDATE,
+        lambda c, w, m: c.update_thread(w.thread_id, metadata={"topic": "food"}, version=1),
+    ),
+    "thread summary refreshed (LLM)": (
+        ObjectKind.THREAD,
+        Action.UPDATE,
+        lambda c, w, m: c.refresh_summary(w.thread_id),
+    ),
+    "thread deleted": (ObjectKind.THREAD, Action.DELETE, delete_thread),
+    "thread restored": (ObjectKind.THREAD, Action.RESTORE, undone(delete_thread)),
+    "message added with an image": (
+        ObjectKind.MESSAGE,
+        Action.CREATE,
+        lambda c, w, m: c.add_image(
+            w.thread_id, png_bytes(), description="A bike", add_as="message", role="user", text="This one?"
+        ),
+    ),
+    "message edited": (
+        ObjectKind.MESSAGE,
+        Action.UPDATE,
+        lambda c, w, m: c.update_message(w.thread_id, w.message_ids[0], version=1, content="I eat fish again."),
+    ),
+    "message deleted": (ObjectKind.MESSAGE, Action.DELETE, delete_message),
+    "message restored": (ObjectKind.MESSAGE, Action.RESTORE, undone(delete_message)),
+    "memory created": (
+        ObjectKind.MEMORY,
+        Action.CREATE,
+        lambda c, w, m: c.create_memory(content="Alice cycles.", memory_type="fact", user_id=w.user_id),
+    ),
+    "memory edited": (
+        ObjectKind.MEMORY,
+        Action.UPDATE,
+        lambda c, w, m: edit_fact(c, m, w.fact_id, content="Alice is vegan."),
+    ),
+    "memory deleted": (ObjectKind.MEMORY, Action.DELETE, delete_memory),
+    "memory restored": (ObjectKind.MEMORY, Action.RESTORE, undone(delete_memory)),
+    "image added": (
+        ObjectKind.IMAGE,
+        Action.CREATE,
+        lambda c, w, m: c.add_image(w.thread_id, png_bytes(), description="A bike", add_as="image", role="", text=""),
+    ),
+    "image edited": (
+        ObjectKind.IMAGE,
+        Action.UPDATE,
+        lambda c, w, m: c.update_image(w.image_id, version=1, description="A map of Porto"),
+    ),
+    "image deleted": (ObjectKind.IMAGE, Action.DELETE, delete_image),
+    "image restored": (ObjectKind.IMAGE, Action.RESTORE, undone(delete_image)),
+    "user profile written": (ObjectKind.USER, Action.CREATE, write_profile(ObjectKind.USER, "bob", version=0)),
+    "user profile edited": (ObjectKind.USER, Action.UPDATE, write_profile(ObjectKind.USER, "alice", version=1)),
+    "user deleted with all they own": (ObjectKind.USER, Action.DELETE, delete_user),
+    "user restored": (ObjectKind.USER, Action.RESTORE, undone(delete_user)),
+    "agent profile edited": (ObjectKind.AGENT, Action.UPDATE, write_profile(ObjectKind.AGENT, "atlas", version=1)),
+    "agent profile deleted": (ObjectKind.AGENT, Action.DELETE, delete_agent_profile),
+    "agent profile restored": (ObjectKind.AGENT, Action.RESTORE, undone(delete_agent_profile)),
+    "link created": (ObjectKind.LINK, Action.LINK, link_a_new_memory),
+    "link retyped": (ObjectKind.LINK, Action.UPDATE, retype_link),
+    "link deleted": (ObjectKind.LINK, Action.UNLINK, unlink),
+    "link restored": (ObjectKind.LINK, Action.RESTORE, undone(unlink)),
+}
+"""One change of each kind the curation service records: (object kind, action, how to make it)."""
+
+
+def test_the_changes_below_cover_every_object_kind_and_every_action():
+    """A new kind of object or action must add its change to CHANGES, so its pages are tested."""
+    assert {kind for kind, _, _ in CHANGES.values()} == set(ObjectKind)
+    assert {action for _, action, _ in CHANGES.values()} == set(Action)
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_every_kind_of_change_has_an_entry_page_and_an_undo_that_works(change, request, curator, curator_client):
+    kind, action, make = CHANGES[change]
+    world = build_world(services.get_agent_memory())
+    if "(LLM)" in change:  # from now on: the world's messages came before the LLM, none is summarised
+        request.getfixturevalue("fake_llm")
+    agent_memory = services.get_agent_memory()
+    entry = make(Curation(agent_memory, Actor(curator)), world, agent_memory)
+    assert (entry.object_kind, entry.action) == (kind, action)
+
+    page = curator_client.get(reverse("memory:history_entry", args=[entry.pk]))
+    preview = curator_client.get(reverse("memory:history_revert", args=[entry.pk]))
+    undo = curator_client.post(reverse("memory:history_revert", args=[entry.pk]), follow=True)
+
+    assert page.status_code == 200
+    assert preview.status_code == 200
+    assert "Could not undo" not in undo.content.decode()
+    assert CurationEntry.objects.filter(reverts=entry).exists()

@@ -13,20 +13,8 @@ from django.core.management import CommandError, call_command
 
 from memory import services
 from memory.engine import MemoryExtractionConfig, OpenAICompatibleLlm
-from tests.engine.helpers import fake_memory_llm
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def fake_llm(settings):
-    with fake_memory_llm() as fake:
-        settings.OAM_LLM_BASE_URL = fake.url
-        settings.OAM_LLM_MODEL = "test-model"
-        settings.OAM_LLM_API_KEY = "sk-test-secret"
-        services.reset_agent_memory()
-        yield fake
-        services.reset_agent_memory()
 
 
 def extract_everything(fake) -> None:
@@ -161,9 +149,11 @@ def test_the_card_page_asks_the_llm_for_a_summary_and_memories(fake_llm, curator
         thread_id="t1",
         user_id="u1",
         agent_id="a1",
-        memory_extraction_config=MemoryExtractionConfig(extract_memories=False),
+        # One message is not enough for a summary of its own: the curator's refresh makes it.
+        memory_extraction_config=MemoryExtractionConfig(extract_memories=False, context_summary_update_frequency=2),
     )
     thread.add_messages([{"role": "user", "content": "I want to see Porto."}])
+    assert memory.get_thread_record("t1").summary is None
     card = reverse("memory:card_preview", args=["t1"])
     assert "Extract memories now" in curator_client.get(card).content.decode()
 

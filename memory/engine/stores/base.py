@@ -904,9 +904,16 @@ class MemoryStore(ABC):
         The thread's version moves by one; `expected_version` as for update."""
 
     @abstractmethod
-    def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
+    def save_thread_summary(
+        self,
+        thread_id: str,
+        summary: str | None,
+        topics: list[str] | None = None,
+        *,
+        expected_version: Any = NOT_SET,
+    ) -> int:
         """Store a thread's summary and topics (None clears them); returns 1, or 0 for no thread.
-        The thread's version moves by one."""
+        The thread's version moves by one; `expected_version` as for update_thread."""
 
     @abstractmethod
     def save_thread_state(self, thread_id: str, key: str, state: dict[str, Any]) -> int:
@@ -1385,12 +1392,19 @@ def thread_changes(metadata: Any, settings: Any) -> dict[str, str | None]:
 
 
 def summary_topics(summary: Any, topics: Any) -> str | None:
-    """Check save_thread_summary's arguments; returns the topics as JSON text (None clears them)."""
+    """Check save_thread_summary's arguments; returns the topics as JSON text (None clears them).
+    A summary is a record's content at most, its topics what metadata may be as JSON."""
     if summary is not None and not isinstance(summary, str):
         raise ValueError(f"summary must be a string or None, not {type(summary).__name__}")
+    if summary is not None:
+        check_length("summary", summary)
     if topics is not None and (not isinstance(topics, list) or not all(isinstance(t, str) for t in topics)):
         raise ValueError("topics must be a list of strings or None")
-    return None if topics is None else json.dumps(topics)
+    if topics is None:
+        return None
+    text = json.dumps(topics)
+    check_length("topics as JSON", text, MAX_JSON_CHARS)
+    return text
 
 
 @dataclass(frozen=True)

@@ -1739,26 +1739,42 @@ class SQLMemoryStore(MemoryStore):
         expected = expected_version_of(expected_version)
         assignments = ", ".join(f"{column} = :{column}" for column in changes)
         with self._write() as cursor:
-            if expected is not None:
-                rows = self._fetch(
-                    f"SELECT version FROM {self._threads} WHERE id = :id{self.dialect.for_update}",
-                    {"id": thread_id},
-                    cursor,
-                )
-                if not rows:
-                    return 0
-                check_version(f"thread {thread_id!r}", expected, rows[0]["version"])
+            if not self._thread_at(cursor, thread_id, expected):
+                return 0
             cursor.execute(
                 f"UPDATE {self._threads} SET {assignments}, updated_at = :now, version = version + 1 WHERE id = :id",
                 {**changes, "now": self.dialect.db_time(utc_now()), "id": thread_id},
             )
             return cursor.rowcount
 
-    def save_thread_summary(self, thread_id: str, summary: str | None, topics: list[str] | None = None) -> int:
+    def _thread_at(self, cursor: Any, thread_id: str, expected: int | None) -> bool:
+        """The compare of a thread's compare-and-set, inside the write: False when the thread is
+        missing, StaleVersionError when it is at another version than `expected` (None: no check)."""
+        if expected is None:
+            return True
+        rows = self._fetch(
+            f"SELECT version FROM {self._threads} WHERE id = :id{self.dialect.for_update}", {"id": thread_id}, cursor
+        )
+        if not rows:
+            return False
+        check_version(f"thread {thread_id!r}", expected, rows[0]["version"])
+        return True
+
+    def save_thread_summary(
+        self,
+        thread_id: str,
+        summary: str | None,
+        topics: list[str] | None = None,
+        *,
+        expected_version: Any = NOT_SET,
+    ) -> int:
         """Persist a thread's summary and topics (None clears them); returns 1, or 0 for no thread."""
         check_id("thread_id", thread_id)
         topics_json = summary_topics(summary, topics)
+        expected = expected_version_of(expected_version)
         with self._write() as cursor:
+            if not self._thread_at(cursor, thread_id, expected):
+                return 0
             self.dialect.declare(cursor, ["summary"])
             cursor.execute(
                 f"UPDATE {self._threads} SET summary = :summary, topics = :topics, version = version + 1 "
