@@ -623,6 +623,22 @@ class Curation:
             return self.delete_link(object_id)
         raise CurationError(f"a {kind} cannot be reverted here")
 
+    def revert_effects(self, entry: CurationEntry) -> list[StatusChange]:
+        """What undoing a link change would do to memories' status, said before it is undone as
+        the link forms say it: a link deleted again, brought back, or retyped back."""
+        if entry.object_kind != ObjectKind.LINK:
+            return []
+        try:
+            if entry.action == Action.UNLINK:
+                [relation] = entry.before["relations"]
+                return self.link_effects(add=(relation["target_record_id"], relation["relation_type"]))
+            current = self.memory.get_relation(entry.object_id)
+            if entry.action == Action.UPDATE:
+                return self.link_effects(add=(current.target_record_id, entry.before["relation_type"]), remove=current)
+            return self.link_effects(remove=current)  # a link made (or brought back) is deleted
+        except KeyError:  # the link or its memory is gone: the undo page says so when it is tried
+            return []
+
     def reverted_values(self, entry: CurationEntry) -> dict[str, Any]:
         """What an update's revert writes: the fields the update changed, as they were before it
         (JSON names). Later changes to other fields are kept."""

@@ -19,7 +19,7 @@ from django.core.exceptions import ValidationError
 from memory.engine import ImageMimeType, RecordStatus, SearchResultFormatConfig, SearchStrategy
 from memory.engine.filters import parse_filter
 from memory.engine.ttl import normalize_timestamp
-from memory.engine.types import MEMORY_TYPES, SEARCHABLE_TYPES
+from memory.engine.types import BUILTIN_RELATIONS, MEMORY_TYPES, SEARCHABLE_TYPES
 
 SCOPES = {"user_id": "no user", "agent_id": "no agent", "thread_id": "no thread"}
 """The scope dimensions a record can have none of, as an `unscoped` choice reads."""
@@ -339,7 +339,7 @@ class SearchForm(forms.Form):
         required=False,
         choices=list(SCOPES.items()),
         widget=forms.CheckboxSelectMultiple(attrs={"class": "form-check-input"}),
-        help_text="The engine's None for that id: records without one.",
+        help_text="Only records that have no user (or agent, or thread).",
     )
     record_types = forms.MultipleChoiceField(
         label="Record types",
@@ -453,6 +453,22 @@ class ContextCardForm(forms.Form):
         return {name: value for name, value in data.items() if value not in (None, "")}
 
 
+def check_relation_label(label: str) -> str:
+    """A relation type as typed, refusing what looks like a built-in mistyped: a label of one's
+    own retires nothing, so "Supersedes" or "is_superseded_by" would make a link that reads right
+    and does not do what the person meant."""
+    readings = {opposite: forward for forward, opposite in BUILTIN_RELATIONS.items() if opposite != forward}
+    if label not in BUILTIN_RELATIONS and label.lower() in BUILTIN_RELATIONS:
+        raise ValidationError(f"Built-in types are lower case: did you mean \u201c{label.lower()}\u201d?")
+    if label.lower() in readings:
+        forward = readings[label.lower()]
+        raise ValidationError(
+            f"\u201c{label}\u201d is how a {forward} link reads from its target: "
+            f"make a {forward} link from the other memory."
+        )
+    return label
+
+
 def relation_type_field() -> forms.CharField:
     return forms.CharField(
         label="Relation",
@@ -505,6 +521,9 @@ class LinkForm(PreviewedForm):
             self.fields[name].required = True
             self.fields[name].widget.attrs["list"] = "memory-picks"
 
+    def clean_relation_type(self) -> str:
+        return check_relation_label(self.cleaned_data["relation_type"])
+
     def link_arguments(self) -> dict[str, Any]:
         return {name: value for name, value in self.cleaned_data.items() if name != "confirm"}
 
@@ -513,3 +532,7 @@ class LinkEditForm(PreviewedForm, VersionedForm):
     relation_type = relation_type_field()
     opposite_relation_type = opposite_type_field()
     metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.", rows=3)
+
+    def clean_relation_type(self) -> str:
+        label = self.cleaned_data["relation_type"]
+        return label if label == self.initial.get("relation_type") else check_relation_label(label)  # kept as it is

@@ -31,6 +31,22 @@ class Action(models.TextChoices):
     RESTORE = "restore", "restored"
 
 
+class CurationEntryQuerySet(models.QuerySet):
+    def of_memory(self, memory_id: str) -> CurationEntryQuerySet:
+        """The changes of a memory and of the links that join it (a link made or deleted changes
+        whether the memory is valid, so its page lists it too). A link's ends are in its entry's
+        JSON: the relation itself, or a snapshot's one relation for a delete and its restore."""
+        joined = models.Q()
+        for side in ("before", "after"):
+            for end in ("source_record_id", "target_record_id"):
+                joined |= models.Q(
+                    **{f"{side}__{end}": memory_id, f"{side}__relations__0__{end}": memory_id}, _connector=models.Q.OR
+                )
+        return self.filter(
+            models.Q(object_kind=ObjectKind.MEMORY, object_id=memory_id) | models.Q(joined, object_kind=ObjectKind.LINK)
+        )
+
+
 class CurationEntry(models.Model):
     """One change a person made to one object of the memory store.
 
@@ -52,6 +68,8 @@ class CurationEntry(models.Model):
     before = models.JSONField(null=True)
     after = models.JSONField(null=True)
     reverts = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverted_by")
+
+    objects = CurationEntryQuerySet.as_manager()
 
     class Meta:
         ordering = ("-at", "-id")

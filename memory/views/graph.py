@@ -268,6 +268,8 @@ def graph_node(request: HttpRequest, memory_id: str) -> HttpResponse:
             "memory": record,
             "links": links,
             "more_links": more_links,
+            # Link changes come back to the graph the panel is shown on (the page's own URL).
+            "here": (request.htmx and request.htmx.current_url_abs_path) or request.get_full_path(),
             "centre_url": reverse("memory:graph") + "?" + urlencode({"memory_id": memory_id, "hops": 2}),
         },
         fragment="panel",

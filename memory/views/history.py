@@ -118,6 +118,8 @@ def history_revert(request: HttpRequest, entry_id: int) -> HttpResponse:
     }
     if entry.action == Action.UPDATE:
         context.update(write_back_preview(service, entry))
+    if entry.object_kind == ObjectKind.LINK:
+        context["effects"] = service.revert_effects(entry)
     return render_page(request, "history/revert.html", context)
 
 

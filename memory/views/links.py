@@ -13,7 +13,7 @@ from memory.access import curator_required, viewer_required
 from memory.engine.types import BUILTIN_RELATIONS
 from memory.forms import LinkEditForm, LinkForm
 from memory.models import ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
+from memory.views.common import curation, engine, gone, refuse, render_page, safe_next, saved, submit
 
 PICKS = 10
 LINK_CHECKED = ("source_record_id", "target_record_id", "relation_type", "opposite_relation_type")
@@ -22,6 +22,11 @@ LINK_CHECKED = ("source_record_id", "target_record_id", "relation_type", "opposi
 
 def memory_url(memory_id: str) -> str:
     return reverse("memory:memory_detail", args=[memory_id])
+
+
+def back(request: HttpRequest) -> str:
+    """Where the person came from (`next`: the memory page or the graph), to return there."""
+    return safe_next(request, "")
 
 
 def ends(source_id: str | None, target_id: str | None) -> list[tuple[str, str, object]]:
@@ -45,7 +50,7 @@ def link_create(request: HttpRequest) -> HttpResponse:
     will do (which memory becomes invalid); a POST confirming exactly that preview makes it."""
     initial = {name: request.GET[name] for name in ("source_record_id", "target_record_id") if request.GET.get(name)}
     form = LinkForm(request.POST or None, initial=initial)
-    context = {"form": form, "relation_types": BUILTIN_RELATIONS}
+    context = {"form": form, "relation_types": BUILTIN_RELATIONS, "back": back(request)}
     status = 200
     if request.method == "POST":
         service = curation(request)
@@ -55,7 +60,7 @@ def link_create(request: HttpRequest) -> HttpResponse:
                 if form.confirmed():
                     service.create_link(**data)
                     messages.success(request, "Linked the memories.")
-                    return redirect(memory_url(data["source_record_id"]))
+                    return redirect(safe_next(request, memory_url(data["source_record_id"])))
                 service.check_link(**{name: data[name] for name in LINK_CHECKED})
                 context.update(
                     effects=service.link_effects(add=(data["target_record_id"], data["relation_type"])),
@@ -96,6 +101,7 @@ def link_edit(request: HttpRequest, relation_id: str) -> HttpResponse:
         "relation": relation,
         "relation_types": BUILTIN_RELATIONS,
         "ends": ends(relation.source_record_id, relation.target_record_id),
+        "back": back(request),
     }
     if request.method != "POST":
         return render_page(request, "links/form.html", context)
@@ -119,7 +125,7 @@ def link_edit(request: HttpRequest, relation_id: str) -> HttpResponse:
     if refused:
         return refused
     saved(request, result, "the link")
-    return redirect(memory_url(relation.source_record_id))
+    return redirect(safe_next(request, memory_url(relation.source_record_id)))
 
 
 @curator_required
@@ -137,7 +143,7 @@ def link_delete(request: HttpRequest, relation_id: str) -> HttpResponse:
         except KeyError:
             return gone(request, ObjectKind.LINK, relation_id)
         messages.success(request, "Deleted the link. It can be restored from the history.")
-        return redirect(memory_url(relation.source_record_id))
+        return redirect(safe_next(request, memory_url(relation.source_record_id)))
     return render_page(
         request,
         "links/delete.html",
@@ -145,7 +151,8 @@ def link_delete(request: HttpRequest, relation_id: str) -> HttpResponse:
             "relation": relation,
             "ends": ends(relation.source_record_id, relation.target_record_id),
             "effects": service.link_effects(remove=relation),
-            "cancel_url": memory_url(relation.source_record_id),
+            "cancel_url": safe_next(request, memory_url(relation.source_record_id)),
+            "back": back(request),
         },
     )
 

@@ -96,7 +96,8 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             "links": links,
             "more_links": more_links,
             "retiring": [row for row in links if not row.outgoing and row.link.relation_type in LIFECYCLE_RELATIONS],
-            "history": CurationEntry.objects.filter(object_kind=ObjectKind.MEMORY, object_id=memory_id),
+            "history": CurationEntry.objects.of_memory(memory_id),
+            "here": request.get_full_path(),  # where link changes come back to
         },
     )
 

@@ -93,6 +93,10 @@ def run_search(form: SearchForm, *, comparing: bool) -> dict:
         "strategy": strategy if "strategy" in arguments else f"{strategy} (the store's)",
         "total_tokens": sum(item.tokens for item in formatted),
     }
+    if not results and arguments.get("token_budget"):  # say so when the budget is why nothing came back
+        unbudgeted = search_call(query, **{**arguments, "token_budget": None, "max_results": 1})
+        if unbudgeted:
+            found["over_budget"] = (arguments["token_budget"], estimate_tokens(unbudgeted[0].format_content(config)))
     if comparing:
         found["comparison"], found["compared_in"] = compare(search_call, query, arguments, strategy)
     return found

@@ -27,10 +27,21 @@ document.addEventListener("click", (event) => {
   });
 });
 
-// On a narrow screen a listing's filter panel starts folded, unless filters are in force
-// (without JavaScript it stays open, and its summary folds it).
+// On a narrow screen a form panel (a listing's filters, the search's parameters) starts folded,
+// so the results come first, unless the page marks it data-keep-open (filters in force, nothing
+// searched yet). Without JavaScript it stays open, and its summary folds it.
 const narrow = window.matchMedia("(max-width: 991.98px)");
 for (const panel of document.querySelectorAll("details.oam-filter-panel")) {
-  if (narrow.matches && !document.querySelector(".oam-filter-chip")) panel.open = false;
+  if (narrow.matches && !panel.hasAttribute("data-keep-open")) panel.open = false;
   narrow.addEventListener("change", () => { if (!narrow.matches) panel.open = true; });  // wide: no summary to open it
 }
+
+// An htmx GET form leaves out its empty fields, so the URL it pushes holds what was asked,
+// not every parameter the form has ("?q=tea&user_id=alice", not "...&strategy=&max_results=").
+document.addEventListener("htmx:configRequest", (event) => {
+  if (event.detail.verb !== "get") return;
+  const parameters = event.detail.parameters;
+  for (const name of [...parameters.keys()]) {
+    if (parameters.getAll(name).every((value) => value === "")) parameters.delete(name);
+  }
+});

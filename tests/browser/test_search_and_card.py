@@ -29,6 +29,7 @@ def test_a_hybrid_search_with_one_hop_shows_the_linked_tree(logged_in_page: Page
     expect(first.locator(".oam-tree")).to_contain_text("supersedes")
     expect(first.locator(".oam-tree")).to_contain_text("Alice used to eat fish.")
     assert "num_hops=1" in page.url and "strategy=hybrid" in page.url  # the search is a link to share
+    assert "max_results=" not in page.url and "token_budget=" not in page.url  # what was asked, not every field
 
 
 def test_a_formatting_toggle_changes_what_the_agent_receives(logged_in_page: Page, world):
@@ -54,3 +55,18 @@ def test_the_context_card_follows_its_parameters(logged_in_page: Page, world):
     expect(page.locator("#card-text")).to_contain_text("Príncipe Real is calm at night.")
     expect(page.get_by_role("heading", name="Recent messages")).to_be_visible()
     assert "max_recent_messages=2" in page.url
+
+
+@pytest.mark.parametrize("viewport", [{"width": 390, "height": 844}])
+def test_on_a_phone_the_results_come_before_the_folded_parameters(logged_in_page: Page, world, viewport):
+    page = logged_in_page
+    page.set_viewport_size(viewport)
+    page.goto(reverse("memory:search"))
+    expect(page.get_by_label("Query", exact=True)).to_be_visible()  # nothing searched yet: open
+
+    page.goto(reverse("memory:search") + "?q=vegetarian&user_id=alice")
+
+    expect(page.get_by_label("Query", exact=True)).to_be_hidden()
+    expect(page.locator(".oam-result").first).to_be_in_viewport()
+    page.get_by_text("Search parameters").click()
+    expect(page.get_by_label("Query", exact=True)).to_have_value("vegetarian")

@@ -218,3 +218,13 @@ def test_a_curator_refreshes_a_due_summary_from_the_thread_page_and_lands_back_o
 
     assert response.status_code == 302 and response["Location"] == thread_url
     assert services.get_agent_memory().get_thread_record(world.thread_id).summary == "summary #1"
+
+
+def test_only_the_cards_own_form_swaps_its_errors_out_of_band(viewer_client, world):
+    """The thread page embeds the card (htmx, no target of the card page's): it has no error box
+    for an out-of-band swap to land in, so none is sent."""
+    embedded = viewer_client.get(card_url(world), HTTP_HX_REQUEST="true").content.decode()
+    own_form = viewer_client.get(card_url(world), HTTP_HX_REQUEST="true", HTTP_HX_TARGET="card").content.decode()
+
+    assert "hx-swap-oob" not in embedded
+    assert 'id="filter-errors" role="alert" hx-swap-oob="true"' in own_form

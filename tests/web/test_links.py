@@ -127,6 +127,16 @@ def test_a_custom_label_reads_back_with_its_opposite(curator_client, world, agen
             None,
             "built in",
         ),
+        (
+            {"source_record_id": "fact-new", "target_record_id": "fact-old", "relation_type": "Supersedes"},
+            "relation_type",
+            "lower case",
+        ),
+        (
+            {"source_record_id": "fact-new", "target_record_id": "fact-old", "relation_type": "is_superseded_by"},
+            "relation_type",
+            "from the other memory",
+        ),
         ({"source_record_id": "fact-new", "target_record_id": ""}, "target_record_id", "required"),
         (
             {"source_record_id": "fact-new", "target_record_id": "fact-old", "relation_type": ""},
@@ -260,3 +270,50 @@ def test_the_memory_page_offers_link_actions_to_curators_only(curator_client, vi
 
     assert edit in curator_client.get(url).content.decode()
     assert edit not in reader.get(url).content.decode()
+
+
+def test_a_memorys_history_lists_the_changes_of_its_links(curator_client, world, agent_memory):
+    fields = {"source_record_id": "fact-new", "target_record_id": world.fact_id, "relation_type": "supersedes"}
+    confirmed(curator_client, CREATE, fields)
+    [link] = agent_memory.list_relations(record_id="fact-new")
+    curator_client.post(reverse("memory:link_delete", args=[link.id]))
+    unlink = CurationEntry.objects.get(action="unlink")
+    curator_client.post(reverse("memory:history_revert", args=[unlink.pk]))
+
+    for memory_id in ("fact-new", world.fact_id):
+        history = curator_client.get(reverse("memory:memory_detail", args=[memory_id])).context["history"]
+        assert [entry.action for entry in history] == ["restore", "unlink", "link"]
+    other = curator_client.get(reverse("memory:memory_detail", args=[world.old_fact_id])).context["history"]
+    assert not other  # its own link was not touched
+
+
+def test_undoing_a_link_change_says_first_what_it_does_to_the_memories(curator_client, world, agent_memory):
+    curator_client.post(reverse("memory:link_delete", args=[world.link_id]))
+    unlink = CurationEntry.objects.get()
+
+    restore_page = curator_client.get(reverse("memory:history_revert", args=[unlink.pk])).content.decode()
+    assert "Alice used to eat fish." in restore_page and "will become <strong>invalid</strong>" in restore_page
+
+    curator_client.post(reverse("memory:history_revert", args=[unlink.pk]))
+    restore = CurationEntry.objects.get(action="restore")
+    delete_again = curator_client.get(reverse("memory:history_revert", args=[restore.pk])).content.decode()
+    assert "will become <strong>valid</strong> again" in delete_again
+
+
+def test_a_link_change_comes_back_to_the_page_it_was_made_from(curator_client, world, agent_memory):
+    graph = reverse("memory:graph") + "?user_id=alice"
+    fields = {"source_record_id": "fact-new", "target_record_id": world.fact_id, "relation_type": "supports"}
+    preview = curator_client.post(f"{CREATE}?next={graph}", {**fields, "next": graph})
+    made = curator_client.post(CREATE, {**fields, "next": graph, "confirm": preview.context["preview"]})
+    assert made.status_code == 302 and made.url == graph
+
+    [link] = agent_memory.list_relations(record_id="fact-new")
+    page = reverse("memory:memory_detail", args=[world.fact_id])
+    assert f"{reverse('memory:link_delete', args=[link.id])}?next={page}" in (curator_client.get(page).content.decode())
+    deleted = curator_client.post(reverse("memory:link_delete", args=[link.id]), {"next": page})
+    assert deleted.url == page
+
+    elsewhere = curator_client.post(
+        reverse("memory:link_delete", args=[world.link_id]), {"next": "https://evil.example/"}
+    )
+    assert elsewhere.url == reverse("memory:memory_detail", args=[world.fact_id])  # not off the site

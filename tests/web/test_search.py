@@ -238,3 +238,10 @@ def test_hostile_queries_and_content_are_escaped(viewer_client, agent_memory):
 
     assert "<script>alert(1)" not in html
     assert "&lt;<mark>script</mark>&gt;alert(1)&lt;/<mark>script</mark>&gt;" in html
+
+
+def test_a_token_budget_that_drops_every_result_is_said_to_be_why(viewer_client, world):
+    html = search(viewer_client, q="vegetarian", user_id="alice", token_budget="1").content.decode()
+
+    assert re.search(r"none fits the token budget of 1 tokens: the first alone is \d+", html)
+    assert "Loosen the scope" not in html
