@@ -10,7 +10,8 @@ only draws. Cytoscape.js draws it: measured in headless Chromium against sigma.j
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 from urllib.parse import urlencode
 
 from django import forms
@@ -19,8 +20,9 @@ from django.urls import reverse
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import viewer_required
+from memory.curation import plural
 from memory.engine.stores.base import DEFAULT_GRAPH_NODES, MAX_GRAPH_NODES, MAX_HOPS, graph_request
-from memory.engine.types import BUILTIN_RELATIONS, MEMORY_TYPES, NOT_SET, MemoryGraph
+from memory.engine.types import BUILTIN_RELATIONS, MEMORY_TYPES, NOT_SET, MemoryGraph, MemoryRecord
 from memory.graph_layout import IDEAL_LENGTH, layout
 from memory.listing import FILTER_CHECKBOX, id_filter, memory_type_filter, number_filter, status_filter
 from memory.models import ObjectKind
@@ -37,7 +39,12 @@ MISSING_MEMORY = "No such memory: it does not exist, or it has expired."
 
 class RelationTypesField(forms.MultipleChoiceField):
     """Repeatable `relation_type`: the built-in types are offered as boxes to tick, any other
-    label is taken as it is (a store may hold custom relation types) and checked by the engine."""
+    label is taken as it is (a store may hold custom relation types) and checked by the engine.
+    The form's box for typing a custom type sends `relation_type=` when left empty: that asks
+    for nothing, so empty values are dropped."""
+
+    def to_python(self, value: Any) -> list[str]:
+        return [item for item in super().to_python(value) if item != ""]
 
     def valid_value(self, value: str) -> bool:
         return True
@@ -68,10 +75,15 @@ class GraphFilters(forms.Form):
     def __init__(self, data: QueryDict | None, *args: Any, **kwargs: Any) -> None:
         super().__init__(data, *args, **kwargs)
         # Relation types given beyond the built-in ones get a box of their own, ticked.
-        values = data.getlist("relation_type") if data is not None else []
-        given = [value for value in values if value and value not in BUILTIN_RELATIONS]
+        self.offer_relation_types(data.getlist("relation_type") if data is not None else [])
+
+    def offer_relation_types(self, names: Iterable[str]) -> None:
+        """A box for each relation type among `names` that has none yet (custom types: the
+        engine lists no store's types, but a graph drawn shows those of its links)."""
         field = self.fields["relation_type"]
-        field.choices = [*field.choices, *((value, value) for value in dict.fromkeys(given))]
+        offered = {value for value, _ in field.choices}
+        fresh = [name for name in dict.fromkeys(names) if name and name not in offered]
+        field.choices = [*field.choices, *((name, name) for name in fresh)]
 
     def scope(self) -> tuple[str, str] | None:
         """The (parameter, id) the graph is drawn around, when the form is valid and names one."""
@@ -82,6 +94,12 @@ class GraphFilters(forms.Form):
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         if self.errors:
+            return data
+        given = [name for name in SCOPES if data.get(name)]
+        if len(given) != 1:
+            # The engine's message names its arguments ("pass exactly one of user_id, …"): say it
+            # in the form's words instead.
+            self.add_error(None, scope_message(given))
             return data
         try:
             graph_request(**self.engine_arguments(data))
@@ -101,6 +119,20 @@ class GraphFilters(forms.Form):
         return arguments
 
 
+SCOPE_NOUNS = {"user_id": "a user", "agent_id": "an agent", "thread_id": "a thread", "memory_id": "a memory"}
+
+
+def scope_message(given: list[str]) -> str:
+    """What to fix when the query names no scope, or several (`given`, in SCOPES order)."""
+    message = "Choose one scope: a user, an agent, a thread or a memory"
+    if not given:
+        return message + "."
+    nouns = [SCOPE_NOUNS[name] for name in given]
+    if len(nouns) == 2:
+        return f"{message} — not both {nouns[0]} and {nouns[1]}."
+    return f"{message} — not {', '.join(nouns[:-1])} and {nouns[-1]} at once."
+
+
 def error_messages(form: forms.Form) -> dict[str, list[str]]:
     return {name: [str(message) for message in messages] for name, messages in form.errors.items()}
 
@@ -117,13 +149,19 @@ def load(form: GraphFilters) -> tuple[MemoryGraph | None, int]:
         return None, 400
 
 
-def graph_json(graph: MemoryGraph, max_nodes: int) -> dict[str, Any]:
-    """The JSON of /graph/data/: nodes with their degree among the edges and their position,
-    edges in their stored direction (source → target)."""
+def degrees(graph: MemoryGraph) -> Counter[str]:
+    """How many of the graph's edges each of its memories has."""
     degree: Counter[str] = Counter()
     for edge in graph.edges:
         degree[edge.source_record_id] += 1
         degree[edge.target_record_id] += 1
+    return degree
+
+
+def graph_json(graph: MemoryGraph, max_nodes: int) -> dict[str, Any]:
+    """The JSON of /graph/data/: nodes with their degree among the edges and their position,
+    edges in their stored direction (source → target)."""
+    degree = degrees(graph)
     ids = [node.id for node in graph.nodes]
     positions = layout(ids, [(edge.source_record_id, edge.target_record_id) for edge in graph.edges])
     nodes = [
@@ -186,19 +224,53 @@ def with_query(query: QueryDict, **changes: Any) -> str:
 
 
 def narrowing(form: GraphFilters, query: QueryDict) -> list[tuple[str, str]]:
-    """Links to a smaller graph than this one: fewer hops, one memory type, valid memories only,
-    and to a larger cap."""
-    arguments = form.engine_arguments()
+    """Links to a smaller graph than this one: fewer hops, valid memories only, one memory type."""
+    hops = form.engine_arguments()["hops"]
     links = []
-    if arguments["hops"] > 0:
-        links.append((f"{arguments['hops'] - 1} hops", with_query(query, hops=arguments["hops"] - 1)))
+    if hops > 0:
+        links.append((plural(hops - 1, "hop"), with_query(query, hops=hops - 1)))
     if not form.cleaned_data.get("status"):
         links.append(("valid memories only", with_query(query, status="valid")))
     if not form.cleaned_data.get("memory_type"):
         links += [(f"only {name}", with_query(query, memory_type=name)) for name in MEMORY_TYPES]
-    if arguments["max_nodes"] < MAX_GRAPH_NODES:
-        links.append((f"up to {MAX_GRAPH_NODES:,} nodes", with_query(query, max_nodes=MAX_GRAPH_NODES)))
     return links
+
+
+def widening(form: GraphFilters, query: QueryDict) -> str | None:
+    """The same graph under the largest cap, unless it has it already: the other way out of a
+    truncated graph, offered apart from the narrower ones."""
+    if form.engine_arguments()["max_nodes"] >= MAX_GRAPH_NODES:
+        return None
+    return with_query(query, max_nodes=MAX_GRAPH_NODES)
+
+
+class LinkEnd(NamedTuple):
+    """One end of a link in the table view, as links/other_end.html reads it (the memory page's
+    links): its id, and its record (None when the graph left it out)."""
+
+    other_id: str
+    other: MemoryRecord | None
+
+
+def graph_tables(graph: MemoryGraph) -> dict[str, Any]:
+    """The graph as the table view lists it: each memory with its number of links, and each link
+    with both its memories by their content, type and status (an id alone says nothing)."""
+    degree = degrees(graph)
+    records = {node.id: node for node in graph.nodes}
+    return {
+        "memories": [(node, degree[node.id]) for node in graph.nodes],
+        "links": [
+            (
+                edge,
+                LinkEnd(edge.source_record_id, records.get(edge.source_record_id)),
+                LinkEnd(edge.target_record_id, records.get(edge.target_record_id)),
+            )
+            for edge in graph.edges
+        ],
+        "truncated": graph.truncated,
+        "total_nodes": graph.total_nodes,
+        "total_edges": graph.total_edges,
+    }
 
 
 SCOPE_PAGES = {
@@ -216,7 +288,12 @@ def graph_page(request: HttpRequest) -> HttpResponse:
     call, except as tables (`view=table`, the page without JavaScript)."""
     asked = any(name in GraphFilters.base_fields for name in request.GET)
     form = GraphFilters(request.GET if asked else None)
-    context: dict[str, Any] = {"form": form, "memory_types": MEMORY_TYPES, "table": request.GET.get("view") == "table"}
+    context: dict[str, Any] = {
+        "form": form,
+        "memory_types": MEMORY_TYPES,
+        "table": request.GET.get("view") == "table",
+        "max_graph_nodes": f"{MAX_GRAPH_NODES:,}",
+    }
     status = 200
     if asked:
         if form.is_valid() and form.cleaned_data.get("memory_id"):
@@ -238,15 +315,15 @@ def graph_page(request: HttpRequest) -> HttpResponse:
                 table_url=with_query(query, view="table"),
                 graph_url=with_query(query, view=None),
                 narrowing=narrowing(form, query),
-                max_nodes=form.engine_arguments()["max_nodes"],
+                widening=widening(form, query),
             )
             if context["table"]:
                 graph, status = load(form)
                 if graph is not None:
-                    context["graph"] = graph_json(graph, context["max_nodes"])
+                    form.offer_relation_types(edge.relation_type for edge in graph.edges)
+                    context["graph"] = graph_tables(graph)
         elif status == 200:
             status = 400
-    context["relation_names"] = list(BUILTIN_RELATIONS)
     return render_page(request, "graph/page.html", context, status=status)
 
 

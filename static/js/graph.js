@@ -20,10 +20,10 @@
   const status = document.getElementById("graph-status");
   const errorBox = document.getElementById("graph-error");
   const toolbar = document.getElementById("graph-toolbar");
+  const panel = document.getElementById("graph-panel");
   const dataUrl = container.dataset.url;
   let cy = null;
 
-  toolbar.hidden = false;
   performance.mark("oam-graph-start");
 
   // The URL converter's escapes for ids (memory/converters.py), then percent-encoding.
@@ -79,8 +79,10 @@
           "background-color": css("--oam-graph-memory"),
         },
       },
-      ...TYPES.map((type) => ({ selector: `node.t-${type}`, style: { "background-color": css(`--oam-graph-${type}`) } })),
-      { selector: "node.invalid", style: { opacity: 0.35 } },
+      ...TYPES.map((type) => {
+        const colour = css(`--oam-graph-${type}`);
+        return { selector: `node.t-${type}`, style: { "background-color": colour, "border-color": colour } };
+      }),
       {
         selector: "edge",
         style: {
@@ -105,6 +107,17 @@
           "text-wrap": "ellipsis",
         },
       },
+      // Invalid: faded, in a dashed ring of its type's colour (the legend shows one), its label
+      // muted but readable in both themes (a faded label was not, in the dark one).
+      {
+        selector: "node.invalid",
+        style: {
+          "background-opacity": 0.35,
+          "border-width": 1.5,
+          "border-style": "dashed",
+          color: css("--oam-graph-label-invalid"),
+        },
+      },
       {
         selector: "edge.labelled",
         style: {
@@ -117,8 +130,8 @@
           "text-background-padding": 1,
         },
       },
-      { selector: "node.found", style: { "border-width": 3, "border-color": css("--oam-graph-found") } },
-      { selector: "node:selected", style: { "border-width": 3, "border-color": css("--bs-emphasis-color"), opacity: 1 } },
+      { selector: "node.found", style: { "border-width": 3, "border-style": "solid", "border-color": css("--oam-graph-found") } },
+      { selector: "node:selected", style: { "border-width": 3, "border-style": "solid", "border-color": css("--bs-emphasis-color") } },
       { selector: "edge:selected", style: { "line-color": css("--bs-emphasis-color"), "target-arrow-color": css("--bs-emphasis-color") } },
     ];
   }
@@ -126,9 +139,14 @@
   const MAX_START_ZOOM = 1.5;
   const MAX_SPREAD = 4;
   // A small graph is spread out rather than zoomed in (which would blow its labels up): its
-  // positions are scaled so that, at MAX_START_ZOOM, it fills the canvas.
+  // positions are scaled so that, at MAX_START_ZOOM, it fills the canvas with its labels.
   let spread = 1;
   const sizeOf = (degree) => Math.min(10 + 5 * Math.sqrt(degree), 48);
+  // What a label takes around its node, in the graph's units (the node.labelled style): up to
+  // its text-max-width across, centred, and a line of font-size 7 under the node.
+  const LABEL_WIDTH = 110;
+  const LABEL_DEPTH = 12;
+  const FIT_PADDING = 16;
 
   function nodeElement(node, dx = 0, dy = 0) {
     return {
@@ -170,14 +188,64 @@
     box.hidden = false;
   }
 
+  // The relation filter has a box for each built-in type (and each type asked for); the types of
+  // the links drawn get one too, so that a store's custom types can be picked (the engine has no
+  // list of them). A copy of the last box, renamed.
+  function offerRelationTypes(edges) {
+    const boxes = [...document.querySelectorAll('input[type="checkbox"][name="relation_type"]')];
+    if (!boxes.length) return;
+    const offered = new Set(boxes.map((box) => box.value));
+    let last = boxes[boxes.length - 1].closest(".form-check");
+    for (const edge of edges) {
+      if (offered.has(edge.relation_type)) continue;
+      offered.add(edge.relation_type);
+      const copy = last.cloneNode(true);
+      const box = copy.querySelector("input");
+      const label = copy.querySelector("label");
+      box.value = edge.relation_type;
+      box.checked = false;
+      box.id = `graph-relation-${offered.size}`;
+      label.htmlFor = box.id;
+      label.textContent = edge.relation_type;
+      last.after(copy);
+      last = copy;
+    }
+  }
+
   function spreadFor(nodes, ideal) {
     if (!nodes.length) return 1;
     const xs = nodes.map((node) => node.x);
     const ys = nodes.map((node) => node.y);
-    const width = Math.max(Math.max(...xs) - Math.min(...xs), ideal) * MAX_START_ZOOM;
-    const height = Math.max(Math.max(...ys) - Math.min(...ys), ideal) * MAX_START_ZOOM;
-    const room = Math.min((container.clientWidth - 120) / width, (container.clientHeight - 80) / height);
-    return Math.min(Math.max(room, 1), MAX_SPREAD);
+    const width = Math.max(Math.max(...xs) - Math.min(...xs), ideal);
+    const height = Math.max(Math.max(...ys) - Math.min(...ys), ideal);
+    const across = (container.clientWidth - 2 * FIT_PADDING) / MAX_START_ZOOM - LABEL_WIDTH;
+    const down = (container.clientHeight - 2 * FIT_PADDING) / MAX_START_ZOOM - LABEL_DEPTH - sizeOf(0);
+    return Math.min(Math.max(Math.min(across / width, down / height), 1), MAX_SPREAD);
+  }
+
+  // The whole graph in view, its labels included: a graph small enough to be labelled is fitted
+  // with its labels on (relabel then keeps or drops them for the zoom it gets), so that none is
+  // cut at the canvas's edge. Never zoomed in past MAX_START_ZOOM (a lone node would fill it).
+  function fitViewport() {
+    const nodes = cy.nodes();
+    if (nodes.length <= MAX_LABELLED) nodes.addClass("labelled");
+    const box = cy.elements().boundingBox();
+    const zoom = Math.min(
+      Math.max(
+        Math.min((container.clientWidth - 2 * FIT_PADDING) / box.w, (container.clientHeight - 2 * FIT_PADDING) / box.h),
+        cy.minZoom(),
+      ),
+      MAX_START_ZOOM,
+    );
+    const pan = {
+      x: container.clientWidth / 2 - (zoom * (box.x1 + box.x2)) / 2,
+      y: container.clientHeight / 2 - (zoom * (box.y1 + box.y2)) / 2,
+    };
+    return { zoom, pan };
+  }
+
+  function fit() {
+    cy.animate(fitViewport(), { duration: 200 });
   }
 
   function draw(data) {
@@ -189,13 +257,13 @@
       container,
       elements,
       style: styles(),
-      layout: { name: "preset", fit: true, padding: 24 },
+      layout: { name: "preset", fit: false },
       minZoom: 0.02,
       maxZoom: 6,
       pixelRatio: 1,
       boxSelectionEnabled: false,
     });
-    if (cy.zoom() > MAX_START_ZOOM) cy.zoom({ level: MAX_START_ZOOM, renderedPosition: middle() });  // a small graph
+    if (data.nodes.length) cy.viewport(fitViewport());
     performance.mark("oam-graph-built");
     window.oamGraph = { cy, expand, find };
     const drawn = () => {
@@ -208,9 +276,13 @@
     describe();
     if (!data.nodes.length) say("No linked memories here.");
     showTruncation(data);
+    offerRelationTypes(data.edges);
     cy.on("viewport", relabelSoon);
-    relabelSoon();
-    cy.on("tap", "node", (event) => openPanel(event.target.id()));
+    relabel();
+    cy.on("tap", "node", (event) => {
+      container.focus({ preventScroll: true });  // so that the keys go on from here
+      openPanel(event.target.id(), true);
+    });
     cy.on("dbltap", "node", (event) => expand(event.target.id()));
     new MutationObserver(() => cy.style(styles())).observe(document.documentElement, {
       attributes: true,
@@ -248,8 +320,16 @@
     relabelTimer = setTimeout(relabel, 120);
   }
 
-  function openPanel(id) {
-    if (window.htmx) window.htmx.ajax("GET", panelUrl(id), { target: "#graph-panel", swap: "innerHTML" });
+  // Below the canvas (a narrow screen, graph.css), a record opened by a tap would load out of
+  // sight: it is scrolled to and its heading focused, so that a screen reader reads it out.
+  const panelBelow = window.matchMedia("(max-width: 991.98px)");
+  function openPanel(id, reveal = false) {
+    if (!window.htmx) return;
+    window.htmx.ajax("GET", panelUrl(id), { target: "#graph-panel", swap: "innerHTML" }).then(() => {
+      if (!reveal || !panelBelow.matches) return;
+      panel.scrollIntoView({ block: "start" });
+      document.getElementById("graph-record-heading")?.focus({ preventScroll: true });
+    });
   }
 
   // Double-click: the node's neighbours (one hop, the same filters), placed as the server laid
@@ -278,10 +358,20 @@
     const elements = cy.add(added);
     elements.connectedNodes().union(here).forEach((node) => node.data("size", sizeOf(node.degree(false))));
     describe();
+    offerRelationTypes(data.edges);
     relabelSoon();
     const fresh = elements.nodes().length;
     say(`${status.textContent} · ${fresh ? `added ${count(fresh, "neighbour", "neighbours")}` : "no new neighbours"}`);
     return fresh;
+  }
+
+  // A memory brought forward (by find, or stepped to with N and P): selected, centred, zoomed
+  // in enough for labels, its record in the side panel.
+  function goTo(node) {
+    cy.elements(":selected").unselect();
+    node.select();
+    cy.animate({ center: { eles: node }, zoom: Math.max(cy.zoom(), 1.6) }, { duration: 250 });
+    openPanel(node.id());
   }
 
   // Find: every node whose content or id holds the text is ringed; Enter goes to the next one.
@@ -304,12 +394,26 @@
     }
     matchIndex = (matchIndex + 1) % matches.length;
     const node = matches[matchIndex];
-    cy.elements(":selected").unselect();
-    node.select();
-    cy.animate({ center: { eles: node }, zoom: Math.max(cy.zoom(), 1.6) }, { duration: 250 });
-    openPanel(node.id());
+    goTo(node);
     say(`Match ${matchIndex + 1} of ${matches.length}: ${node.data("label")}`);
     return matches.length;
+  }
+
+  // N and P: the next or previous memory, from the one selected, in the order the graph came in
+  // (as the tables list it: the centre first, then the most linked); neighbours added come last.
+  function step(by) {
+    const nodes = cy.nodes().toArray();
+    if (!nodes.length) return;
+    const at = nodes.findIndex((node) => node.selected());
+    const next = at < 0 ? (by > 0 ? 0 : nodes.length - 1) : (at + by + nodes.length) % nodes.length;
+    goTo(nodes[next]);
+    say(`Memory ${next + 1} of ${nodes.length}: ${nodes[next].data("label")}`);
+  }
+
+  function expandSelected() {
+    const node = cy.nodes(":selected")[0];
+    if (node) expand(node.id());
+    else say("Select a memory first: N and P step through them.");
   }
 
   const middle = () => ({ x: container.clientWidth / 2, y: container.clientHeight / 2 });
@@ -317,8 +421,23 @@
     cy.animate({ zoom: { level: cy.zoom() * factor, renderedPosition: middle() } }, { duration: 150 });
   }
 
+  // The PNG is the whole graph with every label drawn (the screen labels only what is in view,
+  // zoomed in), without the selection and find rings; then the screen is put back as it was.
   function exportPng() {
-    const blob = cy.png({ output: "blob", full: true, scale: 2, maxWidth: 6000, maxHeight: 6000, bg: css("--bs-body-bg") });
+    const selected = cy.elements(":selected");
+    const found = cy.nodes(".found");
+    const labelled = cy.elements(".labelled");
+    selected.unselect();
+    found.removeClass("found");
+    cy.elements().addClass("labelled");
+    let blob;
+    try {
+      blob = cy.png({ output: "blob", full: true, scale: 2, maxWidth: 6000, maxHeight: 6000, bg: css("--bs-body-bg") });
+    } finally {
+      cy.elements().difference(labelled).removeClass("labelled");
+      found.addClass("found");
+      selected.select();
+    }
     const link = document.createElement("a");
     link.href = URL.createObjectURL(blob);
     link.download = "link-graph.png";
@@ -328,11 +447,36 @@
     setTimeout(() => URL.revokeObjectURL(link.href), 10000);
   }
 
+  // The keys, while the graph has focus (the page's legend lists them). With Ctrl, Alt or Cmd
+  // they are the browser's (Ctrl + zooms the page).
+  const PAN_STEP = 80;
+  const KEYS = {
+    ArrowLeft: () => cy.panBy({ x: PAN_STEP, y: 0 }),
+    ArrowRight: () => cy.panBy({ x: -PAN_STEP, y: 0 }),
+    ArrowUp: () => cy.panBy({ x: 0, y: PAN_STEP }),
+    ArrowDown: () => cy.panBy({ x: 0, y: -PAN_STEP }),
+    "+": () => zoomBy(1.5),
+    "=": () => zoomBy(1.5),
+    "-": () => zoomBy(1 / 1.5),
+    "0": fit,
+    n: () => step(1),
+    p: () => step(-1),
+    e: expandSelected,
+    Enter: expandSelected,
+  };
+  container.addEventListener("keydown", (event) => {
+    if (!cy || event.ctrlKey || event.altKey || event.metaKey) return;
+    const action = KEYS[event.key.length === 1 ? event.key.toLowerCase() : event.key];
+    if (!action) return;
+    event.preventDefault();
+    action();
+  });
+
   toolbar.addEventListener("click", (event) => {
     const button = event.target.closest("[data-graph-action]");
     if (!button || !cy) return;
     const action = button.dataset.graphAction;
-    if (action === "fit") cy.animate({ fit: { padding: 24 } }, { duration: 200 });
+    if (action === "fit") fit();
     else if (action === "zoom-in") zoomBy(1.5);
     else if (action === "zoom-out") zoomBy(1 / 1.5);
     else if (action === "export") exportPng();
