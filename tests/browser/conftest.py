@@ -5,7 +5,8 @@ Fixtures:
 - `browser`: one headless Chromium for the tests of this folder. Without /usr/bin/chromium the
   tests skip (install it: `apt-get install chromium`), or fail when OAM_REQUIRE_BROWSER=1, as in CI.
 - `page`: a page in a fresh context (1400x900) whose relative URLs go to the live server;
-  parametrize `color_scheme` ("light", "dark") to emulate the user's preference.
+  parametrize `color_scheme` ("light", "dark") to emulate the user's preference, and
+  `context_options` for any other of the context's (a phone's viewport, JavaScript off).
 - `logged_in_page`: `page`, logged in through the login form as Carl the curator.
 
 Every test here is marked `browser` (`pytest -m "not browser"` leaves them out).
@@ -62,10 +63,19 @@ def color_scheme() -> str:
 
 
 @pytest.fixture
-def page(browser: Browser, live_server, django_db_serialized_rollback, color_scheme: str) -> Iterator[Page]:
+def context_options() -> dict:
+    """Override with @pytest.mark.parametrize("context_options", [{"java_script_enabled": False}])."""
+    return {}
+
+
+@pytest.fixture
+def page(
+    browser: Browser, live_server, django_db_serialized_rollback, color_scheme: str, context_options: dict
+) -> Iterator[Page]:
     # The live server needs transactional_db, which empties the database after each test;
     # serialized rollback restores what the migrations wrote (the viewers and curators groups).
-    context = browser.new_context(viewport=VIEWPORT, color_scheme=color_scheme, base_url=live_server.url)
+    options = {"viewport": VIEWPORT, "color_scheme": color_scheme, "base_url": live_server.url, **context_options}
+    context = browser.new_context(**options)
     yield context.new_page()
     context.close()
 

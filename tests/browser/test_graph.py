@@ -168,3 +168,93 @@ def test_a_large_graph_is_drawn(logged_in_page: Page, agent_memory, nodes, links
     drawn = int(page.locator("#graph").get_attribute("data-nodes"))
     assert drawn > nodes * 0.95  # the few memories that drew no link are no nodes
     print(f"\nlink graph, {drawn:,} nodes / {links:,} links, ms after navigation: {timings(page)}")
+
+
+def test_the_keyboard_steps_through_memories_adds_neighbours_pans_and_zooms(logged_in_page: Page, demo):
+    page = logged_in_page
+    centre = next(edge.source_record_id for edge in demo.memory_graph(user_id="alice").edges)
+    neighbours = demo.memory_graph(memory_id=centre, hops=1).nodes
+    open_graph(page, f"memory_id={centre}&hops=0")
+    viewport = "() => [window.oamGraph.cy.zoom(), window.oamGraph.cy.pan().x, window.oamGraph.cy.pan().y]"
+
+    page.keyboard.press("Tab")  # from the page's start, until the graph has focus
+    for _ in range(60):
+        if page.evaluate("document.activeElement.id") == "graph":
+            break
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "graph"
+
+    page.keyboard.press("n")
+    expect(page.locator("#graph-status")).to_contain_text("Memory 1 of 1")
+    expect(page.locator("#graph-panel")).to_contain_text(demo.get_memory(centre).content[:40])
+    page.locator("#graph").focus()
+    page.keyboard.press("e")
+    expect(page.locator("#graph")).to_have_attribute("data-nodes", str(len(neighbours)))
+
+    zoom, x, y = page.evaluate(viewport)
+    page.keyboard.press("+")
+    page.wait_for_function(f"window.oamGraph.cy.zoom() > {zoom * 1.4}")
+    zoom, x, y = page.evaluate(viewport)
+    page.keyboard.press("ArrowLeft")
+    assert page.evaluate(viewport)[1] == pytest.approx(x + 80)
+    page.keyboard.press("ArrowUp")
+    assert page.evaluate(viewport)[2] == pytest.approx(y + 80)
+    page.keyboard.press("n")
+    expect(page.locator("#graph-status")).to_contain_text(f"Memory 2 of {len(neighbours)}")
+
+
+def test_the_png_holds_every_label_and_no_selection_ring(logged_in_page: Page, demo):
+    page = logged_in_page
+    open_graph(page, "user_id=alice")
+    page.locator("#graph").focus()
+    page.keyboard.press("n")  # a memory selected: its ring is for the screen, not the picture
+    page.evaluate(
+        """() => {
+            const cy = window.oamGraph.cy;
+            const png = cy.png.bind(cy);
+            cy.png = (options) => {
+                window.exported = {
+                    labelled: cy.elements(".labelled").length,
+                    all: cy.elements().length,
+                    selected: cy.elements(":selected").length,
+                    full: options.full,
+                };
+                return png(options);
+            };
+        }"""
+    )
+
+    with page.expect_download() as download:
+        page.get_by_role("button", name="PNG").click()
+
+    assert Path(download.value.path()).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    exported = page.evaluate("window.exported")
+    assert exported["labelled"] == exported["all"] and exported["selected"] == 0 and exported["full"] is True
+    assert page.evaluate("window.oamGraph.cy.elements(':selected').length") == 1  # the screen as it was
+
+
+@pytest.mark.parametrize("context_options", [{"java_script_enabled": False}])
+def test_without_javascript_the_graph_page_leads_to_its_tables(logged_in_page: Page, demo):
+    page = logged_in_page
+    page.goto("/graph/?user_id=alice")
+
+    expect(page.locator("#graph-toolbar")).to_be_hidden()  # find, zoom and PNG need JavaScript
+    expect(page.get_by_text("Loading the graph")).to_be_hidden()
+    page.get_by_role("link", name="Show the graph as tables").click()
+
+    expect(page.get_by_role("heading", name="Links")).to_be_visible()
+    expect(page.get_by_role("link", name="Draw it")).to_be_hidden()
+
+
+@pytest.mark.parametrize("context_options", [{"viewport": {"width": 390, "height": 844}, "has_touch": True}])
+def test_on_a_phone_a_tapped_memory_is_scrolled_to_and_read_out(logged_in_page: Page, demo):
+    page = logged_in_page
+    open_graph(page, "user_id=alice")
+
+    x, y, memory_id = node_on_screen(page)
+    page.mouse.click(x, y)
+
+    heading = page.locator("#graph-record-heading")
+    expect(heading).to_be_focused()
+    expect(heading).to_be_in_viewport()
+    expect(page.locator("#graph-panel")).to_contain_text(demo.get_memory(memory_id).content[:40])

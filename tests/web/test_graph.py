@@ -130,8 +130,9 @@ def test_past_the_cap_the_most_linked_are_kept_and_the_totals_say_how_many_there
 @pytest.mark.parametrize(
     ("params", "field", "words"),
     [
-        ({}, "__all__", "exactly one"),
-        ({"user_id": "alice", "thread_id": "trip-42"}, "__all__", "exactly one"),
+        ({}, "__all__", "Choose one scope: a user, an agent, a thread or a memory."),
+        ({"user_id": "alice", "thread_id": "trip-42"}, "__all__", "not both a user and a thread"),
+        ({"user_id": "a", "agent_id": "b", "memory_id": "c"}, "__all__", "not a user, an agent and a memory at once"),
         ({"user_id": "alice", "hops": "9"}, "hops", "less than or equal to 5"),
         ({"user_id": "alice", "hops": "x"}, "hops", "whole number"),
         ({"user_id": "alice", "max_nodes": "0"}, "max_nodes", "greater than or equal to 1"),
@@ -223,7 +224,13 @@ def test_the_truncation_notice_links_to_narrower_scopes(viewer_client, world):
     assert 'href="/graph/?user_id=alice&amp;hops=1"' in html
     assert 'href="/graph/?user_id=alice&amp;hops=2&amp;status=valid"' in html
     assert 'href="/graph/?user_id=alice&amp;hops=2&amp;memory_type=fact"' in html
-    assert 'href="/graph/?user_id=alice&amp;hops=2&amp;max_nodes=10000"' in html
+    assert 'Or <a href="/graph/?user_id=alice&amp;hops=2&amp;max_nodes=10000">show up to 10,000 memories</a>' in html
+
+
+def test_at_the_largest_cap_the_truncation_notice_offers_only_narrower_scopes(viewer_client, world):
+    html = viewer_client.get(PAGE, {"user_id": "alice", "max_nodes": "10000"}).content.decode()
+
+    assert "Narrow it:" in html and "show up to" not in html
 
 
 def test_the_table_view_lists_nodes_and_links_for_readers_without_javascript(viewer_client, world):
@@ -236,6 +243,28 @@ def test_the_table_view_lists_nodes_and_links_for_readers_without_javascript(vie
     assert "4 memories and 3 links" in html
     assert 'href="/graph/?user_id=alice"' in html  # back to the drawing
     assert "js/graph.js" not in html
+
+
+def test_the_table_view_names_both_memories_of_each_link_by_their_content(viewer_client, world):
+    html = viewer_client.get(PAGE, {"user_id": "alice", "view": "table"}).content.decode()
+
+    links = html[html.index('id="graph-edges-heading"') :]
+    assert "Alice prefers quiet hotels." in links and "<code>supports</code>" in links
+    assert 'href="/memories/pref-quiet/"' in links and 'href="/memories/fact-vegetarian/"' in links
+
+
+def test_custom_relation_types_are_offered_from_the_links_and_can_be_typed(viewer_client, world, agent_memory):
+    agent_memory.link_records("pref-quiet", "preference", "fact-old", "fact", "inspired_by")
+
+    table = viewer_client.get(PAGE, {"user_id": "alice", "view": "table"}).content.decode()
+    assert 'value="inspired_by"' in table  # a box to tick, from the links listed
+
+    typed = viewer_client.get(PAGE, {"user_id": "alice", "view": "table", "relation_type": ["", "inspired_by"]})
+    html = typed.content.decode()
+    assert typed.status_code == 200
+    assert "2 memories and 1 link" in html
+    _, body = data(viewer_client, user_id="alice", relation_type=["inspired_by", ""])
+    assert {edge["relation_type"] for edge in body["edges"]} == {"inspired_by"}
 
 
 def test_the_table_view_says_what_the_cap_left_out(viewer_client, world):
