@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.urls import register_converter
 
 
 class MemoryConfig(AppConfig):
@@ -6,3 +7,8 @@ class MemoryConfig(AppConfig):
 
     name = "memory"
     verbose_name = "Agent memory"
+
+    def ready(self) -> None:
+        from memory.converters import EngineIdConverter
+
+        register_converter(EngineIdConverter, "id")  # for the dashboard's URLs and the API's

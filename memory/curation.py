@@ -86,10 +86,12 @@ class CurationError(ValueError):
 
 @dataclass(frozen=True)
 class Actor:
-    """Who makes a change, and through what (the dashboard, or later an API token)."""
+    """Who makes a change, and through what: the dashboard, or the API (with the name of the
+    token used, if one was)."""
 
     user: AbstractBaseUser | None
     via: str = "dashboard"
+    token_name: str = ""
 
     @property
     def name(self) -> str:
@@ -141,6 +143,7 @@ class Curation:
             actor=self.actor.user,
             actor_name=self.actor.name,
             via=self.actor.via,
+            token_name=self.actor.token_name,
             object_kind=kind,
             object_id=object_id,
             thread_id=thread_id or "",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class ObjectKind(models.TextChoices):
@@ -60,6 +61,9 @@ class CurationEntry(models.Model):
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
     actor_name = models.CharField(max_length=150, help_text="The username at the time, kept if the user goes.")
     via = models.CharField(max_length=20, default="dashboard")
+    token_name = models.CharField(
+        max_length=100, blank=True, help_text="The API token's name, for a change made with one."
+    )
     object_kind = models.CharField(max_length=20, choices=ObjectKind.choices)
     object_id = models.CharField(max_length=600)
     thread_id = models.CharField(max_length=600, blank=True, help_text="The thread the object belongs to, if any.")
@@ -82,3 +86,53 @@ class CurationEntry(models.Model):
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.get_action_display()} {self.object_kind} {self.object_id}"
+
+
+class TokenRole(models.TextChoices):
+    VIEWER = "viewer", "viewer (reads)"
+    CURATOR = "curator", "curator (reads and writes)"
+
+
+class ApiTokenQuerySet(models.QuerySet):
+    def usable(self) -> ApiTokenQuerySet:
+        """Tokens that authenticate: not revoked, not expired."""
+        return self.filter(revoked_at__isnull=True).filter(
+            models.Q(expires_at__isnull=True) | models.Q(expires_at__gt=timezone.now())
+        )
+
+
+class ApiToken(models.Model):
+    """A personal API token: sent as `Authorization: Bearer <token>`, acting as its owner with a
+    role no higher than the owner's.
+
+    Only the token's SHA-256 is stored (a token is 32 random bytes: a slow password hash would add
+    nothing but latency to every request); the token itself is shown once, when it is created.
+    `prefix` (its first characters) tells tokens apart in lists and logs without revealing them.
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    name = models.CharField(max_length=100)
+    role = models.CharField(max_length=10, choices=TokenRole.choices)
+    prefix = models.CharField(max_length=16)
+    key_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ApiTokenQuerySet.as_manager()
+
+    class Meta:
+        ordering = ("-created_at", "-id")
+        constraints = (
+            models.UniqueConstraint(
+                fields=["user", "name"], condition=models.Q(revoked_at__isnull=True), name="token_name_per_user"
+            ),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…) of {self.user}"
+
+    @property
+    def expired(self) -> bool:
+        return self.expires_at is not None and self.expires_at <= timezone.now()

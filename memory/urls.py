@@ -1,8 +1,7 @@
 """The dashboard's URL map. Ids are path segments of their own (memory.converters)."""
 
-from django.urls import path, register_converter
+from django.urls import path
 
-from memory.converters import EngineIdConverter
 from memory.views import (
     cards,
     graph,
@@ -17,8 +16,6 @@ from memory.views import (
     search,
     threads,
 )
-
-register_converter(EngineIdConverter, "id")
 
 app_name = "memory"
 

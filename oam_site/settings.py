@@ -112,6 +112,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "memory",
 ]
@@ -180,7 +182,47 @@ STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "static"
 
+# The REST API (memory/api/): a personal token (`Authorization: Bearer …`) or the dashboard's
+# session (CSRF kept); viewers read, curators write; throttled per token, or per user for a session.
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "memory.api.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["memory.api.permissions.ReadOrCurate"],
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
+    "DEFAULT_PARSER_CLASSES": [
+        "rest_framework.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_THROTTLE_CLASSES": ["memory.api.throttling.TokenRateThrottle", "memory.api.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {
+        "token": os.environ.get("OAM_API_TOKEN_RATE", "3000/minute"),
+        "user": os.environ.get("OAM_API_USER_RATE", "6000/minute"),
+    },
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "memory.api.errors.handle",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "OAM Dashboard API",
+    "DESCRIPTION": (
+        "The agent memory store over HTTP: threads and their messages, memories, images, links, "
+        "search, context cards, users and agents, the link graph and the curation history. "
+        "Authenticate with a personal token (`Authorization: Bearer <token>`, made at /settings/tokens/) "
+        "or the dashboard's session. Viewers read; curators write. Lists are cursor-paged: follow `next`."
+    ),
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {},
 }

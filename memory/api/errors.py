@@ -1,0 +1,87 @@
+"""Every API error as one JSON shape, and the engine's exceptions as HTTP statuses.
+
+    {"detail": "What went wrong.", "errors": {"field": ["message", ...]}}
+
+`errors` comes with a 400 only: each message under the parameter or field it is about
+(`non_field_errors` for the request as a whole). The engine's errors map as the dashboard's do:
+KeyError → 404 (the record does not exist, or has expired), a duplicate id → 409, a stale version →
+412, any other ValueError or TypeError → 400 under the field it names. DRF's own exceptions keep
+their status (401, 403, 405, 413, 415, 429…).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from memory.curation import field_errors
+from memory.engine import StaleVersionError
+
+NON_FIELD = "non_field_errors"
+
+
+class PreconditionFailed(exceptions.APIException):
+    status_code = status.HTTP_412_PRECONDITION_FAILED
+    default_detail = "The record changed since the ETag given in If-Match: read it again."
+    default_code = "precondition_failed"
+
+
+class Conflict(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "A record with this id already exists."
+    default_code = "conflict"
+
+
+def engine_error(error: Exception, context: dict[str, Any]) -> exceptions.APIException | None:
+    """The API exception for an exception the engine (or the curation service) raised."""
+    if isinstance(error, StaleVersionError):
+        return PreconditionFailed(f"{PreconditionFailed.default_detail} ({error})")
+    if isinstance(error, KeyError):
+        return exceptions.NotFound(str(error.args[0]) if error.args else "Not found.")
+    if isinstance(error, ValueError) and "already exists" in str(error):
+        return Conflict(str(error))
+    if isinstance(error, ValueError | TypeError):
+        request = context.get("request")
+        names = set(request.data.keys()) | set(request.query_params.keys()) if request is not None else set()
+        field, message = field_errors(ValueError(str(error)), names)
+        if field is None:  # "invalid cursor: …": the parameter named anywhere in the message
+            field = next((name for name in sorted(names) if re.search(rf"\b{re.escape(name)}\b", message)), None)
+        return exceptions.ValidationError({field or NON_FIELD: [message]})
+    return None
+
+
+def flatten(detail: Any) -> dict[str, list[str]]:
+    """DRF's nested validation detail as {field: [messages]} (nested fields as `parent.child`)."""
+    if isinstance(detail, list):
+        return {NON_FIELD: [str(item) for item in detail]}
+    errors: dict[str, list[str]] = {}
+    for name, value in detail.items():
+        if isinstance(value, dict):
+            errors.update({f"{name}.{inner}": messages for inner, messages in flatten(value).items()})
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for index, item in enumerate(value):
+                errors.update({f"{name}[{index}].{inner}": messages for inner, messages in flatten(item).items()})
+        else:
+            errors[name] = [str(item) for item in (value if isinstance(value, list) else [value])]
+    return errors
+
+
+def handle(error: Exception, context: dict[str, Any]) -> Response | None:
+    if not isinstance(error, exceptions.APIException | Http404 | PermissionDenied):
+        error = engine_error(error, context) or error
+    response = exception_handler(error, context)
+    if response is None:
+        return None
+    if isinstance(error, exceptions.ValidationError):
+        errors = flatten(error.detail)
+        first = next(iter(errors.values()))[0] if errors else "Invalid input."
+        response.data = {"detail": f"Invalid input: {first}", "errors": errors}
+    elif isinstance(response.data, dict) and "detail" in response.data:
+        response.data = {"detail": str(response.data["detail"])}
+    return response

@@ -1,0 +1,104 @@
+"""/api/v1/memories/: list with the dashboard's filters, create, read, update and delete."""
+
+from __future__ import annotations
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import status
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from memory.api.base import PRECONDITION, EngineView, expected_version, form_parameters, query_form, with_etag
+from memory.api.paging import page_response
+from memory.api.responses import errors_of
+from memory.api.serializers import MemoryCreateSerializer, MemorySerializer, MemoryUpdateSerializer, page_of
+from memory.listing import MemoryFilters
+
+MemoryPage = page_of(MemorySerializer, "MemoryPage")
+
+
+class MemoryList(EngineView):
+    @extend_schema(
+        operation_id="memories_list",
+        summary="List memories",
+        description="Memory records (facts, preferences, guidelines, memories), newest first unless "
+        "`order=oldest`, filtered as in the dashboard's memory browser.",
+        parameters=form_parameters(MemoryFilters),
+        responses={200: MemoryPage, **errors_of(400)},
+        tags=["memories"],
+    )
+    def get(self, request: Request) -> Response:
+        form = query_form(MemoryFilters, request)
+        page = self.engine.list_memories(**form.engine_arguments())
+        return page_response(request, MemorySerializer(page, many=True).data, page.next_cursor)
+
+    @extend_schema(
+        operation_id="memories_create",
+        summary="Create a memory",
+        request=MemoryCreateSerializer,
+        responses={201: MemorySerializer, **errors_of(400, 409)},
+        examples=[
+            OpenApiExample(
+                "A preference of a user",
+                value={"content": "Alice prefers window seats.", "memory_type": "preference", "user_id": "alice"},
+                request_only=True,
+            )
+        ],
+        tags=["memories"],
+    )
+    def post(self, request: Request) -> Response:
+        body = MemoryCreateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        fields = dict(body.validated_data)
+        if "id" in fields:
+            fields["memory_id"] = fields.pop("id")
+        entry = self.curation().create_memory(**fields)
+        record = self.engine.get_memory(entry.object_id)
+        response = Response(MemorySerializer(record).data, status=status.HTTP_201_CREATED)
+        response["Location"] = reverse("api:memory", args=[record.id])
+        return with_etag(response, record.version)
+
+
+class MemoryDetail(EngineView):
+    @extend_schema(
+        operation_id="memories_retrieve",
+        summary="Get a memory",
+        responses={200: MemorySerializer, **errors_of(404)},
+        tags=["memories"],
+    )
+    def get(self, request: Request, memory_id: str) -> Response:
+        record = self.engine.get_memory(memory_id)
+        return with_etag(Response(MemorySerializer(record).data), record.version)
+
+    @extend_schema(
+        operation_id="memories_partial_update",
+        summary="Update a memory",
+        description="Writes the fields given (re-embedding new content). With `If-Match`, only if "
+        "the memory is still at that ETag.",
+        request=MemoryUpdateSerializer,
+        parameters=[PRECONDITION],
+        responses={200: MemorySerializer, **errors_of(400, 404, 412)},
+        tags=["memories"],
+    )
+    def patch(self, request: Request, memory_id: str) -> Response:
+        record = self.engine.get_memory(memory_id)
+        version = expected_version(request, record.version)
+        body = MemoryUpdateSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        self.curation().update_memory(memory_id, version=version, **body.validated_data)
+        record = self.engine.get_memory(memory_id)
+        return with_etag(Response(MemorySerializer(record).data), record.version)
+
+    @extend_schema(
+        operation_id="memories_destroy",
+        summary="Delete a memory",
+        description="Deletes it and its links; the history keeps a snapshot to restore them.",
+        parameters=[PRECONDITION],
+        responses={204: None, **errors_of(404, 412)},
+        tags=["memories"],
+    )
+    def delete(self, request: Request, memory_id: str) -> Response:
+        record = self.engine.get_memory(memory_id)
+        expected_version(request, record.version)
+        self.curation().delete_memory(memory_id)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,12 @@
+"""/api/v1/: the REST API's resources. Ids are path segments of their own (memory.converters)."""
+
+from django.urls import path
+
+from memory.api import memories
+
+app_name = "api"
+
+urlpatterns = [
+    path("memories/", memories.MemoryList.as_view(), name="memories"),
+    path("memories/<id:memory_id>/", memories.MemoryDetail.as_view(), name="memory"),
+]
