@@ -3,13 +3,17 @@ the dashboard's filter forms as query parameters, and ETags from record versions
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_not_required
+from django.core import validators
+from drf_spectacular.plumbing import build_basic_type, get_lib_doc_excludes
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +21,7 @@ from rest_framework.views import APIView
 from memory.api.errors import PreconditionFailed
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory
+from memory.listing import DEFAULT_PAGE_SIZE
 from memory.models import ApiToken
 from memory.services import get_agent_memory
 
@@ -24,7 +29,10 @@ from memory.services import get_agent_memory
 class EngineView(APIView):
     """An API view over the engine. Login is the API's business (a token or a session, 401
     otherwise), not the dashboard's redirect to the login page. Roles: ReadOrCurate, the
-    default permission (settings.REST_FRAMEWORK)."""
+    default permission (settings.REST_FRAMEWORK). Bodies are JSON (415 otherwise): a view that
+    takes an upload names its own parsers (MultiPartParser)."""
+
+    parser_classes = (JSONParser,)
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:
@@ -41,10 +49,30 @@ class EngineView(APIView):
         return Curation(get_agent_memory(), Actor(self.request.user, via="api", token_name=token.name if token else ""))
 
 
+def lib_doc_excludes() -> list[type]:
+    """drf-spectacular's GET_LIB_DOC_EXCLUDES: an operation without a description of its own does
+    not get EngineView's docstring (notes for developers) instead."""
+    return [EngineView, *get_lib_doc_excludes()]
+
+
+FLAGS = ("true", "false", "1", "0", "")
+
+
 def query_form(form_class: type[forms.Form], request: Request) -> forms.Form:
     """The dashboard's filter form over the query string, valid, or a 400 with its field messages
     (the same names and messages as the dashboard's filter bar)."""
     form = form_class(request.query_params)
+    # What the schema says and a form would let pass: a second value (the form takes the last),
+    # a flag that is neither true nor false (a form's BooleanField takes any text as true).
+    errors = {}
+    for name, values in request.query_params.lists():
+        field = form.fields.get(name)
+        if len(values) > 1 and field is not None and not isinstance(field, forms.MultipleChoiceField):
+            errors[name] = ["Give this parameter once."]
+        elif isinstance(field, forms.BooleanField) and values[-1].lower() not in FLAGS:
+            errors[name] = ["Give true or false."]
+    if errors:
+        raise exceptions.ValidationError(errors)
     if not form.is_valid():
         raise exceptions.ValidationError(
             {name: [str(message) for message in messages] for name, messages in form.errors.items()}
@@ -52,32 +80,148 @@ def query_form(form_class: type[forms.Form], request: Request) -> forms.Form:
     return form
 
 
-FORM_TYPES = {
+FORM_TYPES = {  # the first that matches: FloatField is an IntegerField to Django
+    forms.FloatField: OpenApiTypes.NUMBER,
+    forms.DecimalField: OpenApiTypes.NUMBER,
     forms.IntegerField: OpenApiTypes.INT,
-    forms.FloatField: OpenApiTypes.FLOAT,
     forms.BooleanField: OpenApiTypes.BOOL,
     forms.DateTimeField: OpenApiTypes.DATETIME,
 }
 
+PARAMETER_DESCRIPTIONS = {
+    "cursor": "The `next` link's cursor: the page after the previous one.",
+    "limit": f"How many records a page holds (default {DEFAULT_PAGE_SIZE}).",
+    "q": "Text to find.",
+    "user_id": "A user's id: only records of this user.",
+    "agent_id": "An agent's id: only records of this agent.",
+    "thread_id": "A thread's id: only records of this thread.",
+    "memory_id": "A memory's id.",
+    "memory_type": "Only memories of this type; repeat the parameter for several "
+    "(`memory_type=fact&memory_type=preference`).",
+    "record_types": "Only records of this type; repeat the parameter for several.",
+    "status": "Only records with this status.",
+    "unscoped": "Only records tied to no user, agent or thread (repeatable); not with a value for the same scope.",
+    "order": "The order of the records (default `newest`).",
+    "metadata_filter": "Only records whose metadata match this filter.",
+    "relation_type": "Only links of this type; repeat the parameter for several. Custom types are taken as given.",
+    "object_kind": "Only changes of this kind of record.",
+    "object_id": "Only changes of the record with this id.",
+    "actor": "Only changes made by this user (their username).",
+    "action": "Only changes of this kind.",
+    "since": "Only changes made at or after this time (ISO 8601).",
+    "until": "Only changes made before this time (ISO 8601).",
+}
+"""What each filter parameter does, for the schema: the forms' labels ("Agent", "Type") are written
+for a filter bar, where the page says the rest. A field's help_text follows, when it has one."""
 
-def form_parameters(form_class: type[forms.Form], *, exclude: tuple[str, ...] = ()) -> list[OpenApiParameter]:
-    """A filter form's fields as the OpenAPI query parameters they are (one definition for both)."""
+
+def sentence(text: str) -> str:
+    text = str(text).strip()
+    return text if not text or text.endswith((".", "?", "!", ")")) else f"{text}."
+
+
+def bound(field: forms.Field, validator_class: type[validators.BaseValidator]) -> Any:
+    """The limit of the field's validator of this class (min/max value or length), or None."""
+    for validator in field.validators:
+        if isinstance(validator, validator_class):
+            limit = validator.limit_value
+            return limit() if callable(limit) else limit
+    return None
+
+
+def field_schema(field: forms.Field) -> dict[str, Any]:
+    """The JSON schema of one value of a form field, with the limits its validators enforce (a
+    parameter outside them is a 400, so the schema says so)."""
+    kind = next((api for form_type, api in FORM_TYPES.items() if isinstance(field, form_type)), OpenApiTypes.STR)
+    schema = dict(build_basic_type(kind))
+    if kind in (OpenApiTypes.INT, OpenApiTypes.NUMBER):
+        limits = {"minimum": validators.MinValueValidator, "maximum": validators.MaxValueValidator}
+    elif kind == OpenApiTypes.STR:
+        limits = {"minLength": validators.MinLengthValidator, "maxLength": validators.MaxLengthValidator}
+    else:
+        limits = {}
+    for keyword, validator_class in limits.items():
+        limit = bound(field, validator_class)
+        if limit is not None:
+            schema[keyword] = float(limit) if isinstance(limit, Decimal) else limit
+    return schema
+
+
+def choices_of(field: forms.Field) -> list[tuple[str, str]]:
+    """The values a choice field takes (the empty "any" choice left out), as (value, label)."""
+    return [(str(value), str(label)) for value, label in getattr(field, "choices", ()) if value != ""]
+
+
+def takes_any_value(field: forms.Field) -> bool:
+    """A choice field that also takes values beyond its choices (custom relation types): its
+    choices are examples, not an enum."""
+    return type(field).valid_value is not forms.ChoiceField.valid_value
+
+
+def parameter_description(name: str, field: forms.Field, descriptions: dict[str, str]) -> str:
+    parts = [sentence(descriptions.get(name) or PARAMETER_DESCRIPTIONS.get(name) or field.label or name)]
+    if field.help_text and name != "cursor":
+        parts.append(sentence(field.help_text))
+    choices = choices_of(field)
+    if choices and takes_any_value(field):
+        parts.append("Built-in: " + ", ".join(f"`{value}`" for value, _ in choices) + ".")
+    else:
+        parts.extend(sentence(f"`{value}`: {label}") for value, label in choices if label != value)
+    return " ".join(parts)
+
+
+def form_parameters(
+    form_class: type[forms.Form], *, exclude: tuple[str, ...] = (), descriptions: dict[str, str] | None = None
+) -> list[OpenApiParameter]:
+    """A filter form's fields as the OpenAPI query parameters they are (one definition for both):
+    their types, their limits (min/max, length), their choices, and what each does (from
+    PARAMETER_DESCRIPTIONS, or `descriptions` for this form's own meaning of a name)."""
     parameters = []
     for name, field in form_class.base_fields.items():
         if name in exclude:
             continue
-        kind = next((api for form_type, api in FORM_TYPES.items() if isinstance(field, form_type)), OpenApiTypes.STR)
-        choices = [value for value, _ in getattr(field, "choices", ()) if value != ""] or None
-        many = isinstance(field, forms.MultipleChoiceField)
-        description = str(field.help_text or field.label or name)
-        if name == "cursor":
-            description = "The `next` link's cursor: the page after the previous one."
+        schema = field_schema(field)
+        choices = [value for value, _ in choices_of(field)]
+        if choices and not takes_any_value(field):
+            schema["enum"] = choices
+        repeatable = isinstance(field, forms.MultipleChoiceField)
+        if repeatable:
+            schema = {"type": "array", "items": schema}
+        elif field.required and schema["type"] == "string":
+            schema.setdefault("minLength", 1)
         parameters.append(
             OpenApiParameter(
-                name, kind, OpenApiParameter.QUERY, description=description, enum=choices, many=many or None
+                name,
+                schema,
+                OpenApiParameter.QUERY,
+                required=field.required,
+                description=parameter_description(name, field, descriptions or {}),
+                # `?order=&limit=` is the form's "not given" (the dashboard's filter bar sends it).
+                extensions={EMPTY_IS_UNSET: True} if not (field.required or repeatable) else None,
             )
         )
     return parameters
+
+
+EMPTY_IS_UNSET = "x-empty-is-unset"
+
+
+def complete_parameters(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """drf-spectacular postprocessing hook, over every operation: a form's optional parameter
+    takes an empty value as "not given" (`allowEmptyValue`, which OpenApiParameter cannot say),
+    and a path's `<kind>_id` without a description gets one."""
+    for path_item in result.get("paths", {}).values():
+        for operation in path_item.values():
+            for parameter in operation.get("parameters", ()) if isinstance(operation, dict) else ():
+                if parameter.pop(EMPTY_IS_UNSET, False):
+                    parameter["allowEmptyValue"] = True
+                name = parameter.get("name", "")
+                if parameter.get("in") == "path" and name.endswith("_id") and not parameter.get("description"):
+                    kind = name.removesuffix("_id").replace("_", " ")
+                    parameter["description"] = (
+                        f"The {kind}'s id, with `/` written `~2F` and `~` written `~7E` in the path."
+                    )
+    return result
 
 
 def etag(version: int) -> str:

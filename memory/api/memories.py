@@ -35,6 +35,8 @@ class MemoryList(EngineView):
     @extend_schema(
         operation_id="memories_create",
         summary="Create a memory",
+        description="Stores it (the history records who, with which token): 201 with the memory, its "
+        "`Location` and its `ETag`.",
         request=MemoryCreateSerializer,
         responses={201: MemorySerializer, **errors_of(400, 409)},
         examples=[
@@ -63,6 +65,7 @@ class MemoryDetail(EngineView):
     @extend_schema(
         operation_id="memories_retrieve",
         summary="Get a memory",
+        description="The memory, with its version as `ETag` (give it as `If-Match` to a later write).",
         responses={200: MemorySerializer, **errors_of(404)},
         tags=["memories"],
     )
@@ -78,13 +81,25 @@ class MemoryDetail(EngineView):
         request=MemoryUpdateSerializer,
         parameters=[PRECONDITION],
         responses={200: MemorySerializer, **errors_of(400, 404, 412)},
+        examples=[
+            OpenApiExample(
+                "New content",
+                value={"content": "Alice prefers aisle seats now."},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Retire it, and let it expire in 30 days",
+                value={"status": "invalid", "ttl_days": 30},
+                request_only=True,
+            ),
+        ],
         tags=["memories"],
     )
     def patch(self, request: Request, memory_id: str) -> Response:
         record = self.engine.get_memory(memory_id)
-        version = expected_version(request, record.version)
         body = MemoryUpdateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        body.is_valid(raise_exception=True)  # an invalid body is a 400 whatever If-Match says
+        version = expected_version(request, record.version)
         self.curation().update_memory(memory_id, version=version, **body.validated_data)
         record = self.engine.get_memory(memory_id)
         return with_etag(Response(MemorySerializer(record).data), record.version)

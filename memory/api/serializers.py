@@ -7,6 +7,9 @@ engine stores them.
 
 from __future__ import annotations
 
+from typing import Any
+
+from django.http import QueryDict
 from rest_framework import serializers
 
 from memory.engine.types import MEMORY_TYPES
@@ -15,8 +18,29 @@ STATUSES = ("valid", "invalid")
 ID_MAX = 512
 
 
+class TextField(serializers.CharField):
+    """Text, and only text: a JSON number or boolean where the schema says string is a 400 (DRF's
+    CharField would store 0 as "0"), so that what the API accepts is what its schema documents."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class WholeNumberField(serializers.IntegerField):
+    """A JSON integer, not a string of digits or a boolean (DRF's IntegerField takes "7" and
+    true); a form body's values are all text, so there "7" is the number."""
+
+    def to_internal_value(self, data: Any) -> int:
+        from_form = isinstance(getattr(self.root, "initial_data", None), QueryDict)
+        if isinstance(data, bool) or not (isinstance(data, int) or (from_form and isinstance(data, str))):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 def id_field(**kwargs) -> serializers.CharField:
-    return serializers.CharField(max_length=ID_MAX, **kwargs)
+    return TextField(max_length=ID_MAX, **kwargs)
 
 
 def scope_field(what: str) -> serializers.CharField:
@@ -24,7 +48,7 @@ def scope_field(what: str) -> serializers.CharField:
 
 
 def time_field(help_text: str, **kwargs) -> serializers.CharField:
-    return serializers.CharField(allow_null=True, help_text=f"{help_text} ISO 8601, UTC.", **kwargs)
+    return TextField(allow_null=True, help_text=f"{help_text} ISO 8601, UTC.", **kwargs)
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -62,32 +86,30 @@ class MemorySerializer(ScopedSerializer):
 
 
 class MemoryCreateSerializer(serializers.Serializer):
-    content = serializers.CharField(help_text="The memory's text.")
+    content = TextField(help_text="The memory's text.")
     memory_type = serializers.ChoiceField(choices=MEMORY_TYPES, required=False, help_text="Default: memory.")
     id = id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
     user_id = scope_field("user")
     agent_id = scope_field("agent")
     thread_id = scope_field("thread (it must exist; gives its user and agent when none is given)")
     metadata = serializers.DictField(required=False, allow_null=True)
-    timestamp = serializers.CharField(required=False, allow_null=True, help_text="When it happened, ISO 8601.")
-    ttl_days = serializers.IntegerField(required=False, min_value=1, help_text="Expires this many days after.")
+    timestamp = TextField(required=False, allow_null=True, help_text="When it happened, ISO 8601.")
+    ttl_days = WholeNumberField(required=False, min_value=1, help_text="Expires this many days after.")
     status = serializers.ChoiceField(choices=STATUSES, required=False)
 
 
 class MemoryUpdateSerializer(serializers.Serializer):
     """A partial update: the fields given are written, the others kept."""
 
-    content = serializers.CharField(required=False)
+    content = TextField(required=False)
     memory_type = serializers.ChoiceField(choices=MEMORY_TYPES, required=False)
     user_id = scope_field("user")
     agent_id = scope_field("agent")
     metadata = serializers.DictField(required=False, allow_null=True)
-    timestamp = serializers.CharField(required=False, help_text="When it happened, ISO 8601.")
+    timestamp = TextField(required=False, help_text="When it happened, ISO 8601.")
     status = serializers.ChoiceField(choices=STATUSES, required=False)
-    expires_at = serializers.CharField(required=False, allow_null=True, help_text="ISO 8601; null: never.")
-    ttl_days = serializers.IntegerField(
-        required=False, min_value=1, help_text="A new lifetime, counted from its creation."
-    )
+    expires_at = TextField(required=False, allow_null=True, help_text="ISO 8601; null: never.")
+    ttl_days = WholeNumberField(required=False, min_value=1, help_text="A new lifetime, counted from its creation.")
 
     def validate(self, data: dict) -> dict:
         if "expires_at" in data and "ttl_days" in data:

@@ -39,7 +39,9 @@ def test_without_credentials_it_is_a_401_that_says_how_to_authenticate(anonymous
         ("expired_api", "This API token has expired."),
     ],
 )
-def test_a_revoked_or_expired_token_is_a_401_that_says_which(request, stored, persona, message):
+def test_a_revoked_or_expired_token_is_a_401_that_says_which(request, db, stored, persona, message):
+    # `db` named here: pytest-django orders tests by the fixtures they name, and one that gets its
+    # database only through getfixturevalue would run after the live-server tests flushed it.
     client = request.getfixturevalue(persona)
 
     response = client.get(LIST)
@@ -210,3 +212,43 @@ def test_a_delete_is_a_204_and_can_be_undone_from_the_history(curator_api, agent
         agent_memory.get_memory(stored)
     entry = CurationEntry.objects.get()
     assert entry.action == "delete" and entry.before is not None
+
+
+# --- found by schemathesis (tests/api/test_schemathesis.py) ----------------------------------
+
+
+def test_an_invalid_update_is_a_400_even_against_an_old_etag(curator_api, agent_memory, stored):
+    response = curator_api.patch(one(stored), {"memory_type": "opinion"}, format="json", HTTP_IF_MATCH='"7"')
+
+    assert response.status_code == 400
+    assert "memory_type" in response.json()["errors"]
+    assert agent_memory.get_memory(stored).version == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"content": 0}, "content"),
+        ({"content": "x", "agent_id": 0}, "agent_id"),
+        ({"content": "x", "user_id": True}, "user_id"),
+        ({"content": "x", "timestamp": 1700000000}, "timestamp"),
+        ({"content": "x", "ttl_days": "7"}, "ttl_days"),
+        ({"content": "x", "ttl_days": True}, "ttl_days"),
+        ({"content": "x", "ttl_days": 7.5}, "ttl_days"),
+    ],
+)
+def test_a_json_value_of_the_wrong_type_is_a_400_not_converted(curator_api, agent_memory, body, field):
+    response = curator_api.post(LIST, body, format="json")
+
+    assert response.status_code == 400, response.content
+    assert field in response.json()["errors"]
+    assert agent_memory.list_memories() == []
+
+
+def test_bodies_are_json_a_form_is_a_415(curator_api, agent_memory, stored):
+    made = curator_api.post(LIST, {"content": "From a form."})  # multipart, the test client's default
+    changed = curator_api.patch(one(stored), "content=From+a+form.", content_type="application/x-www-form-urlencoded")
+
+    assert made.status_code == changed.status_code == 415
+    assert agent_memory.get_memory(stored).content == "Alice prefers window seats."
+    assert len(agent_memory.list_memories()) == 1
