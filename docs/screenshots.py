@@ -10,7 +10,8 @@ marked narrow. The store, database and secret key in var/ are left alone.
 The app's clock starts at FROZEN_AT (time-machine), since the store stamps threads' latest activity
 and judges expiry with the current time: the same pages come out on any day.
 
-To photograph another page, add it to PAGES.
+To photograph another page, add it to PAGES (with `act`, what to do on it first: the tokens page
+is taken as it answers the creation of a token).
 """
 
 from __future__ import annotations
@@ -19,9 +20,13 @@ import os
 import secrets
 import sys
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "docs" / "screenshots"
@@ -37,6 +42,27 @@ class Shot(NamedTuple):
     narrow: bool = False  # also a 390-wide light shot
     anonymous: bool = False  # taken without logging in
     ready: str = ""  # a selector to wait for before the shot (a page that draws after loading)
+    act: Callable[[Page], None] | None = None  # what to do on the page before the shot (send a form)
+
+
+NEW_TOKEN = "nightly-export"
+
+
+def create_a_token(page: Page) -> None:
+    """The tokens page as it answers the creation of one: the new token shown once."""
+    from unittest import mock
+
+    from memory.models import ApiToken
+
+    # The previous variant's token, so that the name is free. Playwright's event loop runs in this
+    # thread, where Django refuses ORM calls unless told that this one is safe (nothing awaits here).
+    with mock.patch.dict(os.environ, DJANGO_ALLOW_ASYNC_UNSAFE="true"):
+        ApiToken.objects.filter(name=NEW_TOKEN).delete()
+    page.get_by_label("Name", exact=True).fill(NEW_TOKEN)
+    page.get_by_label("Role").select_option("curator")
+    page.get_by_label("Expires after (days)").fill("90")
+    with page.expect_navigation(wait_until="networkidle"):
+        page.get_by_role("button", name="Create the token").click()
 
 
 PAGES = [
@@ -61,6 +87,7 @@ PAGES = [
     Shot("history", "/history/"),
     Shot("history-entry", "/history/{entry}/"),
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
+    Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
 ]
 
 
@@ -105,7 +132,29 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
         metadata={**fact.metadata, "review": {"status": "approved", "by": USERNAME}},
     )
     [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
+    add_tokens(curator)
     return USERNAME, password, {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+
+
+def add_tokens(curator) -> None:
+    """The curator's API tokens, one in each state, for the tokens page."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.tokens import create_token, revoke
+
+    now = timezone.now()
+    agent, _ = create_token(curator, name="travel-agent", role="viewer")
+    agent.created_at, agent.last_used_at = now - timedelta(days=12), now - timedelta(minutes=4)
+    agent.save()
+    laptop, _ = create_token(curator, name="old laptop", role="curator")
+    laptop.created_at = now - timedelta(days=80)
+    laptop.save()
+    revoke(laptop)
+    trial, _ = create_token(curator, name="trial import", role="curator", expires_days=7)
+    trial.created_at, trial.expires_at = now - timedelta(days=30), now - timedelta(days=23)
+    trial.save()
 
 
 def start_server():
@@ -149,6 +198,8 @@ def photograph(base_url: str, username: str, password: str, ids: dict[str, str])
                 response = page.goto(path, wait_until="networkidle")
                 if response is None or not response.ok:
                     raise RuntimeError(f"{path} answered {response and response.status}")
+                if shot.act:
+                    shot.act(page)
                 if shot.ready:
                     page.wait_for_selector(shot.ready, state="attached")
                 page.evaluate("document.fonts.ready")

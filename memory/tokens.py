@@ -23,11 +23,17 @@ PREFIX = "oam_"
 LAST_USED_EVERY = timedelta(minutes=1)
 """How stale a token's last-used time may get: written at most this often, not on every request."""
 MAX_EXPIRY_DAYS = 3650
+NAME_LENGTH = ApiToken._meta.get_field("name").max_length
 RANKS = {None: 0, "viewer": 1, "curator": 2, "admin": 2}
 
 
 class TokenError(ValueError):
-    """A token that cannot be made as asked (its role, name or expiry), with a message for the person."""
+    """A token that cannot be made as asked (its role, name or expiry), with a message for the person
+    and the argument it is about (`name`, `role` or `expires_days`), where a form shows it."""
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def digest(token: str) -> str:
@@ -45,14 +51,16 @@ def create_token(
     """A new token of `user`'s, and the token itself (shown once: only its digest is kept)."""
     name = name.strip()
     if not name:
-        raise TokenError("Give the token a name: what will use it.")
+        raise TokenError("Give the token a name: what will use it.", "name")
+    if len(name) > NAME_LENGTH:
+        raise TokenError(f"A token's name is at most {NAME_LENGTH} characters.", "name")
     if role not in TokenRole.values:
-        raise TokenError(f"The role is viewer or curator, not {role!r}.")
+        raise TokenError(f"The role is viewer or curator, not {role!r}.", "role")
     if role not in allowed_roles(user):
         have = role_of(user) or "no role"
-        raise TokenError(f"A token's role is no higher than its owner's: {user.get_username()} has {have}.")
+        raise TokenError(f"A token's role is no higher than its owner's: {user.get_username()} has {have}.", "role")
     if expires_days is not None and not 1 <= expires_days <= MAX_EXPIRY_DAYS:
-        raise TokenError(f"A token expires in 1 to {MAX_EXPIRY_DAYS} days, or never.")
+        raise TokenError(f"A token expires in 1 to {MAX_EXPIRY_DAYS} days, or never.", "expires_days")
     prefix = secrets.token_hex(4)
     token = f"{PREFIX}{prefix}_{secrets.token_urlsafe(32)}"
     expires_at = timezone.now() + timedelta(days=expires_days) if expires_days else None
@@ -63,7 +71,7 @@ def create_token(
             )
     except IntegrityError:
         raise TokenError(
-            f"{user.get_username()} already has a token named {name!r}: revoke it or pick another name."
+            f"{user.get_username()} already has a token named {name!r}: revoke it or pick another name.", "name"
         ) from None
     return record, token
 

@@ -15,6 +15,7 @@ from memory.views import (
     preferences,
     search,
     threads,
+    tokens,
 )
 
 app_name = "memory"
@@ -54,6 +55,8 @@ urlpatterns = [
     path("history/<int:entry_id>/", history.history_entry, name="history_entry"),
     path("history/<int:entry_id>/revert/", history.history_revert, name="history_revert"),
     path("preferences/theme/", preferences.set_theme, name="set_theme"),
+    path("settings/tokens/", tokens.token_list, name="tokens"),
+    path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
 ]
 
 for kind, plural in (("user", "users"), ("agent", "agents")):

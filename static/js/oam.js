@@ -1,6 +1,7 @@
 // Small enhancements; every page works without them.
 // - "/" focuses the search box (unless typing in a field already).
-// - Buttons with data-copy copy their value to the clipboard.
+// - Buttons with data-copy copy their value to the clipboard (data-copy-select: what to select
+//   when the clipboard is out of reach).
 document.addEventListener("keydown", (event) => {
   if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
   const target = event.target;
@@ -13,9 +14,20 @@ document.addEventListener("keydown", (event) => {
   }
 });
 
+// Without the clipboard (a page served over plain HTTP from another machine), a button with
+// data-copy-select selects the element it names instead, for Ctrl+C.
+function selectForCopy(button) {
+  const target = button.dataset.copySelect && document.querySelector(button.dataset.copySelect);
+  if (target) window.getSelection().selectAllChildren(target);
+}
+
 document.addEventListener("click", (event) => {
   const button = event.target.closest("[data-copy]");
-  if (!button || !navigator.clipboard) return;
+  if (!button) return;
+  if (!navigator.clipboard) {
+    selectForCopy(button);
+    return;
+  }
   navigator.clipboard.writeText(button.dataset.copy).then(() => {
     const label = button.getAttribute("aria-label");
     button.setAttribute("aria-label", "Copied");
@@ -24,7 +36,7 @@ document.addEventListener("click", (event) => {
       button.setAttribute("aria-label", label);
       button.classList.remove("copied");
     }, 1200);
-  });
+  }, () => selectForCopy(button));
 });
 
 // On a narrow screen a form panel (a listing's filters, the search's parameters) starts folded,

@@ -44,6 +44,7 @@ def read_urls(world: World) -> dict[str, str]:
         "graph": reverse("memory:graph") + f"?user_id={world.user_id}",
         "graph_data": reverse("memory:graph_data") + f"?user_id={world.user_id}",
         "graph_node": reverse("memory:graph_node", args=[world.fact_id]),
+        "tokens": reverse("memory:tokens"),
     }
 
 
@@ -73,9 +74,10 @@ def write_urls(world: World) -> dict[str, str]:
     }
 
 
-# Routes that need a history entry to exist, and routes any logged-in account may post to.
+# Routes that need a history entry to exist, and routes of one's own settings, which any
+# logged-in account (set_theme) or any role (API tokens: tests/web/test_tokens.py) may post to.
 HISTORY_ROUTES = {"history_entry", "history_revert"}
-PERSONAL_ROUTES = {"set_theme"}
+PERSONAL_ROUTES = {"set_theme", "token_revoke"}
 POST_ONLY = {"image_describe", "summary_refresh", "memories_extract"}
 
 
