@@ -145,8 +145,17 @@ def engine_id(value: str) -> None:
         raise serializers.ValidationError(f"{error}.") from None
 
 
+class StrictCharField(serializers.CharField):
+    """Text that must be sent as a JSON string: DRF would take 42 or true for "42" or "True"."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
 def engine_id_field(**kwargs: Any) -> serializers.CharField:
-    return id_field(validators=[engine_id], **kwargs)
+    return StrictCharField(max_length=ID_MAX, validators=[engine_id], **kwargs)
 
 
 def refuse_unknown_keys(serializer: serializers.Serializer, data: Any) -> None:
@@ -252,14 +261,14 @@ PART_SCHEMA = {
 
 class ContentPartInputSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=PART_TYPES, required=False)
-    text = serializers.CharField(required=False, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS)
+    text = StrictCharField(required=False, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS)
     bytes = Base64BytesField(required=False)
-    mime_type = serializers.CharField(required=False, max_length=32)
-    description = serializers.CharField(
+    mime_type = StrictCharField(required=False, max_length=32)
+    description = StrictCharField(
         required=False, allow_null=True, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
     )
     id = engine_id_field(required=False)
-    timestamp = serializers.CharField(required=False, allow_null=True, max_length=64)
+    timestamp = StrictCharField(required=False, allow_null=True, max_length=64)
 
     def validate_mime_type(self, value: str) -> str:
         if ImageMimeType._missing_(value) is None:
@@ -300,10 +309,10 @@ class MessageContentField(serializers.Field):
     """A message's content as the engine takes it: a string, or a list of text and image parts."""
 
     def to_internal_value(self, data: Any) -> str | list[dict]:
-        if isinstance(data, str):
-            if len(data) > MAX_CONTENT_CHARS:
-                raise serializers.ValidationError(f"At most {MAX_CONTENT_CHARS:,} characters.")
-            return data
+        if isinstance(data, str):  # checked as a text part's text is
+            return StrictCharField(
+                allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
+            ).run_validation(data)
         if not isinstance(data, list):
             raise serializers.ValidationError("Give a string or a list of content parts.")
         if not data or len(data) > MAX_PARTS:
@@ -326,7 +335,7 @@ class MessageInputSerializer(serializers.Serializer):
     role = engine_id_field(help_text='Who said it: "user", "assistant", "system", "tool"…')
     content = MessageContentField()
     id = engine_id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
-    timestamp = serializers.CharField(
+    timestamp = StrictCharField(
         required=False, allow_null=True, max_length=64, help_text="When it was said, ISO 8601; default: now."
     )
     metadata = serializers.DictField(required=False, allow_null=True)
@@ -352,7 +361,7 @@ class MessageBatchResultSerializer(serializers.Serializer):
 class MessageUpdateSerializer(serializers.Serializer):
     """A partial update: the fields given are written, the others kept."""
 
-    content = serializers.CharField(
+    content = StrictCharField(
         required=False,
         allow_blank=True,
         trim_whitespace=False,
@@ -361,7 +370,7 @@ class MessageUpdateSerializer(serializers.Serializer):
     )
     role = engine_id_field(required=False)
     metadata = serializers.DictField(required=False, allow_null=True, help_text="Replaces the metadata; null: none.")
-    timestamp = serializers.CharField(required=False, max_length=64, help_text="When it was said, ISO 8601.")
+    timestamp = StrictCharField(required=False, max_length=64, help_text="When it was said, ISO 8601.")
 
     def validate_timestamp(self, value: str) -> str | None:
         return checked_timestamp(value)

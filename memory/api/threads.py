@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
+from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -17,7 +18,14 @@ from memory.listing import ThreadFilters
 ThreadPage = page_of(ThreadSerializer, "ThreadPage")
 
 
-class ThreadList(EngineView):
+class JsonView(EngineView):
+    """A view whose bodies are JSON only: a form or multipart body is a 415, not a form's fields
+    read leniently (DRF reads a dict field of a form as {}, whatever was sent)."""
+
+    parser_classes = (JSONParser,)
+
+
+class ThreadList(JsonView):
     @extend_schema(
         operation_id="threads_list",
         summary="List threads",
@@ -60,7 +68,7 @@ class ThreadList(EngineView):
         return with_etag(response, thread.version)
 
 
-class ThreadDetail(EngineView):
+class ThreadDetail(JsonView):
     @extend_schema(
         operation_id="threads_retrieve",
         summary="Get a thread",

@@ -312,6 +312,9 @@ def image_part(data: bytes, **extra) -> dict:
         ({"role": "user\x00", "content": "x"}, "messages[0].role"),
         ({"role": "é" * 300, "content": "x"}, "messages[0].role"),
         ({"role": "user"}, "messages[0].content"),
+        ({"role": "user", "content": "nul\x00inside"}, "messages[0].content"),
+        ({"role": "user", "content": "x" * 1_000_001}, "messages[0].content"),
+        ({"role": 7, "content": "x"}, "messages[0].role"),
         ({"role": "user", "content": 42}, "messages[0].content"),
         ({"role": "user", "content": {"text": "x"}}, "messages[0].content"),
         ({"role": "user", "content": []}, "messages[0].content"),
@@ -412,6 +415,13 @@ def test_a_taken_message_or_image_id_is_a_409_and_stores_nothing(curator_api, ag
 )
 def test_a_batch_that_is_not_a_list_of_1_to_500_messages_is_a_400(curator_api, agent_memory, world, body):
     refused(curator_api, agent_memory, body)
+
+
+def test_a_batch_is_json_only(curator_api, agent_memory, world):
+    response = curator_api.post(messages_url(), {"messages": "x"}, format="multipart")
+
+    assert response.status_code == 415
+    assert agent_memory.get_thread_record("trip-42").message_count == 3
 
 
 def test_two_messages_with_one_id_in_a_batch_store_nothing(curator_api, agent_memory, world):

@@ -195,7 +195,9 @@ def test_a_duplicate_id_is_a_409_and_changes_nothing(curator_api, agent_memory, 
         ({"id": "a\x00b"}, "id"),
         ({"id": "x" * 513}, "id"),
         ({"id": "é" * 300}, "id"),  # 600 bytes in UTF-8: over the engine's 512
+        ({"id": 42}, "id"),
         ({"user_id": ""}, "user_id"),
+        ({"agent_id": True}, "agent_id"),
         ({"metadata": [1, 2]}, "metadata"),
         ({"metadata": "{}"}, "metadata"),
         ({"metadata": deep(40)}, "metadata"),
@@ -217,6 +219,10 @@ def test_a_body_that_is_not_an_object_is_a_400(curator_api, agent_memory):
         assert response.status_code == 400, (body, response.content)
     assert curator_api.post(LIST, "{broken", content_type="application/json").status_code == 400
     assert curator_api.post(LIST, "id=x", content_type="text/plain").status_code == 415
+    assert (
+        curator_api.post(LIST, "id=x&metadata=y", content_type="application/x-www-form-urlencoded").status_code == 415
+    )
+    assert curator_api.post(LIST, {"id": "x", "metadata": "[1]"}, format="multipart").status_code == 415
     assert agent_memory.list_threads() == []
 
 
