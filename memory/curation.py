@@ -173,6 +173,35 @@ class Curation:
 
     # --- threads ------------------------------------------------------------------------------
 
+    def create_thread(
+        self,
+        *,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata: dict | None = None,
+    ) -> CurationEntry:
+        """A new thread, as the engine creates one (AgentMemory.create_thread: omitted ids are
+        generated, None leaves the thread unscoped on that dimension). The engine hands back the
+        stored thread when the id is taken; here a taken id is refused, and nothing is recorded."""
+        if thread_id is not NOT_SET:
+            try:
+                self.memory.get_thread_record(thread_id)
+            except KeyError:
+                pass
+            else:
+                raise CurationError(f"a thread with id {thread_id!r} already exists")
+        thread = self.memory.create_thread(thread_id=thread_id, user_id=user_id, agent_id=agent_id, metadata=metadata)
+        after = self.memory.get_thread_record(thread.thread_id)
+        return self._record(
+            ObjectKind.THREAD,
+            after.id,
+            Action.CREATE,
+            "Created the thread",
+            after=thread_to_json(after),
+            thread_id=after.id,
+        )
+
     def update_thread(self, thread_id: str, *, metadata: dict | None, version: int) -> CurationEntry | None:
         before = self.memory.get_thread_record(thread_id)
         if metadata == before.metadata:
@@ -250,6 +279,30 @@ class Curation:
         return entries
 
     # --- messages -----------------------------------------------------------------------------
+
+    def add_messages(self, thread_id: str, messages: list[Any]) -> list[CurationEntry]:
+        """Append messages to a thread as its agent would (Thread.add_messages: mappings with
+        `role` and `content`, a string or text and image parts, and optional `id`, `timestamp`
+        and `metadata`). The engine checks them all, images included, before it stores any, and
+        then runs the thread's LLM work as it does for the agent. One entry per message, so that
+        each can be undone on its own."""
+        thread = self.memory.get_thread(thread_id)
+        message_ids = thread.add_messages(messages)
+        entries = []
+        for message_id in message_ids:
+            after = self.memory.get_message_record(thread_id, message_id)
+            images = sum(1 for part in after.parts or () if part.get("type") == "image")
+            entries.append(
+                self._record(
+                    ObjectKind.MESSAGE,
+                    message_id,
+                    Action.CREATE,
+                    "Added a message" + (f" with {plural(images, 'image')}" if images else ""),
+                    after=record_to_json(after),
+                    thread_id=thread_id,
+                )
+            )
+        return entries
 
     def update_message(self, thread_id: str, message_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
         """Edit a message's `content`, `role`, `metadata` and `timestamp` (those given). A message

@@ -5,8 +5,8 @@
 `errors` comes with a 400 only: each message under the parameter or field it is about
 (`non_field_errors` for the request as a whole). The engine's errors map as the dashboard's do:
 KeyError → 404 (the record does not exist, or has expired), a duplicate id → 409, a stale version →
-412, any other ValueError or TypeError → 400 under the field it names. DRF's own exceptions keep
-their status (401, 403, 405, 413, 415, 429…).
+412, an image over the engine's limits (bytes or pixels) → 413, any other ValueError or TypeError →
+400 under the field it names. DRF's own exceptions keep their status (401, 403, 405, 413, 415, 429…).
 """
 
 from __future__ import annotations
@@ -38,12 +38,24 @@ class Conflict(exceptions.APIException):
     default_code = "conflict"
 
 
+class TooLarge(exceptions.APIException):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_detail = "The upload is over the size limits."
+    default_code = "too_large"
+
+
+OVER_LIMIT = re.compile(r"\bimage is [\dx]+ (?:bytes|pixels); the limit is\b")
+"""The engine's refusal of an image over ImageInputLimitConfig's limits (memory.engine.images)."""
+
+
 def engine_error(error: Exception, context: dict[str, Any]) -> exceptions.APIException | None:
     """The API exception for an exception the engine (or the curation service) raised."""
     if isinstance(error, StaleVersionError):
         return PreconditionFailed(f"{PreconditionFailed.default_detail} ({error})")
     if isinstance(error, KeyError):
         return exceptions.NotFound(str(error.args[0]) if error.args else "Not found.")
+    if isinstance(error, ValueError) and OVER_LIMIT.search(str(error)):
+        return TooLarge(str(error))
     if isinstance(error, ValueError) and "already exists" in str(error):
         return Conflict(str(error))
     if isinstance(error, ValueError | TypeError):
@@ -57,18 +69,21 @@ def engine_error(error: Exception, context: dict[str, Any]) -> exceptions.APIExc
 
 
 def flatten(detail: Any) -> dict[str, list[str]]:
-    """DRF's nested validation detail as {field: [messages]} (nested fields as `parent.child`)."""
+    """DRF's nested validation detail as {field: [messages]} (nested fields as `parent.child`, the
+    items of a list as `parent[index]`: DRF gives a list serializer's errors by index)."""
     if isinstance(detail, list):
         return {NON_FIELD: [str(item) for item in detail]}
     errors: dict[str, list[str]] = {}
     for name, value in detail.items():
+        key = f"[{name}]" if isinstance(name, int) else str(name)
         if isinstance(value, dict):
-            errors.update({f"{name}.{inner}": messages for inner, messages in flatten(value).items()})
+            for inner, messages in flatten(value).items():
+                errors[key + inner if inner.startswith("[") else f"{key}.{inner}"] = messages
         elif isinstance(value, list) and value and isinstance(value[0], dict):
             for index, item in enumerate(value):
-                errors.update({f"{name}[{index}].{inner}": messages for inner, messages in flatten(item).items()})
+                errors.update({f"{key}[{index}].{inner}": messages for inner, messages in flatten(item).items()})
         else:
-            errors[name] = [str(item) for item in (value if isinstance(value, list) else [value])]
+            errors[key] = [str(item) for item in (value if isinstance(value, list) else [value])]
     return errors
 
 

@@ -16,6 +16,7 @@ MEANINGS = {
     413: "The upload is over the size limits.",
     415: "The body's content type is not one this operation reads.",
     429: "Too many requests: slow down (Retry-After says for how long).",
+    502: "The LLM the server asked failed: try again later.",
 }
 ALWAYS = (401, 403, 429)
 

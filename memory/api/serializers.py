@@ -7,12 +7,18 @@ engine stores them.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Any
 
 from django.http import QueryDict
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from memory.engine.types import MEMORY_TYPES
+from memory.engine.limits import MAX_CONTENT_CHARS, check_id_text
+from memory.engine.ttl import normalize_timestamp
+from memory.engine.types import MEMORY_TYPES, ImageMimeType
 
 STATUSES = ("valid", "invalid")
 ID_MAX = 512
@@ -129,4 +135,364 @@ def page_of(item: type[serializers.Serializer], name: str) -> type[serializers.S
             "next": serializers.URLField(allow_null=True, help_text="The next page; null on the last."),
             "__doc__": f"A page of {item.__name__.removesuffix('Serializer').lower()} records.",
         },
+    )
+
+
+# --- threads, their messages, context cards and summaries -------------------------------------
+
+MAX_BATCH = 500
+"""Messages one POST may add."""
+MAX_PARTS = 100
+"""Content parts of one message."""
+PART_TYPES = ("text", "image")
+MIME_TYPES = tuple(member.value for member in ImageMimeType)
+
+
+def checked_timestamp(value: str | None) -> str | None:
+    """An ISO 8601 time as the engine stores it (canonical UTC), or the engine's message as a 400."""
+    try:
+        return normalize_timestamp(value)
+    except ValueError as error:
+        raise serializers.ValidationError(str(error)) from None
+
+
+def engine_id(value: str) -> None:
+    """The engine's rules for ids and roles beyond a length in characters (limits.check_id_text):
+    at most 512 bytes in UTF-8, no NUL, valid Unicode."""
+    try:
+        check_id_text("This", value)
+    except ValueError as error:
+        raise serializers.ValidationError(f"{error}.") from None
+
+
+class StrictCharField(serializers.CharField):
+    """Text that must be sent as a JSON string: DRF would take 42 or true for "42" or "True"."""
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def engine_id_field(**kwargs: Any) -> serializers.CharField:
+    return StrictCharField(max_length=ID_MAX, validators=[engine_id], **kwargs)
+
+
+def refuse_unknown_keys(serializer: serializers.Serializer, data: Any) -> None:
+    """The engine refuses keys it does not know in a message or a part; so does the API (DRF
+    would drop them silently, and a typo, "contents", would go unnoticed)."""
+    if isinstance(data, dict):
+        unknown = sorted(set(data) - set(serializer.fields))
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+
+
+@extend_schema_field(OpenApiTypes.BYTE)
+class Base64BytesField(serializers.Field):
+    """Bytes as base64 text (RFC 4648, with padding)."""
+
+    def to_internal_value(self, data: Any) -> bytes:
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Give base64 text.")
+        try:
+            return base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError) as error:
+            raise serializers.ValidationError(f"Not valid base64: {str(error).rstrip('.')}.") from None
+
+    def to_representation(self, value: bytes) -> str:
+        return base64.b64encode(value).decode("ascii")
+
+
+class ThreadSerializer(serializers.Serializer):
+    """A thread: its scope, metadata, activity and the summary its LLM keeps."""
+
+    id = serializers.CharField()
+    user_id = serializers.CharField(allow_null=True)
+    agent_id = serializers.CharField(allow_null=True)
+    metadata = serializers.DictField(allow_null=True)
+    created_at = time_field("When it was created.")
+    updated_at = time_field("Its latest activity.")
+    message_count = serializers.IntegerField(help_text="Its live messages.")
+    summary = serializers.CharField(allow_null=True, help_text="The summary its LLM keeps; null: none yet.")
+    topics = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    version = serializers.IntegerField(
+        help_text="Goes up with every change of its metadata, summary or settings; the ETag of a thread's GET."
+    )
+
+
+class ThreadCreateSerializer(serializers.Serializer):
+    id = engine_id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
+    user_id = engine_id_field(
+        required=False, allow_null=True, help_text="The user's id; omitted: a new one, as the engine makes; null: none."
+    )
+    agent_id = engine_id_field(
+        required=False,
+        allow_null=True,
+        help_text="The agent's id; omitted: a new one, as the engine makes; null: none.",
+    )
+    metadata = serializers.DictField(required=False, allow_null=True)
+
+
+class ThreadUpdateSerializer(serializers.Serializer):
+    metadata = serializers.DictField(allow_null=True, help_text="Replaces the metadata (no merge); null: none.")
+
+
+class MessagePartSerializer(serializers.Serializer):
+    """One part of a message's content, in order: a text, or an image (the image record of its id)."""
+
+    type = serializers.ChoiceField(choices=PART_TYPES)
+    id = serializers.CharField()
+    timestamp = time_field("The part's own time, if it has one.")
+    text = serializers.CharField(allow_null=True, allow_blank=True, help_text="A text part's text; null for an image.")
+    mime_type = serializers.ChoiceField(
+        choices=MIME_TYPES, allow_null=True, help_text="An image's type, read from its bytes; null for a text."
+    )
+    description = serializers.CharField(
+        allow_null=True, allow_blank=True, help_text="An image's description (its searchable text); null for a text."
+    )
+    bytes = Base64BytesField(required=False, help_text="An image's bytes, base64; only with include_image_bytes=true.")
+
+
+class MessageSerializer(ScopedSerializer):
+    """A stored message: `content` is its text (its text parts joined by newlines); `parts`, for a
+    message of text and image parts, lists them in order."""
+
+    role = serializers.CharField()
+    seq_no = serializers.IntegerField(help_text="Its sequence number in the thread: the order of its messages.")
+    parts = MessagePartSerializer(many=True, allow_null=True, help_text="null: a message of plain text.")
+
+
+PART_SCHEMA = {
+    "type": "object",
+    "description": "A text part (`text`) or an image part (`type: image`, `bytes` in base64; the engine reads "
+    "its type from them, checks it against `mime_type` if given, and refuses an image over its limits).",
+    "properties": {
+        "type": {"type": "string", "enum": list(PART_TYPES), "description": "Default: text."},
+        "text": {"type": "string", "description": "A text part's text."},
+        "bytes": {"type": "string", "format": "byte", "description": "An image's bytes, base64."},
+        "mime_type": {"type": "string", "description": "image/png, image/jpeg or image/webp (any case); optional."},
+        "description": {"type": "string", "nullable": True, "description": "An image's description."},
+        "id": {"type": "string", "maxLength": ID_MAX, "description": "The part's id; an image's is its record's."},
+        "timestamp": {"type": "string", "nullable": True, "description": "ISO 8601."},
+    },
+    "additionalProperties": False,
+}
+
+
+class ContentPartInputSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=PART_TYPES, required=False)
+    text = StrictCharField(required=False, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS)
+    bytes = Base64BytesField(required=False)
+    mime_type = StrictCharField(required=False, max_length=32)
+    description = StrictCharField(
+        required=False, allow_null=True, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
+    )
+    id = engine_id_field(required=False)
+    timestamp = StrictCharField(required=False, allow_null=True, max_length=64)
+
+    def validate_mime_type(self, value: str) -> str:
+        if ImageMimeType._missing_(value) is None:
+            raise serializers.ValidationError(f"Use one of {', '.join(MIME_TYPES)}.")
+        return value
+
+    def validate_timestamp(self, value: str | None) -> str | None:
+        return checked_timestamp(value)
+
+    def to_internal_value(self, data: Any) -> dict:
+        refuse_unknown_keys(self, data)
+        return super().to_internal_value(data)
+
+    def validate(self, data: dict) -> dict:
+        kind = data.get("type") or ("text" if "text" in data else None)
+        if kind is None:
+            raise serializers.ValidationError({"type": ["Say `text` or `image` (or give `text`)."]})
+        other = ("bytes", "mime_type", "description") if kind == "text" else ("text",)
+        misplaced = {name: [f"Not a field of a {kind} part."] for name in other if name in data}
+        if misplaced:
+            raise serializers.ValidationError(misplaced)
+        if kind == "text" and "text" not in data:
+            raise serializers.ValidationError({"text": ["A text part needs its text."]})
+        if kind == "image" and "bytes" not in data:
+            raise serializers.ValidationError({"bytes": ["A new image needs its bytes."]})
+        return {**data, "type": kind}
+
+
+@extend_schema_field(
+    {
+        "oneOf": [
+            {"type": "string", "description": "Plain text."},
+            {"type": "array", "items": PART_SCHEMA, "minItems": 1, "maxItems": MAX_PARTS},
+        ]
+    }
+)
+class MessageContentField(serializers.Field):
+    """A message's content as the engine takes it: a string, or a list of text and image parts."""
+
+    def to_internal_value(self, data: Any) -> str | list[dict]:
+        if isinstance(data, str):  # checked as a text part's text is
+            return StrictCharField(
+                allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
+            ).run_validation(data)
+        if not isinstance(data, list):
+            raise serializers.ValidationError("Give a string or a list of content parts.")
+        if not data or len(data) > MAX_PARTS:
+            raise serializers.ValidationError(f"Give from 1 to {MAX_PARTS} content parts.")
+        parts, errors = [], []
+        for item in data:
+            part = ContentPartInputSerializer(data=item)
+            valid = part.is_valid()
+            errors.append({} if valid else part.errors)
+            parts.append(part.validated_data if valid else None)
+        if any(errors):
+            raise serializers.ValidationError(errors)
+        return parts
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class MessageInputSerializer(serializers.Serializer):
+    role = engine_id_field(help_text='Who said it: "user", "assistant", "system", "tool"…')
+    content = MessageContentField()
+    id = engine_id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
+    timestamp = StrictCharField(
+        required=False, allow_null=True, max_length=64, help_text="When it was said, ISO 8601; default: now."
+    )
+    metadata = serializers.DictField(required=False, allow_null=True)
+
+    def validate_timestamp(self, value: str | None) -> str | None:
+        return checked_timestamp(value)
+
+    def to_internal_value(self, data: Any) -> dict:
+        refuse_unknown_keys(self, data)
+        return super().to_internal_value(data)
+
+
+class MessageBatchSerializer(serializers.Serializer):
+    messages = MessageInputSerializer(
+        many=True, allow_empty=False, max_length=MAX_BATCH, help_text=f"From 1 to {MAX_BATCH} messages, in order."
+    )
+
+
+class MessageBatchResultSerializer(serializers.Serializer):
+    messages = MessageSerializer(many=True, help_text="The messages as stored, in the order given.")
+
+
+class MessageUpdateSerializer(serializers.Serializer):
+    """A partial update: the fields given are written, the others kept."""
+
+    content = StrictCharField(
+        required=False,
+        allow_blank=True,
+        trim_whitespace=False,
+        max_length=MAX_CONTENT_CHARS,
+        help_text="The new text. A message with image parts keeps its images: the text replaces its text parts.",
+    )
+    role = engine_id_field(required=False)
+    metadata = serializers.DictField(required=False, allow_null=True, help_text="Replaces the metadata; null: none.")
+    timestamp = StrictCharField(required=False, max_length=64, help_text="When it was said, ISO 8601.")
+
+    def validate_timestamp(self, value: str) -> str | None:
+        return checked_timestamp(value)
+
+    def validate(self, data: dict) -> dict:
+        if not data:
+            raise serializers.ValidationError("Give at least one field to change.")
+        return data
+
+
+@extend_schema_field(OpenApiTypes.NUMBER)
+class NumberField(serializers.Field):
+    """An int or a float, sent as it is."""
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class CardResultSerializer(serializers.Serializer):
+    """A record the card chose, in card order, with how it ranked."""
+
+    rank = serializers.IntegerField(help_text="Its place in the card's relevant information, from 1.")
+    id = serializers.CharField()
+    record_type = serializers.CharField(help_text="message, memory, fact, guideline or preference.")
+    content = serializers.CharField(allow_blank=True)
+    status = serializers.ChoiceField(choices=STATUSES)
+    timestamp = time_field("When it happened.")
+    user_id = serializers.CharField(allow_null=True)
+    agent_id = serializers.CharField(allow_null=True)
+    thread_id = serializers.CharField(allow_null=True)
+    metadata = serializers.DictField(allow_null=True)
+    distance = serializers.FloatField(help_text="Smaller is closer.")
+    scores = serializers.DictField(
+        child=NumberField(),
+        help_text="How it ranked: vector_rank, vector_distance, keyword_rank, keyword_score, score (hybrid).",
+    )
+    formatted_content = serializers.CharField(help_text="The result as the card shows it.")
+    tokens = serializers.IntegerField(help_text="The engine's token estimate of formatted_content.")
+
+
+class CardMessageSerializer(serializers.Serializer):
+    """A recent message as the card shows it: its text."""
+
+    id = serializers.CharField()
+    role = serializers.CharField()
+    content = serializers.CharField(allow_blank=True, help_text="Its text (text parts joined by newlines).")
+    timestamp = time_field("When it was said.")
+    metadata = serializers.DictField(allow_null=True)
+
+
+class CardTokensSerializer(serializers.Serializer):
+    """The engine's token estimate (about 3.5 characters a token) of the card and of each section."""
+
+    card = serializers.IntegerField()
+    summary = serializers.IntegerField()
+    topics = serializers.IntegerField()
+    relevant_results = serializers.IntegerField()
+    recent_messages = serializers.IntegerField()
+
+
+class ContextCardSerializer(serializers.Serializer):
+    """A thread's context card: the text an agent puts in its prompt, and its parts."""
+
+    thread_id = serializers.CharField()
+    content = serializers.CharField(allow_blank=True, help_text="The card as the agent gets it: its sections.")
+    summary = serializers.CharField(allow_blank=True, help_text="The stored summary, else a transcript.")
+    topics = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    relevant_results = CardResultSerializer(many=True)
+    recent_messages = CardMessageSerializer(many=True)
+    tokens = CardTokensSerializer()
+    as_of_message_id = serializers.CharField(allow_null=True, help_text="The message the card is taken as of.")
+    messages_due_for_summary = serializers.IntegerField(
+        help_text="Messages the agent's next card will first fold into the summary (0: none): this card, "
+        "a read, did not refresh it."
+    )
+
+
+SUMMARY_SOURCES = {
+    "llm": "the summary the thread's LLM keeps",
+    "transcript": "no summary is stored: a transcript of the latest messages, as the card uses",
+    "none": "nothing to summarise",
+}
+
+
+class ThreadSummarySerializer(serializers.Serializer):
+    """A thread's summary as its context card uses it, read without refreshing it."""
+
+    thread_id = serializers.CharField()
+    summary = serializers.CharField(allow_blank=True)
+    topics = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    source = serializers.ChoiceField(
+        choices=list(SUMMARY_SOURCES), help_text="; ".join(f"{key}: {text}" for key, text in SUMMARY_SOURCES.items())
+    )
+    summarized_through = serializers.IntegerField(
+        help_text="The seq_no of the last message the stored summary covers; -1: none."
+    )
+    messages_due_for_summary = serializers.IntegerField(
+        help_text="Messages the agent's next card or summary will first fold in by asking the LLM (0: none due)."
+    )
+
+
+class SummaryRefreshSerializer(ThreadSummarySerializer):
+    refreshed = serializers.BooleanField(
+        help_text="false: no message came since the last summary; the LLM was not asked and nothing changed."
     )
