@@ -15,7 +15,14 @@ from memory.curation import field_errors
 from memory.engine.stores.base import DEFAULT_GRAPH_NODES, MAX_GRAPH_NODES, MAX_HOPS, graph_request
 from memory.engine.types import BUILTIN_RELATIONS, NOT_SET, MemoryGraph
 from memory.graph_layout import IDEAL_LENGTH, layout
-from memory.listing import FILTER_CHECKBOX, id_filter, memory_type_filter, number_filter, status_filter
+from memory.listing import (
+    FILTER_CHECKBOX,
+    RelationTypesField,
+    id_filter,
+    memory_type_filter,
+    number_filter,
+    status_filter,
+)
 from memory.services import get_agent_memory
 from memory.templatetags.oam import clip
 
@@ -23,19 +30,6 @@ SCOPES = ("user_id", "agent_id", "thread_id", "memory_id")
 CONTENT_CHARS = 200
 STATUSES = {"valid": "valid", "invalid": "invalid"}
 MISSING_MEMORY = "No such memory: it does not exist, or it has expired."
-
-
-class RelationTypesField(forms.MultipleChoiceField):
-    """Repeatable `relation_type`: the built-in types are offered as boxes to tick, any other
-    label is taken as it is (a store may hold custom relation types) and checked by the engine.
-    The form's box for typing a custom type sends `relation_type=` when left empty: that asks
-    for nothing, so empty values are dropped."""
-
-    def to_python(self, value: Any) -> list[str]:
-        return [item for item in super().to_python(value) if item != ""]
-
-    def valid_value(self, value: str) -> bool:
-        return True
 
 
 class GraphFilters(forms.Form):
