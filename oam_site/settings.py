@@ -224,5 +224,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryTypeEnum": "memory.engine.types.MEMORY_TYPES",
+        "StatusEnum": "memory.api.serializers.STATUSES",
+    },
 }

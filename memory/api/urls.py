@@ -2,11 +2,22 @@
 
 from django.urls import path
 
-from memory.api import memories
+from memory.api import images, links, memories, overview, people
 
 app_name = "api"
 
 urlpatterns = [
     path("memories/", memories.MemoryList.as_view(), name="memories"),
     path("memories/<id:memory_id>/", memories.MemoryDetail.as_view(), name="memory"),
+    path("images/", images.ImageList.as_view(), name="images"),
+    path("images/<id:image_id>/", images.ImageDetail.as_view(), name="image"),
+    path("images/<id:image_id>/content/", images.ImageContent.as_view(), name="image_content"),
+    path("links/", links.LinkList.as_view(), name="links"),
+    path("links/<id:relation_id>/", links.LinkDetail.as_view(), name="link"),
+    path("users/", people.UserList.as_view(), name="users"),
+    path("users/<id:owner_id>/", people.UserDetail.as_view(), name="user"),
+    path("agents/", people.AgentList.as_view(), name="agents"),
+    path("agents/<id:owner_id>/", people.AgentDetail.as_view(), name="agent"),
+    path("stats/", overview.Stats.as_view(), name="stats"),
+    path("graph/", overview.Graph.as_view(), name="graph"),
 ]
