@@ -75,6 +75,7 @@ ENGINE_ARGUMENTS = {
     "relation_types": "relation_type",
     "memory_types": "memory_type",
     "statuses": "status",
+    "record_ids": "id",
 }
 """Engine argument names that differ from the form field they come from (the store's batch names)."""
 

@@ -246,6 +246,7 @@ def test_an_upload_without_a_thread_belongs_to_its_user(curator_api, agent_memor
         ({"thread_id": "trip-42", "add_as": "message", "metadata": '{"a": 1}'}, "metadata"),
         ({"thread_id": "trip-42", "add_as": "message", "role": "r" * 600}, "role"),
         ({"user_id": "bob\x00"}, "user_id"),
+        ({"thread_id": "trip-42", "id": "é" * 300}, "id"),
         ({"thread_id": "trip-42", "description": "x" * 1_000_001}, "description"),
     ],
 )
