@@ -75,6 +75,7 @@ ENGINE_ARGUMENTS = {
     "relation_types": "relation_type",
     "memory_types": "memory_type",
     "statuses": "status",
+    "record_ids": "id",
 }
 """Engine argument names that differ from the form field they come from (the store's batch names)."""
 
@@ -394,14 +395,46 @@ class Curation:
     # --- images -------------------------------------------------------------------------------
 
     def add_image(
-        self, thread_id: str, data: bytes, *, description: str, add_as: str, role: str, text: str
+        self,
+        thread_id: str | None,
+        data: bytes,
+        *,
+        description: str,
+        add_as: str,
+        role: str = "user",
+        text: str = "",
+        metadata: dict | None = None,
+        image_id: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
     ) -> CurationEntry:
         """Add an uploaded image to a thread, as a new message with an image part or as a
-        standalone image record; the engine checks the image against its limits."""
-        thread = self.memory.get_thread(thread_id)
+        standalone image record (with its `metadata`); without a thread, as an image record of
+        `user_id` and `agent_id` (each None: none). The engine checks the image against its
+        limits before anything is stored. `image_id`: its id (default: a new one)."""
+        if thread_id is None:
+            if add_as == "message":
+                raise CurationError("thread_id is needed: a message belongs to a thread")
+            new_id = self.memory.add_image(
+                data,
+                description=description or None,
+                user_id=user_id,
+                agent_id=agent_id,
+                **({"metadata": metadata} if metadata is not None else {}),
+                **({"image_id": image_id} if image_id else {}),
+            )
+            return self._image_added(new_id)
+        try:
+            thread = self.memory.get_thread(thread_id)
+        except KeyError:
+            raise CurationError(f"thread_id names no thread: {thread_id!r}") from None
         if add_as == "message":
+            if metadata is not None:
+                raise CurationError("metadata is an image record's: an image in a message has none of its own")
             parts: list[Any] = [TextContent(text=text)] if text else []
-            parts.append(ImageContent(bytes=data, description=description or None))
+            parts.append(
+                ImageContent(bytes=data, description=description or None, **({"id": image_id} if image_id else {}))
+            )
             [message_id] = thread.add_messages([{"role": role, "content": parts}])
             after = self.memory.get_message_record(thread_id, message_id)
             return self._record(
@@ -412,7 +445,17 @@ class Curation:
                 after=record_to_json(after),
                 thread_id=thread_id,
             )
-        image_id = thread.add_image(data, description=description or None)
+        scope = {name: value for name, value in (("user_id", user_id), ("agent_id", agent_id)) if value is not None}
+        new_id = thread.add_image(
+            data,
+            description=description or None,
+            **scope,
+            **({"metadata": metadata} if metadata is not None else {}),
+            **({"image_id": image_id} if image_id else {}),
+        )
+        return self._image_added(new_id)
+
+    def _image_added(self, image_id: str) -> CurationEntry:
         after = self.memory.get_image(image_id)
         return self._record(
             ObjectKind.IMAGE,
@@ -420,7 +463,7 @@ class Curation:
             Action.CREATE,
             "Added an image",
             after=record_to_json(after),
-            thread_id=thread_id,
+            thread_id=after.thread_id,
         )
 
     def update_image(self, image_id: str, *, version: int, **fields: Any) -> CurationEntry | None:

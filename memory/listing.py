@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 from django import forms
 from django.http import QueryDict
 
-from memory.engine.types import MEMORY_TYPES
+from memory.engine.types import BUILTIN_RELATIONS, MEMORY_TYPES
 from memory.forms import ID_WIDGET, SCOPES, MetadataFilterField
 from memory.models import Action, CurationEntry, ObjectKind
 
@@ -89,6 +89,30 @@ def text_filter(where: str) -> forms.CharField:
     )
 
 
+class UnscopedFilters(forms.Form):
+    """Repeatable `unscoped`: only records with no user (or agent, or thread); a value for the
+    same scope as well is refused."""
+
+    unscoped = forms.MultipleChoiceField(
+        label="Unscoped",
+        required=False,
+        choices=list(SCOPES.items()),
+        widget=forms.CheckboxSelectMultiple(attrs=FILTER_CHECKBOX),
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        for name in data.get("unscoped") or ():
+            if data.get(name):
+                self.add_error(name, f"Give a value or tick \u201c{SCOPES[name]}\u201d, not both.")
+        return data
+
+    def unscoped_arguments(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        for name in self.cleaned_data.get("unscoped") or ():
+            arguments[name] = None  # the engine's "unscoped on this dimension"
+        return arguments
+
+
 class ThreadFilters(ListingForm):
     q = text_filter("thread id or metadata")
     user_id = id_filter("User")
@@ -106,17 +130,11 @@ class ThreadFilters(ListingForm):
         return arguments
 
 
-class MemoryFilters(ThreadFilters):
+class MemoryFilters(ThreadFilters, UnscopedFilters):
     q = text_filter("content, id or metadata")
     memory_type = memory_type_filter()
     status = status_filter(STATUSES)
     thread_id = id_filter("Thread")
-    unscoped = forms.MultipleChoiceField(
-        label="Unscoped",
-        required=False,
-        choices=list(SCOPES.items()),
-        widget=forms.CheckboxSelectMultiple(attrs=FILTER_CHECKBOX),
-    )
     order = forms.ChoiceField(
         label="Order",
         required=False,
@@ -126,20 +144,11 @@ class MemoryFilters(ThreadFilters):
 
     field_order = ("q", "memory_type", "status", "user_id", "agent_id", "thread_id", "unscoped", "metadata_filter")
 
-    def clean(self) -> dict[str, Any]:
-        data = super().clean()
-        for name in data.get("unscoped") or ():
-            if data.get(name):
-                self.add_error(name, f"Give a value or tick \u201c{SCOPES[name]}\u201d, not both.")
-        return data
-
     def engine_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data
-        arguments = super().engine_arguments()
+        arguments = self.unscoped_arguments(super().engine_arguments())
         if data.get("thread_id"):
             arguments["thread_id"] = data["thread_id"]
-        for name in data.get("unscoped") or ():
-            arguments[name] = None  # the engine's "unscoped on this dimension"
         if data.get("memory_type"):
             arguments["memory_types"] = data["memory_type"]
         if data.get("status"):
@@ -232,3 +241,93 @@ class HistoryFilters(ListingForm):
         limit = data.get("limit") or DEFAULT_PAGE_SIZE
         rows = list(entries.order_by("-id")[: limit + 1])
         return rows[:limit], rows[limit - 1].id if len(rows) > limit else None
+
+
+# --- images, links, users and agents, store counts (the API's listings) ------------------------
+
+
+class RelationTypesField(forms.MultipleChoiceField):
+    """Repeatable `relation_type`: the built-in types are offered as boxes to tick, any other
+    label is taken as it is (a store may hold custom relation types) and checked by the engine.
+    The form's box for typing a custom type sends `relation_type=` when left empty: that asks
+    for nothing, so empty values are dropped."""
+
+    def to_python(self, value: Any) -> list[str]:
+        return [item for item in super().to_python(value) if item != ""]
+
+    def valid_value(self, value: str) -> bool:
+        return True
+
+
+class ScopedListing(ListingForm, UnscopedFilters):
+    """A listing filtered exactly by scope: a user, agent and thread each, or (`unscoped`) none."""
+
+    user_id = id_filter("User")
+    agent_id = id_filter("Agent")
+    thread_id = id_filter("Thread")
+
+    def engine_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        arguments = self.unscoped_arguments(super().engine_arguments())
+        for name in ("user_id", "agent_id", "thread_id"):
+            if data.get(name):
+                arguments[name] = data[name]
+        return arguments
+
+
+class ImageFilters(ScopedListing):
+    """AgentMemory.list_images: images in store order, by scope and metadata."""
+
+    metadata_filter = MetadataFilterField()
+
+    def engine_arguments(self) -> dict[str, Any]:
+        arguments = super().engine_arguments()
+        if self.cleaned_data.get("metadata_filter"):
+            arguments["metadata_filter"] = self.cleaned_data["metadata_filter"]
+        return arguments
+
+
+class LinkFilters(ScopedListing):
+    """AgentMemory.list_relations: links in creation order, of one memory (`record_id`, either
+    end) and/or of a scope (either end in it), of some relation types."""
+
+    record_id = id_filter("Memory")
+    relation_type = RelationTypesField(
+        label="Relation",
+        required=False,
+        choices=[(name, name) for name in BUILTIN_RELATIONS],
+        widget=forms.CheckboxSelectMultiple(attrs=FILTER_CHECKBOX),
+        help_text="Repeatable: links of any of these types (built-in or your own), as stored (source to target).",
+    )
+
+    field_order = ("record_id", "relation_type", "user_id", "agent_id", "thread_id", "unscoped")
+
+    def engine_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        arguments = super().engine_arguments()
+        if data.get("record_id"):
+            arguments["record_id"] = data["record_id"]
+        if data.get("relation_type"):
+            arguments["relation_types"] = data["relation_type"]
+        return arguments
+
+
+class StatsFilters(forms.Form):
+    """AgentMemory.stats: the whole store, or what one thread, user or agent holds (what deleting
+    it would remove)."""
+
+    user_id = id_filter("User")
+    agent_id = id_filter("Agent")
+    thread_id = id_filter("Thread")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        given = [name for name in ("user_id", "agent_id", "thread_id") if data.get(name)]
+        if len(given) > 1:
+            raise forms.ValidationError(
+                f"Give at most one of user_id, agent_id and thread_id, not {' and '.join(given)}."
+            )
+        return data
+
+    def engine_arguments(self) -> dict[str, Any]:
+        return {name: value for name, value in self.cleaned_data.items() if value}

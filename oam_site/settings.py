@@ -236,7 +236,10 @@ SPECTACULAR_SETTINGS = {
             }
         }
     },
-    "ENUM_NAME_OVERRIDES": {},
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryTypeEnum": "memory.engine.types.MEMORY_TYPES",
+        "StatusEnum": "memory.api.serializers.STATUSES",
+    },
     "GET_LIB_DOC_EXCLUDES": "memory.api.base.lib_doc_excludes",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",

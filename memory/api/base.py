@@ -9,6 +9,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_not_required
 from django.core import validators
+from django.core.exceptions import NON_FIELD_ERRORS
 from drf_spectacular.plumbing import build_basic_type, get_lib_doc_excludes
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
@@ -18,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.api.errors import PreconditionFailed
+from memory.api.errors import NON_FIELD, PreconditionFailed
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory
 from memory.listing import DEFAULT_PAGE_SIZE
@@ -74,10 +75,16 @@ def query_form(form_class: type[forms.Form], request: Request) -> forms.Form:
     if errors:
         raise exceptions.ValidationError(errors)
     if not form.is_valid():
-        raise exceptions.ValidationError(
-            {name: [str(message) for message in messages] for name, messages in form.errors.items()}
-        )
+        raise exceptions.ValidationError(form_errors(form))
     return form
+
+
+def form_errors(form: forms.Form) -> dict[str, list[str]]:
+    """A form's errors by field, those of the form as a whole under `non_field_errors`."""
+    return {
+        NON_FIELD if name == NON_FIELD_ERRORS else name: [str(message) for message in messages]
+        for name, messages in form.errors.items()
+    }
 
 
 FORM_TYPES = {  # the first that matches: FloatField is an IntegerField to Django

@@ -5,8 +5,10 @@
 `errors` comes with a 400 only: each message under the parameter or field it is about
 (`non_field_errors` for the request as a whole). The engine's errors map as the dashboard's do:
 KeyError → 404 (the record does not exist, or has expired), a duplicate id → 409, a stale version →
-412, an image over the engine's limits (bytes or pixels) → 413, any other ValueError or TypeError →
-400 under the field it names. DRF's own exceptions keep their status (401, 403, 405, 413, 415, 429…).
+412, any other ValueError or TypeError → 400 under the field it names. DRF's own exceptions keep
+their status (401, 403, 405, 415, 429…). A body over Django's DATA_UPLOAD_MAX_MEMORY_SIZE is a 413
+(PayloadTooLarge, as an image over the engine's limits is), too many fields or files a 400; an
+image the engine cannot read (not PNG, JPEG or WebP, animated, damaged) is a 415.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -38,26 +40,37 @@ class Conflict(exceptions.APIException):
     default_code = "conflict"
 
 
-class TooLarge(exceptions.APIException):
+class PayloadTooLarge(exceptions.APIException):
     status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_detail = "The upload is over the size limits."
-    default_code = "too_large"
+    default_detail = "The request body is over the size limits."
+    default_code = "payload_too_large"
 
 
-OVER_LIMIT = re.compile(r"\bimage is [\dx]+ (?:bytes|pixels); the limit is\b")
-"""The engine's refusal of an image over ImageInputLimitConfig's limits (memory.engine.images)."""
+IMAGE_TOO_LARGE = re.compile(r"\bimage is (\d+ bytes|\d+x\d+ pixels); the limit is|\bexceeds limit\b")
+"""The engine's image checks (memory.engine.images.check_image) refusing an image over its limits."""
+IMAGE_UNREADABLE = re.compile(
+    r"\bimage is not a readable image|\bunsupported image format|\banimated \w+ images are not supported"
+    r"|\bdamaged image|\bmime_type says \S+ but the bytes are"
+)
+"""… and an image it cannot read as one of the types it keeps."""
 
 
 def engine_error(error: Exception, context: dict[str, Any]) -> exceptions.APIException | None:
     """The API exception for an exception the engine (or the curation service) raised."""
+    if isinstance(error, RequestDataTooBig):
+        return PayloadTooLarge(f"{PayloadTooLarge.default_detail} ({error})")
+    if isinstance(error, TooManyFieldsSent | TooManyFilesSent):
+        return exceptions.ParseError(str(error))
     if isinstance(error, StaleVersionError):
         return PreconditionFailed(f"{PreconditionFailed.default_detail} ({error})")
     if isinstance(error, KeyError):
         return exceptions.NotFound(str(error.args[0]) if error.args else "Not found.")
-    if isinstance(error, ValueError) and OVER_LIMIT.search(str(error)):
-        return TooLarge(str(error))
     if isinstance(error, ValueError) and "already exists" in str(error):
         return Conflict(str(error))
+    if isinstance(error, ValueError) and IMAGE_TOO_LARGE.search(str(error)):
+        return PayloadTooLarge(str(error))
+    if isinstance(error, ValueError) and IMAGE_UNREADABLE.search(str(error)):
+        return exceptions.UnsupportedMediaType("image", f"{error}: send a PNG, JPEG or WebP image.")
     if isinstance(error, ValueError | TypeError):
         request = context.get("request")
         names = set(request.data.keys()) | set(request.query_params.keys()) if request is not None else set()

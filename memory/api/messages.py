@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from memory.api.base import PRECONDITION, expected_version, form_parameters, query_form, with_etag
-from memory.api.errors import OVER_LIMIT
+from memory.api.errors import IMAGE_TOO_LARGE
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers import (
@@ -206,7 +206,7 @@ def raise_under_messages(error: ValueError) -> None:
     readable image…") as a 400 under `messages`; a taken id (409) and an image over the limits
     (413) as the exception handler says them."""
     message = str(error)
-    if "already exists" in message or OVER_LIMIT.search(message):
+    if "already exists" in message or IMAGE_TOO_LARGE.search(message):
         raise error
     raise exceptions.ValidationError({"messages": [message]}) from None
 

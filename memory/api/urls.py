@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory.api import cards, memories, messages, threads
+from memory.api import cards, images, links, memories, messages, overview, people, threads
 
 app_name = "api"
 
@@ -19,4 +19,15 @@ urlpatterns = [
     ),
     path("threads/<id:thread_id>/card/", cards.ContextCardView.as_view(), name="thread_card"),
     path("threads/<id:thread_id>/summary/", cards.SummaryView.as_view(), name="thread_summary"),
+    path("images/", images.ImageList.as_view(), name="images"),
+    path("images/<id:image_id>/", images.ImageDetail.as_view(), name="image"),
+    path("images/<id:image_id>/content/", images.ImageContent.as_view(), name="image_content"),
+    path("links/", links.LinkList.as_view(), name="links"),
+    path("links/<id:relation_id>/", links.LinkDetail.as_view(), name="link"),
+    path("users/", people.UserList.as_view(), name="users"),
+    path("users/<id:owner_id>/", people.UserDetail.as_view(), name="user"),
+    path("agents/", people.AgentList.as_view(), name="agents"),
+    path("agents/<id:owner_id>/", people.AgentDetail.as_view(), name="agent"),
+    path("stats/", overview.Stats.as_view(), name="stats"),
+    path("graph/", overview.Graph.as_view(), name="graph"),
 ]

@@ -491,8 +491,10 @@ class AgentMemory:
         metadata_filter: Any = NOT_SET,
         include_bytes: bool = False,
         limit: Any = NOT_SET,
+        cursor: str | None = None,
     ) -> list[ImageRecord]:
-        """Images in store order, with exact scope filters; bytes only with `include_bytes` and an `image_id`."""
+        """Images in store order, with exact scope filters; bytes only with `include_bytes` and an `image_id`.
+        Beyond the SDK: the list is a Page whose `next_cursor`, passed as `cursor`, gives the next page."""
         scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
         return list_image_records(
             self.store,
@@ -500,6 +502,7 @@ class AgentMemory:
             metadata_filter,
             include_bytes,
             limit,
+            cursor=cursor,
             **{key: value for key, value in scope.items() if value is not NOT_SET},
         )
 
@@ -618,10 +621,18 @@ class AgentMemory:
         agent_id: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        relation_types: Any = NOT_SET,
     ) -> Page:
-        """Links in creation order: of one memory, and/or of a scope (either end in it)."""
+        """Links in creation order: of one memory, and/or of a scope (either end in it), and/or of
+        some relation types (a type or a list of them, as stored: source → target)."""
         return self.store.list_relations(
-            record_id=record_id, thread_id=thread_id, user_id=user_id, agent_id=agent_id, limit=limit, cursor=cursor
+            record_id=record_id,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            limit=limit,
+            cursor=cursor,
+            relation_types=relation_types,
         )
 
     # --- users and agents -------------------------------------------------------------------

@@ -14,7 +14,7 @@ from typing import Any
 from .graph import relation_labels
 from .images import check_image
 from .stores.base import MemoryStore, check_record_type
-from .types import IMAGE_TYPE, MEMORY_TYPES, NOT_SET, ImageInputLimitConfig, ImageRecord, MemoryRecord, check_bool
+from .types import IMAGE_TYPE, MEMORY_TYPES, NOT_SET, ImageInputLimitConfig, ImageRecord, MemoryRecord, Page, check_bool
 
 
 def find_memory(store: MemoryStore, memory_id: Any) -> MemoryRecord | None:
@@ -220,8 +220,16 @@ def delete_image_record(store: MemoryStore, record: ImageRecord) -> int:
 
 
 def list_image_records(
-    store: MemoryStore, image_id: Any, metadata_filter: Any, include_bytes: Any, limit: Any, **scope: Any
-) -> list[ImageRecord]:
+    store: MemoryStore,
+    image_id: Any,
+    metadata_filter: Any,
+    include_bytes: Any,
+    limit: Any,
+    *,
+    cursor: str | None = None,
+    **scope: Any,
+) -> Page:
+    """Images in store order, a Page whose `next_cursor` continues it (a list, for the SDK)."""
     if check_bool("include_bytes", include_bytes) and image_id is NOT_SET:
         raise ValueError("include_bytes=True needs an image_id: bytes are loaded one image at a time")
     options: dict[str, Any] = {}
@@ -231,4 +239,4 @@ def list_image_records(
         options["record_id"] = image_id
     if limit is not NOT_SET:
         options["limit"] = limit
-    return list(store.list(IMAGE_TYPE, include_bytes=include_bytes, **options, **scope))
+    return store.list(IMAGE_TYPE, include_bytes=include_bytes, cursor=cursor, **options, **scope)

@@ -441,6 +441,17 @@ def test_list_images_limit(thread):
     assert ids(thread.list_images(limit=None)) == made
 
 
+def test_the_clients_list_images_pages_with_a_cursor(memory, thread, other_thread):
+    made = [thread.add_image(PNG, description=f"image {i}") for i in range(3)]
+    other_thread.add_image(PNG, description="elsewhere")
+    first = memory.list_images(thread_id=thread.thread_id, limit=2)
+    assert ids(first) == made[:2] and first.next_cursor is not None
+    rest = memory.list_images(thread_id=thread.thread_id, limit=2, cursor=first.next_cursor)
+    assert ids(rest) == made[2:] and rest.next_cursor is None
+    with pytest.raises(ValueError, match="invalid cursor"):
+        memory.list_images(cursor="forged")
+
+
 # --- update_image (§4.3.4) -------------------------------------------------------------------
 
 

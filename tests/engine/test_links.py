@@ -842,6 +842,24 @@ def test_list_relations_pages_a_filtered_listing(memory, web):
     assert second.next_cursor is None
 
 
+def test_list_relations_by_relation_types_keeps_links_of_those_types(memory, web):
+    memory.update_record_link("r2", relation_type="contradicts")
+    memory.update_record_link("r4", relation_type="cites", opposite_relation_type="is_cited_by")
+    assert relation_ids(memory, relation_types="contradicts") == ["r2"]
+    assert relation_ids(memory, relation_types=["cites", "contradicts"]) == ["r2", "r4"]
+    assert relation_ids(memory, relation_types="supports", user_id="u2") == ["r3"]
+    first = memory.list_relations(relation_types="supports", limit=2)
+    assert [relation.id for relation in first] == ["r1", "r3"]
+    rest = memory.list_relations(relation_types="supports", limit=2, cursor=first.next_cursor)
+    assert [relation.id for relation in rest] == ["r5"] and rest.next_cursor is None
+
+
+@pytest.mark.parametrize("bad", [[], 7, ["supports", ""], "x" * 600])
+def test_list_relations_refuses_a_bad_relation_types_filter(memory, web, bad):
+    with pytest.raises(ValueError, match="relation_types"):
+        memory.list_relations(relation_types=bad)
+
+
 def test_list_relations_exact_limit_ends_without_a_cursor(memory, web):
     page = memory.list_relations(limit=5)
     assert len(page) == 5 and page.next_cursor is None

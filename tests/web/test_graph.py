@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from memory import graph_layout
 
-from .world import World, build_world
+from .world import World, build_graph_world
 
 SCRIPT = "<script>alert(1)</script>"
 PAGE = reverse("memory:graph")
@@ -22,14 +22,7 @@ def panel(memory_id: str) -> str:
 def world(agent_memory) -> World:
     """The shared world (fact-vegetarian supersedes fact-old, in trip-42 of alice and atlas) plus
     a preference of alice's that supports the vegetarian fact, and an agent guideline contradicting it."""
-    world = build_world(agent_memory)
-    agent_memory.add_memory(
-        "Alice prefers quiet hotels.", memory_type="preference", memory_id="pref-quiet", user_id="alice"
-    )
-    agent_memory.add_memory("Ask about diets.", memory_type="guideline", memory_id="guide-diet", agent_id="atlas")
-    agent_memory.link_records("pref-quiet", "preference", "fact-vegetarian", "fact", "supports")
-    agent_memory.link_records("guide-diet", "guideline", "fact-vegetarian", "fact", "contradicts")
-    return world
+    return build_graph_world(agent_memory)
 
 
 def data(client, **params):

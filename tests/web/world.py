@@ -77,6 +77,17 @@ def build_world(memory: AgentMemory) -> World:
     return World(message_ids=tuple(message_ids), link_id=link_id)
 
 
+def build_graph_world(memory: AgentMemory) -> World:
+    """The world plus a preference of alice's that supports the vegetarian fact, and an agent
+    guideline contradicting it: a small graph around alice, for the graph's tests."""
+    world = build_world(memory)
+    memory.add_memory("Alice prefers quiet hotels.", memory_type="preference", memory_id="pref-quiet", user_id="alice")
+    memory.add_memory("Ask about diets.", memory_type="guideline", memory_id="guide-diet", agent_id="atlas")
+    memory.link_records("pref-quiet", "preference", "fact-vegetarian", "fact", "supports")
+    memory.link_records("guide-diet", "guideline", "fact-vegetarian", "fact", "contradicts")
+    return world
+
+
 GRAPH_RELATIONS = ("supports", "supports", "supports", "contradicts", "refines", "supersedes")
 
 

@@ -990,8 +990,10 @@ class MemoryStore(ABC):
         agent_id: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        relation_types: Any = NOT_SET,
     ) -> Page:
-        """Relations in creation order: of one memory (either end) and/or of a scope; cursor-paged."""
+        """Relations in creation order: of one memory (either end) and/or of a scope, and/or of
+        these relation types (one label or a non-empty list; the stored `relation_type`); cursor-paged."""
 
     @abstractmethod
     def memory_graph(
@@ -1476,6 +1478,19 @@ class GraphRequest:
     max_nodes: int
 
 
+def relation_type_list(relation_types: Any) -> tuple[str, ...] | None:
+    """A `relation_types` filter (one label, or a non-empty list of them) as sorted distinct
+    labels; None when it is omitted (NOT_SET or None). ValueError naming it otherwise."""
+    if relation_types is NOT_SET or relation_types is None:
+        return None
+    labels = (relation_types,) if isinstance(relation_types, str) else relation_types
+    if not isinstance(labels, (list, tuple, set, frozenset)) or not labels:
+        raise ValueError(f"relation_types must be a relation type or a non-empty list of them, not {relation_types!r}")
+    for label in labels:
+        check_label("relation_types", label)
+    return tuple(sorted(set(labels)))
+
+
 def graph_request(
     *,
     user_id: Any,
@@ -1509,16 +1524,7 @@ def graph_request(
         raise ValueError(f"hops must be an integer from 0 to {MAX_HOPS}, not {hops!r}")
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or not 1 <= max_nodes <= MAX_GRAPH_NODES:
         raise ValueError(f"max_nodes must be an integer from 1 to {MAX_GRAPH_NODES:,}, not {max_nodes!r}")
-    labels = None
-    if relation_types is not NOT_SET and relation_types is not None:
-        labels = (relation_types,) if isinstance(relation_types, str) else relation_types
-        if not isinstance(labels, (list, tuple, set, frozenset)) or not labels:
-            raise ValueError(
-                f"relation_types must be a relation type or a non-empty list of them, not {relation_types!r}"
-            )
-        for label in labels:
-            check_label("relation_types", label)
-        labels = tuple(sorted(set(labels)))
+    labels = relation_type_list(relation_types)
     omitted = memory_types is NOT_SET or memory_types is None
     types = MEMORY_TYPES if omitted else check_record_types(memory_types, MEMORY_TYPES)
     wanted = frozenset(("valid", "invalid"))

@@ -115,6 +115,7 @@ from .base import (
     relation_changes,
     relation_labels_of,
     relation_scope_condition,
+    relation_type_list,
     relation_values,
     scope_condition,
     seq_range_conditions,
@@ -1490,14 +1491,20 @@ class SQLMemoryStore(MemoryStore):
         agent_id: Any = NOT_SET,
         limit: int | None = DEFAULT_LIST_LIMIT,
         cursor: str | None = None,
+        relation_types: Any = NOT_SET,
     ) -> Page:
-        """Relations in creation order: of one memory (either end), and/or of a scope."""
+        """Relations in creation order: of one memory (either end), and/or of a scope, and/or of
+        some relation types."""
         check_positive_int("limit", limit, allow_none=True)
         where: list[str] = []
         params: dict[str, Any] = {}
         if record_id is not NOT_SET:
             where.append("(rel.source_id = :record_id OR rel.target_id = :record_id)")
             params["record_id"] = check_id("record_id", record_id)
+        labels = relation_type_list(relation_types)
+        if labels is not None:
+            where.append(self._in("rel.relation_type", "relation_types"))
+            params["relation_types"] = _ids_json(labels)
         scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
         in_scope = relation_scope_condition(scope, params)
         if in_scope is not None:
