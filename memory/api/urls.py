@@ -2,11 +2,12 @@
 
 from django.urls import path
 
-from memory.api import memories
+from memory.api import memories, search
 
 app_name = "api"
 
 urlpatterns = [
     path("memories/", memories.MemoryList.as_view(), name="memories"),
     path("memories/<id:memory_id>/", memories.MemoryDetail.as_view(), name="memory"),
+    path("search/", search.Search.as_view(), name="search"),
 ]
