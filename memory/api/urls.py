@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory.api import memories, search
+from memory.api import history, memories, search
 
 app_name = "api"
 
@@ -10,4 +10,7 @@ urlpatterns = [
     path("memories/", memories.MemoryList.as_view(), name="memories"),
     path("memories/<id:memory_id>/", memories.MemoryDetail.as_view(), name="memory"),
     path("search/", search.Search.as_view(), name="search"),
+    path("history/", history.HistoryList.as_view(), name="history"),
+    path("history/<int:entry_id>/", history.HistoryDetail.as_view(), name="history_entry"),
+    path("history/<int:entry_id>/revert/", history.HistoryRevert.as_view(), name="history_revert"),
 ]
