@@ -315,6 +315,60 @@ def format_toggle(label: str) -> forms.BooleanField:
     )
 
 
+SEARCH_OPTIONS = (
+    "exact_user_match",
+    "exact_agent_match",
+    "exact_thread_match",
+    "record_types",
+    "metadata_filter",
+    "max_results",
+    "token_budget",
+    "soft_token_budget",
+    "num_hops",
+    "max_linked_results",
+    "include_invalid_results",
+    "strategy",
+)
+"""The search call's keyword arguments besides the scope ids, named as the engine names them."""
+
+
+def given_values(data: dict[str, Any]) -> dict[str, Any]:
+    """A form's cleaned data less what was left empty (an empty field is an argument not passed)."""
+    return {name: value for name, value in data.items() if value is not None and value != "" and value != []}
+
+
+def search_problems(given: dict[str, Any], *, choose: str) -> list[tuple[str, str]]:
+    """What is wrong with a search's parameters taken together, as (field, message): the rules of
+    the dashboard's search form and of the API's search body alike. `given` holds the parameters
+    given (None: the engine's "none", e.g. records without a user); `choose` is how the person
+    asks for records without one ("tick" a box, or "ask for" them)."""
+    problems = []
+    thread_layer = given.get("layer") == "thread"
+    if thread_layer and not given.get("thread_id"):
+        problems.append(("thread_id", "A thread's search needs the thread."))
+    for name in given.get("unscoped") or ():
+        if thread_layer and name == "thread_id":
+            problems.append(("unscoped", "A thread's search is within its thread."))
+        elif given.get(name):
+            problems.append((name, f"Give a value or {choose} \u201c{SCOPES[name]}\u201d, not both."))
+        elif given.get(f"exact_{name.removesuffix('_id')}_match") is False:
+            problems.append(("unscoped", f"Records with {SCOPES[name]} are found by an exact match only."))
+    return problems
+
+
+def search_arguments(given: dict[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of the search call (the query is positional) from the parameters
+    given: a thread's search takes its thread from `thread_id`, not as an argument; `unscoped`
+    names the dimensions searched for records without one (the engine's None, matched exactly)."""
+    arguments = {name: given[name] for name in SEARCH_OPTIONS if name in given}
+    dimensions = ("user_id", "agent_id") if given.get("layer") == "thread" else tuple(SCOPES)
+    arguments.update({name: given[name] for name in dimensions if name in given})
+    for name in given.get("unscoped") or ():
+        arguments[name] = None
+        arguments[f"exact_{name.removesuffix('_id')}_match"] = True
+    return arguments
+
+
 class SearchForm(forms.Form):
     """The search workbench: every parameter of AgentMemory.search and Thread.search, named as the
     engine names them (`q` is the query), the strategy of this one search, and the
@@ -375,16 +429,8 @@ class SearchForm(forms.Form):
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
-        thread_layer = data.get("layer") == "thread"
-        if thread_layer and not data.get("thread_id"):
-            self.add_error("thread_id", "A thread's search needs the thread.")
-        for name in data.get("unscoped") or ():
-            if thread_layer and name == "thread_id":
-                self.add_error("unscoped", "A thread's search is within its thread.")
-            elif data.get(name):
-                self.add_error(name, f"Give a value or tick “{SCOPES[name]}”, not both.")
-            elif data.get(f"exact_{name.removesuffix('_id')}_match") is False:
-                self.add_error("unscoped", f"Records with {SCOPES[name]} are found by an exact match only.")
+        for field, message in search_problems(given_values(data), choose="tick"):
+            self.add_error(field, message)
         return data
 
     def needs_user(self) -> bool:
@@ -394,31 +440,7 @@ class SearchForm(forms.Form):
 
     def search_arguments(self) -> dict[str, Any]:
         """The keyword arguments of the search call (the query is positional)."""
-        data = self.cleaned_data
-        names = (
-            "exact_user_match",
-            "exact_agent_match",
-            "exact_thread_match",
-            "metadata_filter",
-            "max_results",
-            "token_budget",
-            "soft_token_budget",
-            "num_hops",
-            "max_linked_results",
-            "include_invalid_results",
-        )
-        arguments = {name: data[name] for name in names if data.get(name) is not None}
-        for name in ("user_id", "agent_id") if data.get("layer") == "thread" else ("user_id", "agent_id", "thread_id"):
-            if data.get(name):
-                arguments[name] = data[name]
-        for name in data.get("unscoped") or ():
-            arguments[name] = None  # the engine's "records without one", matched exactly
-            arguments[f"exact_{name.removesuffix('_id')}_match"] = True
-        if data.get("record_types"):
-            arguments["record_types"] = data["record_types"]
-        if data.get("strategy"):
-            arguments["strategy"] = data["strategy"]
-        return arguments
+        return search_arguments(given_values(self.cleaned_data))
 
     def format_config(self) -> SearchResultFormatConfig:
         """The formatted content's options: the toggles as sent, or the engine's defaults on a

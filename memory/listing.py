@@ -192,8 +192,8 @@ def query_without(query: QueryDict, name: str, value: str) -> str:
 
 
 class HistoryFilters(ListingForm):
-    """The curation history's filters: by object, thread, actor, action and time; keyset-paged by
-    `cursor` (the id of the last entry shown), newest first."""
+    """The curation history's filters: by object (or record, with the links that join it), thread,
+    actor, action and time; keyset-paged by `cursor` (the id of the last entry shown), newest first."""
 
     object_kind = forms.ChoiceField(
         label="Kind",
@@ -202,6 +202,13 @@ class HistoryFilters(ListingForm):
         widget=forms.Select(attrs=FILTER_SELECT),
     )
     object_id = id_filter("Object id")
+    record_id = forms.CharField(
+        label="Record",
+        required=False,
+        max_length=512,
+        widget=forms.TextInput(attrs=FILTER_ID_INPUT),
+        help_text="The changes of this record and of the links that join it.",
+    )
     thread_id = id_filter("Thread")
     actor = forms.CharField(label="Who", required=False, max_length=150, widget=forms.TextInput(attrs=FILTER_ID_INPUT))
     action = forms.ChoiceField(
@@ -226,6 +233,8 @@ class HistoryFilters(ListingForm):
         """The entries of this page and the cursor of the next one (None on the last page)."""
         data = self.cleaned_data
         entries = CurationEntry.objects.select_related("reverts")
+        if data.get("record_id"):
+            entries = entries.of_record(data["record_id"])
         for name, lookup in (
             ("object_kind", "object_kind"),
             ("object_id", "object_id"),

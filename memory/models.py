@@ -32,20 +32,28 @@ class Action(models.TextChoices):
     RESTORE = "restore", "restored"
 
 
+def joining(record_id: str) -> models.Q:
+    """Link entries of a link that joins `record_id`. A link's ends are in its entry's JSON: the
+    relation itself, or a snapshot's one relation for a delete and its restore."""
+    joined = models.Q()
+    for side in ("before", "after"):
+        for end in ("source_record_id", "target_record_id"):
+            joined |= models.Q(
+                **{f"{side}__{end}": record_id, f"{side}__relations__0__{end}": record_id}, _connector=models.Q.OR
+            )
+    return models.Q(joined, object_kind=ObjectKind.LINK)
+
+
 class CurationEntryQuerySet(models.QuerySet):
     def of_memory(self, memory_id: str) -> CurationEntryQuerySet:
         """The changes of a memory and of the links that join it (a link made or deleted changes
-        whether the memory is valid, so its page lists it too). A link's ends are in its entry's
-        JSON: the relation itself, or a snapshot's one relation for a delete and its restore."""
-        joined = models.Q()
-        for side in ("before", "after"):
-            for end in ("source_record_id", "target_record_id"):
-                joined |= models.Q(
-                    **{f"{side}__{end}": memory_id, f"{side}__relations__0__{end}": memory_id}, _connector=models.Q.OR
-                )
-        return self.filter(
-            models.Q(object_kind=ObjectKind.MEMORY, object_id=memory_id) | models.Q(joined, object_kind=ObjectKind.LINK)
-        )
+        whether the memory is valid, so its page lists it too)."""
+        return self.filter(models.Q(object_kind=ObjectKind.MEMORY, object_id=memory_id) | joining(memory_id))
+
+    def of_record(self, record_id: str) -> CurationEntryQuerySet:
+        """The changes of the object with this id, whatever its kind, and of the links that join
+        it (for a memory, as `of_memory`)."""
+        return self.filter(models.Q(object_id=record_id) | joining(record_id))
 
 
 class CurationEntry(models.Model):

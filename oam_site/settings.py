@@ -195,7 +195,7 @@ REST_FRAMEWORK = {
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_PARSER_CLASSES": [
-        "rest_framework.parsers.JSONParser",
+        "memory.api.parsers.JSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -239,6 +239,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "MemoryTypeEnum": "memory.engine.types.MEMORY_TYPES",
         "StatusEnum": "memory.api.serializers.STATUSES",
+        "SearchableRecordTypeEnum": "memory.engine.types.SEARCHABLE_TYPES",
     },
     "GET_LIB_DOC_EXCLUDES": "memory.api.base.lib_doc_excludes",
     "POSTPROCESSING_HOOKS": [

@@ -28,3 +28,13 @@ class ReadOrCurate(permissions.BasePermission):
             return RANKS[role] >= RANKS["viewer"]
         self.message = "Only curators can change the memory store: this token or account can read it."
         return RANKS[role] >= RANKS["curator"]
+
+
+class Reads(permissions.BasePermission):
+    """An operation that only reads, whatever its method (a search takes its parameters as a JSON
+    body, so it is a POST): any role."""
+
+    message = "Your account has no role yet: ask an admin to make you a viewer or a curator."
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        return RANKS[request_role(request)] >= RANKS["viewer"]

@@ -4,8 +4,9 @@ result ranked where it did, what an agent would receive, and how the strategies 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.vary import vary_on_headers
@@ -38,11 +39,12 @@ class Comparison:
     moves: dict[str, int | None]
 
 
-def searcher(form: SearchForm) -> tuple[Callable[..., list[SearchResult]], str]:
-    """The search call the form asks for (the client's, or a thread's) and how to name it."""
+def searcher(given: Mapping[str, Any]) -> tuple[Callable[..., list[SearchResult]], str]:
+    """The search call that a search's parameters (the form's, or the API's) ask for: the
+    client's, or a thread's, and how to name it."""
     memory = engine()
-    if form.cleaned_data.get("layer") == "thread":
-        thread_id = form.cleaned_data["thread_id"]
+    if given.get("layer") == "thread":
+        thread_id = given["thread_id"]
         try:
             return memory.get_thread(thread_id).search, f"Thread.search of {thread_id}"
         except KeyError:
@@ -80,7 +82,7 @@ def run_search(form: SearchForm, *, comparing: bool) -> dict:
     """The search the form describes, each result formatted as an agent receives it, and the
     strategies compared when asked; the engine's ValueErrors pass through, for the form."""
     query, arguments = form.cleaned_data["q"], form.search_arguments()
-    search_call, layer = searcher(form)
+    search_call, layer = searcher(form.cleaned_data)
     own_strategy = engine().store.search_strategy.value
     strategy = arguments.get("strategy") or own_strategy
     results, elapsed = timed(search_call, query, arguments)

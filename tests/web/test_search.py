@@ -73,10 +73,16 @@ def test_every_parameter_reaches_the_engine(viewer_client, world, agent_memory, 
 
     [(args, kwargs)] = calls
     assert args == ("hotel",)
-    assert kwargs == {
+    assert kwargs == every_argument(world.thread_id)
+
+
+def every_argument(thread_id: str) -> dict:
+    """A value for every keyword argument of AgentMemory.search, as the engine receives it (the API
+    takes them as they are, under the same names)."""
+    return {
         "user_id": "alice",
         "agent_id": "atlas",
-        "thread_id": world.thread_id,
+        "thread_id": thread_id,
         "exact_user_match": True,
         "exact_agent_match": True,
         "exact_thread_match": False,
