@@ -42,6 +42,18 @@ def test_every_change_is_listed_newest_first_with_who_and_what(viewer_client, wo
     assert "carl" in response.content.decode()
 
 
+def test_a_change_made_with_an_api_token_names_the_token(viewer_client, world, curator, agent_memory):
+    entry = Curation(agent_memory, Actor(curator, via="api", token_name="nightly-audit")).delete_memory(
+        world.old_fact_id
+    )
+
+    listing = viewer_client.get(HISTORY).content.decode()
+    page = viewer_client.get(reverse("memory:history_entry", args=[entry.pk])).content.decode()
+
+    assert 'via api, token <span class="font-monospace">nightly-audit</span>' in listing
+    assert 'via api, with the API token <span class="font-monospace">nightly-audit</span>' in page
+
+
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
