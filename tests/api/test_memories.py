@@ -252,3 +252,13 @@ def test_bodies_are_json_a_form_is_a_415(curator_api, agent_memory, stored):
     assert made.status_code == changed.status_code == 415
     assert agent_memory.get_memory(stored).content == "Alice prefers window seats."
     assert len(agent_memory.list_memories()) == 1
+
+
+def test_a_session_browses_the_api_as_html_with_the_way_back_to_the_dashboard(session_api, stored):
+    response = session_api.get(LIST, HTTP_ACCEPT="text/html")
+
+    html = response.content.decode()
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/html")
+    assert '<a class="navbar-brand" href="/">OAM Dashboard</a>' in html
+    assert 'href="/api/docs/">API docs</a>' in html
+    assert "Alice prefers window seats." in html
