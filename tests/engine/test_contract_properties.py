@@ -176,6 +176,13 @@ memory_types = P(
     st.one_of(st.lists(st.sampled_from(MEMORY_TYPES), min_size=1, max_size=2, unique=True), st.none()),
     st.one_of(st.sampled_from([[], ["message"], [1], "memories", {"fact"}]), hostile_scalar),
 )
+relation_types = P(
+    st.one_of(
+        st.sampled_from([*BUILTIN_RELATIONS, "custom_rel"]),
+        st.lists(st.sampled_from([*BUILTIN_RELATIONS]), min_size=1, max_size=2, unique=True),
+    ),
+    st.one_of(st.sampled_from([[], [""], [1], {"supports"}, "\x00"]), hostile_scalar),
+)
 small_int = int_param(st.integers(0, 8))
 hops = int_param(st.integers(0, 5), 6, -1)
 max_results = int_param(st.integers(1, 20))
@@ -551,6 +558,7 @@ SPECS = [
             "metadata_filter": filter_param(),
             "include_bytes": flag_param(),
             "limit": limit_param(),
+            "cursor": cursor_param(),
         },
         readonly=True,
     ),
@@ -561,7 +569,7 @@ SPECS = [
     Spec(
         "client",
         "list_relations",
-        listing(record_id=id_param("memory"), **scope_args()),
+        listing(record_id=id_param("memory"), **scope_args(), relation_types=relation_types),
         readonly=True,
     ),
     Spec(
