@@ -78,11 +78,13 @@ class ImageList(EngineView):
             OpenApiExample(
                 "A scanned map into a thread",
                 value={
+                    "image": "(the file: map.png)",
                     "thread_id": "trip-42",
                     "description": "A hand-drawn map of Lisbon",
                     "metadata": '{"source": "scan"}',
                 },
                 request_only=True,
+                media_type="multipart/form-data",  # the examples shown are those of the body's media type
             )
         ],
         tags=["images"],

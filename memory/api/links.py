@@ -50,7 +50,14 @@ class LinkList(EngineView):
         summary="List links",
         description="Links in creation order: of one memory (`record_id`, either end), and/or of a scope "
         "(either end in it), and/or of some relation types.",
-        parameters=[*form_parameters(LinkFilters, exclude=("relation_type",)), RELATION_TYPES],
+        parameters=[
+            *form_parameters(
+                LinkFilters,
+                exclude=("relation_type",),
+                descriptions={"record_id": "A memory's id: only the links with it at either end."},
+            ),
+            RELATION_TYPES,
+        ],
         responses={200: LinkPage, **errors_of(400)},
         tags=["links"],
     )
