@@ -14,12 +14,12 @@ from drf_spectacular.plumbing import build_basic_type, get_lib_doc_excludes
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api.errors import NON_FIELD, PreconditionFailed
+from memory.api.parsers import JSONParser
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory
 from memory.listing import DEFAULT_PAGE_SIZE
@@ -30,8 +30,10 @@ from memory.services import get_agent_memory
 class EngineView(APIView):
     """An API view over the engine. Login is the API's business (a token or a session, 401
     otherwise), not the dashboard's redirect to the login page. Roles: ReadOrCurate, the
-    default permission (settings.REST_FRAMEWORK). Bodies are JSON (415 otherwise): a view that
-    takes an upload names its own parsers (MultiPartParser)."""
+    default permission (settings.REST_FRAMEWORK). Bodies are JSON (memory.api.parsers: a body
+    nested too deeply is a 400 too), 415 otherwise: a form's fields would be read leniently (DRF
+    reads a dict field of a form as {}). A view that takes an upload names its own parsers
+    (MultiPartParser)."""
 
     parser_classes = (JSONParser,)
 

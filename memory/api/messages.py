@@ -13,7 +13,7 @@ from rest_framework import exceptions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memory.api.base import PRECONDITION, expected_version, form_parameters, query_form, with_etag
+from memory.api.base import PRECONDITION, EngineView, expected_version, form_parameters, query_form, with_etag
 from memory.api.errors import IMAGE_TOO_LARGE
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
@@ -24,7 +24,6 @@ from memory.api.serializers import (
     MessageUpdateSerializer,
     page_of,
 )
-from memory.api.threads import JsonView
 from memory.engine import AgentMemory
 from memory.engine.limits import MAX_INT
 from memory.engine.stores.base import decode_cursor, encode_cursor
@@ -152,7 +151,7 @@ TEXT_AND_IMAGE = {
 }
 
 
-class MessageList(JsonView):
+class MessageList(EngineView):
     @extend_schema(
         operation_id="threads_messages_list",
         summary="List a thread's messages",
@@ -211,7 +210,7 @@ def raise_under_messages(error: ValueError) -> None:
     raise exceptions.ValidationError({"messages": [message]}) from None
 
 
-class MessageDetail(JsonView):
+class MessageDetail(EngineView):
     @extend_schema(
         operation_id="threads_messages_retrieve",
         summary="Get a message",

@@ -5,7 +5,6 @@ from __future__ import annotations
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -18,14 +17,7 @@ from memory.listing import ThreadFilters
 ThreadPage = page_of(ThreadSerializer, "ThreadPage")
 
 
-class JsonView(EngineView):
-    """A view whose bodies are JSON only: a form or multipart body is a 415, not a form's fields
-    read leniently (DRF reads a dict field of a form as {}, whatever was sent)."""
-
-    parser_classes = (JSONParser,)
-
-
-class ThreadList(JsonView):
+class ThreadList(EngineView):
     @extend_schema(
         operation_id="threads_list",
         summary="List threads",
@@ -68,7 +60,7 @@ class ThreadList(JsonView):
         return with_etag(response, thread.version)
 
 
-class ThreadDetail(JsonView):
+class ThreadDetail(EngineView):
     @extend_schema(
         operation_id="threads_retrieve",
         summary="Get a thread",
