@@ -3,6 +3,7 @@ the dashboard's filter forms as query parameters, and ETags from record versions
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -242,14 +243,37 @@ def with_etag(response: Response, version: int) -> Response:
     return response
 
 
+ENTITY_TAG = r'(?:W/)?"[\x21\x23-\x7E\x80-\xFF]*"'
+"""RFC 9110 §8.8.3: an opaque tag in double quotes, weak with `W/`."""
+IF_MATCH = rf"[ \t]*(?:\*|(?:,[ \t]*)*{ENTITY_TAG}(?:[ \t]*,(?:[ \t]*{ENTITY_TAG})?)*)[ \t]*"
+"""RFC 9110 §13.1.1: `*`, or a list of entity tags (empty list elements allowed, §5.6.1), at least one."""
+
+
 def expected_version(request: Request, current: int) -> int:
-    """The version a write is made against: the one `If-Match` names (412 when the record is no
-    longer at it), or, without If-Match, the current one (the engine still refuses the write if
-    someone else writes between this read and it)."""
+    """The version a write is made against, checked after the request's own checks (the record
+    found, the body valid: as RFC 9110 §13.2.2 orders them, a precondition is evaluated just
+    before the change is made) — so call it after validating the body.
+
+    Without If-Match (or with `*`: the record exists), the current version: the engine still
+    refuses the write if someone else writes between this read and it. With a list of ETags, the
+    current version if one of them is the record's ETag, compared strongly (RFC 9110 §13.1.1: a
+    weak tag, `W/"3"`, never matches): a 412 otherwise. An If-Match that names no ETag (empty,
+    or not `*` nor quoted tags: `3`, `"3`) is the client's mistake, not a changed record: a 400
+    under `If-Match`, where a 412 would send the client to read the record again for nothing."""
     header = request.headers.get("If-Match")
-    if header is None or header.strip() == "*":
+    if header is None:
         return current
-    tags = [tag.strip().removeprefix("W/") for tag in header.split(",")]
+    if not re.fullmatch(IF_MATCH, header):
+        raise exceptions.ValidationError(
+            {
+                "If-Match": [
+                    'Give the ETag the record was read at, in double quotes ("3"), several separated by commas, or *.'
+                ]
+            }
+        )
+    if header.strip() == "*":
+        return current
+    tags = re.findall(ENTITY_TAG, header)
     if etag(current) not in tags:
         raise PreconditionFailed(f"The record is at ETag {etag(current)}, not {header.strip()}: read it again.")
     return current
@@ -257,7 +281,9 @@ def expected_version(request: Request, current: int) -> int:
 
 PRECONDITION = OpenApiParameter(
     "If-Match",
-    OpenApiTypes.STR,
+    {"type": "string", "pattern": f"^{IF_MATCH}$"},
     OpenApiParameter.HEADER,
-    description="The ETag the record was read at: the write is refused (412) if it has changed since.",
+    description='The ETag the record was read at (`"3"`; several: any of them; `*`: any version): the write '
+    'is refused (412) if the record has changed since. Compared strongly: a weak tag (`W/"3"`) never matches. '
+    "Checked after the body: an invalid body is a 400 whatever If-Match says. Empty or not an ETag: a 400.",
 )

@@ -94,7 +94,10 @@ class HistoryRevert(EngineView):
         "The undo is itself a change: answered 201 with its new entry, whose `reverts` is this one. 409 when "
         "the store no longer allows it (the object is gone, or is back already), with the reason.",
         request=None,
-        responses={201: HistoryEntrySerializer, **errors_of(404, 409)},
+        responses={
+            201: HistoryEntrySerializer,
+            **errors_of(404, 409, meanings={409: "The store no longer allows the undo: `detail` says why."}),
+        },
         tags=["history"],
     )
     def post(self, request: Request, entry_id: int) -> Response:

@@ -73,7 +73,19 @@ class ImageList(EngineView):
         "thread, for a user and/or agent. The store checks the bytes, not the file name: over its size "
         "limits is a 413, anything but a still PNG, JPEG or WebP image a 415. Answers the image record.",
         request={"multipart/form-data": ImageUploadSerializer},
-        responses={201: ImageSerializer, **errors_of(400, 409, 413, 415)},
+        responses={
+            201: ImageSerializer,
+            **errors_of(
+                400,
+                409,
+                413,
+                415,
+                meanings={
+                    413: "The upload, or the image, is over the size limits (bytes or pixels).",
+                    415: "The body is not multipart/form-data, or the file is not a still PNG, JPEG or WebP image.",
+                },
+            ),
+        },
         examples=[
             OpenApiExample(
                 "A scanned map into a thread",
@@ -141,7 +153,7 @@ class ImageDetail(EngineView):
         "With `If-Match`, only if the image is still at that ETag.",
         request=ImageUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: ImageSerializer, **errors_of(400, 404, 412, 413, 415)},
+        responses={200: ImageSerializer, **errors_of(400, 404, 412, 415)},
         examples=[
             OpenApiExample(
                 "A better description",
@@ -153,9 +165,9 @@ class ImageDetail(EngineView):
     )
     def patch(self, request: Request, image_id: str) -> Response:
         record = self.engine.get_image(image_id)
-        version = expected_version(request, record.version)
         body = ImageUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        version = expected_version(request, record.version)
         self.curation().update_image(image_id, version=version, **body.validated_data)
         return image_response(request, self.engine.get_image(image_id))
 
@@ -165,7 +177,12 @@ class ImageDetail(EngineView):
         description="Deletes a standalone image with its bytes; the history keeps a snapshot to restore it. "
         "An image that is part of a message goes with its message (409).",
         parameters=[PRECONDITION],
-        responses={204: None, **errors_of(404, 409, 412)},
+        responses={
+            204: None,
+            **errors_of(
+                400, 404, 409, 412, meanings={409: "The image is part of a message: it goes with the message."}
+            ),
+        },
         tags=["images"],
     )
     def delete(self, request: Request, image_id: str) -> Response:

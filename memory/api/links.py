@@ -73,7 +73,7 @@ class LinkList(EngineView):
         "built-in mistyped (`Supersedes`, `is_superseded_by`) is refused, as in the dashboard. The answer "
         "says which memories the link made invalid.",
         request=LinkCreateSerializer,
-        responses={201: LinkChangeSerializer, **errors_of(400, 413, 415)},
+        responses={201: LinkChangeSerializer, **errors_of(400, 415)},
         examples=[
             OpenApiExample(
                 "A newer fact supersedes an old one",
@@ -119,15 +119,15 @@ class LinkDetail(EngineView):
         "that ETag.",
         request=LinkUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: LinkChangeSerializer, **errors_of(400, 404, 412, 413, 415)},
+        responses={200: LinkChangeSerializer, **errors_of(400, 404, 412, 415)},
         examples=[OpenApiExample("Now it only supports", value={"relation_type": "supports"}, request_only=True)],
         tags=["links"],
     )
     def patch(self, request: Request, relation_id: str) -> Response:
         relation = self.engine.get_relation(relation_id)
-        version = expected_version(request, relation.version)
         body = LinkUpdateSerializer(data=request.data, context={"relation_type": relation.relation_type})
         body.is_valid(raise_exception=True)
+        version = expected_version(request, relation.version)
         service = self.curation()
         new_type = body.validated_data.get("relation_type", relation.relation_type)
         effects = []
@@ -142,7 +142,7 @@ class LinkDetail(EngineView):
         description="Deletes it (the history keeps it, to restore) and says which memories it had retired "
         "are valid again.",
         parameters=[PRECONDITION],
-        responses={200: LinkDeletedSerializer, **errors_of(404, 412)},
+        responses={200: LinkDeletedSerializer, **errors_of(400, 404, 412)},
         tags=["links"],
     )
     def delete(self, request: Request, relation_id: str) -> Response:

@@ -38,7 +38,7 @@ class MemoryList(EngineView):
         description="Stores it (the history records who, with which token): 201 with the memory, its "
         "`Location` and its `ETag`.",
         request=MemoryCreateSerializer,
-        responses={201: MemorySerializer, **errors_of(400, 409)},
+        responses={201: MemorySerializer, **errors_of(400, 409, 415)},
         examples=[
             OpenApiExample(
                 "A preference of a user",
@@ -80,7 +80,7 @@ class MemoryDetail(EngineView):
         "the memory is still at that ETag.",
         request=MemoryUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: MemorySerializer, **errors_of(400, 404, 412)},
+        responses={200: MemorySerializer, **errors_of(400, 404, 412, 415)},
         examples=[
             OpenApiExample(
                 "New content",
@@ -109,7 +109,7 @@ class MemoryDetail(EngineView):
         summary="Delete a memory",
         description="Deletes it and its links; the history keeps a snapshot to restore them.",
         parameters=[PRECONDITION],
-        responses={204: None, **errors_of(404, 412)},
+        responses={204: None, **errors_of(400, 404, 412)},
         tags=["memories"],
     )
     def delete(self, request: Request, memory_id: str) -> Response:

@@ -178,7 +178,10 @@ class MessageList(EngineView):
         "not at all. The thread's LLM work (memory extraction, summary) follows as for the agent. "
         "Location: the batch's messages, as a seq_no range of the list.",
         request=MessageBatchSerializer,
-        responses={201: MessageBatchResultSerializer, **errors_of(400, 404, 409, 413)},
+        responses={
+            201: MessageBatchResultSerializer,
+            **errors_of(400, 404, 409, 413, 415, meanings={413: "An image is over the size limits (bytes or pixels)."}),
+        },
         examples=[OpenApiExample("Text, and text with an image", value=TEXT_AND_IMAGE, request_only=True)],
         tags=["messages"],
     )
@@ -231,7 +234,7 @@ class MessageDetail(EngineView):
         "message's text; its images stay. With `If-Match`, only if the message is still at that ETag.",
         request=MessageUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: MessageSerializer, **errors_of(400, 404, 412)},
+        responses={200: MessageSerializer, **errors_of(400, 404, 412, 415)},
         examples=[
             OpenApiExample(
                 "A corrected message",
@@ -243,9 +246,9 @@ class MessageDetail(EngineView):
     )
     def patch(self, request: Request, thread_id: str, message_id: str) -> Response:
         record = self.engine.get_message_record(thread_id, message_id)
-        version = expected_version(request, record.version)
         body = MessageUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        version = expected_version(request, record.version)
         self.curation().update_message(thread_id, message_id, version=version, **body.validated_data)
         return one_message(self.engine, self.engine.get_message_record(thread_id, message_id))
 
@@ -255,7 +258,7 @@ class MessageDetail(EngineView):
         description="Deletes it and its images (memories extracted from it stay); the history keeps a "
         "snapshot to restore them.",
         parameters=[PRECONDITION],
-        responses={204: None, **errors_of(404, 412)},
+        responses={204: None, **errors_of(400, 404, 412)},
         tags=["messages"],
     )
     def delete(self, request: Request, thread_id: str, message_id: str) -> Response:

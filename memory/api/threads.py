@@ -37,7 +37,7 @@ class ThreadList(EngineView):
         description="A new thread, as the engine makes one: an omitted id, user_id or agent_id is a new "
         "UUID; null leaves the thread without a user or agent.",
         request=ThreadCreateSerializer,
-        responses={201: ThreadSerializer, **errors_of(400, 409)},
+        responses={201: ThreadSerializer, **errors_of(400, 409, 415)},
         examples=[
             OpenApiExample(
                 "A trip planning conversation",
@@ -77,7 +77,7 @@ class ThreadDetail(EngineView):
         description="Replaces the metadata. With `If-Match`, only if the thread is still at that ETag.",
         request=ThreadUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: ThreadSerializer, **errors_of(400, 404, 412)},
+        responses={200: ThreadSerializer, **errors_of(400, 404, 412, 415)},
         examples=[
             OpenApiExample(
                 "New metadata", value={"metadata": {"topic": "travel", "status": "booked"}}, request_only=True
@@ -87,9 +87,9 @@ class ThreadDetail(EngineView):
     )
     def patch(self, request: Request, thread_id: str) -> Response:
         thread = self.engine.get_thread_record(thread_id)
-        version = expected_version(request, thread.version)
         body = ThreadUpdateSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        version = expected_version(request, thread.version)
         self.curation().update_thread(thread_id, metadata=body.validated_data["metadata"], version=version)
         thread = self.engine.get_thread_record(thread_id)
         return with_etag(Response(ThreadSerializer(thread).data), thread.version)
@@ -100,7 +100,7 @@ class ThreadDetail(EngineView):
         description="Deletes it with its messages, memories, images and links; the history keeps a "
         "snapshot to restore them.",
         parameters=[PRECONDITION],
-        responses={204: None, **errors_of(404, 412)},
+        responses={204: None, **errors_of(400, 404, 412)},
         tags=["threads"],
     )
     def delete(self, request: Request, thread_id: str) -> Response:

@@ -3,8 +3,11 @@ cannot read a 400), and `If-Match` (memory.api.base.expected_version)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from memory.api.base import PRECONDITION
 from tests.web.world import World, build_world
 
 MESSAGE = "/api/v1/threads/trip-42/messages/{message}/"
@@ -48,3 +51,125 @@ def test_every_json_body_refuses_a_form_and_json_it_cannot_read(curator_api, wor
     assert broken.status_code == 400 and broken.json()["detail"].startswith("JSON parse error")
     assert deep.status_code == 400, deep.content
     assert "nested too deeply" in deep.json()["detail"]
+
+
+# --- If-Match -------------------------------------------------------------------------------
+
+WRITES = [  # (method, path, a valid body, an invalid body)
+    ("patch", "/api/v1/memories/fact-old/", {"content": "Alice ate fish."}, {"metadata": "an object?"}),
+    ("delete", "/api/v1/memories/fact-old/", None, None),
+    ("patch", "/api/v1/threads/trip-42/", {"metadata": {"topic": "trains"}}, {"metadata": "an object?"}),
+    ("delete", "/api/v1/threads/trip-42/", None, None),
+    ("patch", MESSAGE, {"content": "I'm vegan."}, {"metadata": "an object?"}),
+    ("delete", MESSAGE, None, None),
+    ("patch", "/api/v1/images/map-1/", {"description": "A map."}, {"metadata": "an object?"}),
+    ("delete", "/api/v1/images/map-1/", None, None),
+    ("patch", "/api/v1/links/{link}/", {"metadata": {"checked": True}}, {"metadata": "an object?"}),
+    ("delete", "/api/v1/links/{link}/", None, None),
+    ("put", "/api/v1/users/alice/", {"information": "Alice, vegan."}, {"information": None}),
+    ("patch", "/api/v1/agents/atlas/", {"information": "Atlas."}, {"information": None}),
+    ("delete", "/api/v1/users/alice/", None, None),
+]
+WITH_BODIES = [write for write in WRITES if write[2] is not None]
+
+
+def send(client, method: str, path: str, body: dict | None, if_match: str):
+    return getattr(client, method)(path, body, format="json", HTTP_IF_MATCH=if_match)
+
+
+def read(client, path: str) -> tuple[int, str | None]:
+    response = client.get(path)
+    return response.status_code, response.get("ETag")
+
+
+@pytest.mark.parametrize(("method", "template", "body", "invalid"), WRITES)
+def test_the_records_etag_as_if_match_writes(curator_api, world, method, template, body, invalid):
+    path = url(template, world)
+    _, tag = read(curator_api, path)
+
+    response = send(curator_api, method, path, body, tag)
+
+    assert response.status_code in (200, 204), response.content
+
+
+@pytest.mark.parametrize(
+    "header",
+    ['"{v}"', '"7", "{v}"', ' , "7",, "{v}" , ', "*", " * "],
+    ids=["the-etag", "a-list", "a-list-with-empty-elements", "star", "star-and-spaces"],
+)
+def test_if_match_is_any_of_a_list_of_etags_or_a_star(curator_api, world, header):
+    path = "/api/v1/memories/fact-old/"
+    version = int(read(curator_api, path)[1].strip('"'))
+
+    response = send(curator_api, "patch", path, {"content": "Alice ate fish."}, header.format(v=version))
+
+    assert response.status_code == 200, response.content
+    assert response["ETag"] == f'"{version + 1}"'
+
+
+@pytest.mark.parametrize(("method", "template", "body", "invalid"), WRITES)
+def test_another_etag_or_a_weak_one_is_a_412_and_writes_nothing(curator_api, world, method, template, body, invalid):
+    """Strong comparison (RFC 9110 §13.1.1): a weak tag never matches, even of the current version."""
+    path = url(template, world)
+    before = read(curator_api, path)
+    weak = f"W/{before[1]}"
+
+    for stale in ('"99"', weak, f'"99", {weak}'):
+        response = send(curator_api, method, path, body, stale)
+
+        assert response.status_code == 412, (stale, response.content)
+        assert "read it again" in response.json()["detail"]
+        assert read(curator_api, path) == before
+
+
+MALFORMED = ["", " ", "1", '"1', "W/1", 'w/"1"', "abc", '"1" "2"', '*, "1"', ","]
+WELL_FORMED = ['"1"', '"7", "1"', ' , "7",, "1" , ', "*", " * ", 'W/"1"', '""', '"a,b"']
+
+
+def test_the_schema_documents_the_if_match_the_api_takes():
+    """The header's pattern (what schemathesis and generated clients go by) is the one the API checks."""
+    pattern = PRECONDITION.type["pattern"]
+
+    assert [header for header in WELL_FORMED if not re.search(pattern, header)] == []
+    assert [header for header in MALFORMED if re.search(pattern, header)] == []
+
+
+@pytest.mark.parametrize("header", MALFORMED)
+def test_an_if_match_that_names_no_etag_is_a_400_not_a_412(curator_api, world, header):
+    """Empty, or neither * nor a list of quoted tags: the client's mistake (an ETag variable never
+    set, say), which reading the record again would not cure."""
+    path = "/api/v1/memories/fact-old/"
+    before = read(curator_api, path)
+
+    response = send(curator_api, "patch", path, {"content": "Alice ate fish."}, header)
+
+    assert response.status_code == 400, response.content
+    assert list(response.json()["errors"]) == ["If-Match"]
+    assert read(curator_api, path) == before
+
+
+@pytest.mark.parametrize(("method", "template", "body", "invalid"), WRITES)
+def test_every_write_refuses_an_empty_if_match(curator_api, world, method, template, body, invalid):
+    path = url(template, world)
+    before = read(curator_api, path)
+
+    response = send(curator_api, method, path, body, "")
+
+    assert response.status_code == 400, response.content
+    assert "If-Match" in response.json()["errors"]
+    assert read(curator_api, path) == before
+
+
+@pytest.mark.parametrize(("method", "template", "body", "invalid"), WITH_BODIES)
+def test_an_invalid_body_is_a_400_whatever_if_match_says(curator_api, world, method, template, body, invalid):
+    """The precondition is evaluated last, just before the write (RFC 9110 §13.2.2)."""
+    path = url(template, world)
+    before = read(curator_api, path)
+
+    for header in ('"99"', ""):
+        response = send(curator_api, method, path, invalid, header)
+        broken = curator_api.generic(method.upper(), path, "{", content_type="application/json", HTTP_IF_MATCH=header)
+
+        assert response.status_code == broken.status_code == 400, (header, response.content, broken.content)
+        assert "If-Match" not in response.json()["errors"]
+        assert read(curator_api, path) == before
