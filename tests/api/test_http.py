@@ -173,3 +173,33 @@ def test_an_invalid_body_is_a_400_whatever_if_match_says(curator_api, world, met
         assert response.status_code == broken.status_code == 400, (header, response.content, broken.content)
         assert "If-Match" not in response.json()["errors"]
         assert read(curator_api, path) == before
+
+
+# --- paths no view takes --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/history/abc/",  # entry ids are numbers
+        "/api/v1/history/null,null/revert/",
+        f"/api/v1/memories/{'é' * 300}/",  # 600 bytes in UTF-8: no record can have it
+        "/api/v1/nothing-here/",
+        "/api/v2/memories/",
+    ],
+)
+def test_a_path_under_api_that_no_view_takes_is_a_json_404(curator_api, path):
+    response = curator_api.get(path)
+
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert set(response.json()) == {"detail"}
+
+
+def test_elsewhere_a_404_is_the_dashboards_page(client, curator):
+    client.force_login(curator)
+
+    response = client.get("/no-such-page/")
+
+    assert response.status_code == 404
+    assert response["Content-Type"].startswith("text/html")
