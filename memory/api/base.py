@@ -11,10 +11,12 @@ from django import forms
 from django.contrib.auth.decorators import login_not_required
 from django.core import validators
 from django.core.exceptions import NON_FIELD_ERRORS
+from django.http import Http404
 from drf_spectacular.plumbing import build_basic_type, get_lib_doc_excludes
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
 from rest_framework import exceptions
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -28,6 +30,18 @@ from memory.models import ApiToken
 from memory.services import get_agent_memory
 
 
+class AnyAccept(DefaultContentNegotiation):
+    """JSON when `Accept` (or `?format=`) asks for a type the API does not make, rather than a 406
+    (or DRF's 404 for an unknown format): RFC 9110 §12.5.1 lets a server disregard Accept, and a
+    client that asks for XML reads a JSON body better than no answer at all."""
+
+    def select_renderer(self, request: Request, renderers: list, format_suffix: str | None = None) -> tuple:
+        try:
+            return super().select_renderer(request, renderers, format_suffix)
+        except (exceptions.NotAcceptable, Http404):
+            return renderers[0], renderers[0].media_type
+
+
 class EngineView(APIView):
     """An API view over the engine. Login is the API's business (a token or a session, 401
     otherwise), not the dashboard's redirect to the login page. Roles: ReadOrCurate, the
@@ -37,6 +51,7 @@ class EngineView(APIView):
     (MultiPartParser)."""
 
     parser_classes = (JSONParser,)
+    content_negotiation_class = AnyAccept
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:

@@ -10,7 +10,6 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -194,21 +193,12 @@ class ImageDetail(EngineView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class AnyAccept(DefaultContentNegotiation):
-    """The bytes are sent whatever `Accept` asks for (an `image/*` client included); errors in JSON."""
-
-    def select_renderer(self, request: Request, renderers: list, format_suffix: str | None = None) -> tuple:
-        try:
-            return super().select_renderer(request, renderers, format_suffix)
-        except exceptions.NotAcceptable:
-            return renderers[0], renderers[0].media_type
-
-
 BINARY = OpenApiResponse(OpenApiTypes.BINARY, description="The image's bytes, with their stored content type.")
 
 
 class ImageContent(EngineView):
-    content_negotiation_class = AnyAccept
+    """The bytes are sent whatever `Accept` asks for (an `image/*` client included); errors in
+    JSON (EngineView's AnyAccept)."""
 
     @extend_schema(
         operation_id="images_content",

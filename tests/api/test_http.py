@@ -203,3 +203,24 @@ def test_elsewhere_a_404_is_the_dashboards_page(client, curator):
 
     assert response.status_code == 404
     assert response["Content-Type"].startswith("text/html")
+
+
+# --- content negotiation --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("accept", "query"), [("application/xml", ""), ("image/png", ""), ("*/*", "?format=xml")])
+def test_an_answer_the_api_cannot_make_as_asked_is_json_not_a_406(viewer_api, world, accept, query):
+    response = viewer_api.get(f"/api/v1/memories/{query}", HTTP_ACCEPT=accept)
+
+    assert response.status_code == 200, response.content
+    assert response["Content-Type"] == "application/json"
+    assert {item["id"] for item in response.json()["results"]} == {"fact-old", "fact-vegetarian"}
+
+
+def test_the_browsable_api_is_still_there_for_a_browser(client, curator, world):
+    client.force_login(curator)
+
+    response = client.get("/api/v1/memories/", HTTP_ACCEPT="text/html")
+
+    assert response.status_code == 200
+    assert response["Content-Type"].startswith("text/html")
