@@ -224,3 +224,37 @@ def test_the_browsable_api_is_still_there_for_a_browser(client, curator, world):
 
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/html")
+
+
+# --- JSON types -----------------------------------------------------------------------------
+
+SEARCH = {"query": "diet", "user_id": "alice"}
+
+
+@pytest.mark.parametrize(
+    ("method", "template", "body", "field"),
+    [
+        ("post", "/api/v1/search/", {**SEARCH, "formatted": 0}, "formatted"),
+        ("post", "/api/v1/search/", {**SEARCH, "exact_agent_match": "true"}, "exact_agent_match"),
+        ("post", "/api/v1/search/", {**SEARCH, "max_results": "5"}, "max_results"),
+        ("post", "/api/v1/search/", {**SEARCH, "num_hops": True}, "num_hops"),
+        ("post", "/api/v1/search/", {**SEARCH, "query": 42}, "query"),
+        (
+            "post",
+            "/api/v1/search/",
+            {**SEARCH, "formatted": True, "format_config": {"show_role": 1}},
+            "format_config.show_role",
+        ),
+        ("put", "/api/v1/users/alice/", {"information": 42}, "information"),
+        ("patch", "/api/v1/images/map-1/", {"description": False}, "description"),
+        ("patch", "/api/v1/links/{link}/", {"relation_type": 7}, "relation_type"),
+        ("post", "/api/v1/threads/trip-42/messages/", {"messages": [{"role": 1, "content": "Hi"}]}, "messages[0].role"),
+        ("patch", MESSAGE, {"timestamp": 1714556400}, "timestamp"),
+    ],
+)
+def test_a_value_of_another_json_type_than_documented_is_a_400(curator_api, world, method, template, body, field):
+    """What the schema says, not what DRF would convert: 0 is not false, "5" not 5, 42 not "42"."""
+    response = getattr(curator_api, method)(url(template, world), body, format="json")
+
+    assert response.status_code == 400, response.content
+    assert field in response.json()["errors"], response.json()
