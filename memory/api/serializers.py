@@ -542,6 +542,10 @@ def json_object_text(value: Any) -> dict | None:
 
 
 class ImageUploadSerializer(serializers.Serializer):
+    """A multipart form. A field given empty is refused where the schema says it may not be empty
+    (DRF would take it as not given: `-F thread_id=` from a script whose variable is unset would
+    make an image of no thread, not an error)."""
+
     image = serializers.FileField(help_text="The image file: PNG, JPEG or WebP, within the store's limits.")
     thread_id = id_field(
         required=False, help_text="The thread it goes to (it must exist); its user and agent are the image's."
@@ -568,6 +572,19 @@ class ImageUploadSerializer(serializers.Serializer):
     text = TextField(
         required=False, allow_blank=True, default="", help_text="With add_as=message: text sent with the image."
     )
+
+    def to_internal_value(self, data: Any) -> dict:
+        if isinstance(data, QueryDict):
+            empty = [
+                name
+                for name, field in self.fields.items()
+                if data.get(name) == "" and not getattr(field, "allow_blank", False)
+            ]
+            if empty:
+                raise serializers.ValidationError(
+                    {name: ["Empty: give a value, or leave the field out."] for name in empty}
+                )
+        return super().to_internal_value(data)
 
     def validate_metadata(self, value: str) -> dict | None:
         return json_object_text(value)
