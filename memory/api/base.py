@@ -12,10 +12,11 @@ from django.contrib.auth.decorators import login_not_required
 from django.core import validators
 from django.core.exceptions import NON_FIELD_ERRORS
 from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.plumbing import build_basic_type, get_lib_doc_excludes
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
-from rest_framework import exceptions
+from rest_framework import exceptions, serializers, status
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -66,6 +67,26 @@ class EngineView(APIView):
         the token's name when a token was used."""
         token = self.request.auth if isinstance(self.request.auth, ApiToken) else None
         return Curation(get_agent_memory(), Actor(self.request.user, via="api", token_name=token.name if token else ""))
+
+    def valid_body(
+        self, serializer_class: type[serializers.Serializer], *, id_as: str = "", **kwargs: Any
+    ) -> dict[str, Any]:
+        """The request's body as the serializer checks it, or a 400 with its messages by field
+        (check it before If-Match: expected_version). `id_as`: the engine's name for the body's
+        `id` (memory_id, thread_id…)."""
+        body = serializer_class(data=self.request.data, **kwargs)
+        body.is_valid(raise_exception=True)
+        fields = dict(body.validated_data)
+        if id_as and "id" in fields:
+            fields[id_as] = fields.pop("id")
+        return fields
+
+    @staticmethod
+    def created(response: Response, url_name: str, record_id: Any) -> Response:
+        """A creation's answer: 201, with the URL of what was made as `Location`."""
+        response.status_code = status.HTTP_201_CREATED
+        response["Location"] = reverse(url_name, args=[record_id])
+        return response
 
 
 def lib_doc_excludes() -> list[type]:

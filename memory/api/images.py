@@ -27,7 +27,6 @@ from memory.api.serializers import (
 )
 from memory.listing import ImageFilters
 from memory.models import ObjectKind
-from memory.templatetags.oam import path_to
 
 ImagePage = page_of(ImageSerializer, "ImagePage")
 UNDECLARED = ("", "application/octet-stream")
@@ -106,9 +105,7 @@ class ImageList(EngineView):
         length = content_length(request)
         if length > limits.max_raw_image_bytes + slack:
             raise PayloadTooLarge(f"The upload is {length} bytes; an image may have {limits.max_raw_image_bytes}.")
-        body = ImageUploadSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        fields = dict(body.validated_data)
+        fields = self.valid_body(ImageUploadSerializer)
         upload = fields.pop("image")
         if upload.size > limits.max_raw_image_bytes:
             raise PayloadTooLarge(f"image is {upload.size} bytes; the limit is {limits.max_raw_image_bytes}")
@@ -130,9 +127,7 @@ class ImageList(EngineView):
             message = self.engine.get_message_record(thread_id, entry.object_id)
             image_id = next(part["id"] for part in message.parts or () if part.get("type") == "image")
         record = self.engine.get_image(image_id)
-        response = image_response(request, record, status.HTTP_201_CREATED)
-        response["Location"] = path_to("api:image", record.id)
-        return response
+        return self.created(image_response(request, record), "api:image", record.id)
 
 
 class ImageDetail(EngineView):
@@ -164,10 +159,9 @@ class ImageDetail(EngineView):
     )
     def patch(self, request: Request, image_id: str) -> Response:
         record = self.engine.get_image(image_id)
-        body = ImageUpdateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        fields = self.valid_body(ImageUpdateSerializer)
         version = expected_version(request, record.version)
-        self.curation().update_image(image_id, version=version, **body.validated_data)
+        self.curation().update_image(image_id, version=version, **fields)
         return image_response(request, self.engine.get_image(image_id))
 
     @extend_schema(

@@ -25,7 +25,6 @@ from memory.api.serializers import (
 )
 from memory.curation import StatusChange
 from memory.listing import LinkFilters
-from memory.templatetags.oam import path_to
 
 LinkPage = page_of(LinkSerializer, "LinkPage")
 RELATION_TYPES = OpenApiParameter(
@@ -88,16 +87,12 @@ class LinkList(EngineView):
         tags=["links"],
     )
     def post(self, request: Request) -> Response:
-        body = LinkCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        fields = dict(body.validated_data)
+        fields = self.valid_body(LinkCreateSerializer)
         fields["opposite_relation_type"] = fields.get("opposite_relation_type") or None
         service = self.curation()
         effects = service.link_effects(add=(fields["target_record_id"], fields["relation_type"]))
         entry = service.create_link(**fields)  # checked first (Curation.check_link): refused, nothing is stored
-        response = changed(self.engine.get_relation(entry.object_id), effects, status.HTTP_201_CREATED)
-        response["Location"] = path_to("api:link", entry.object_id)
-        return response
+        return self.created(changed(self.engine.get_relation(entry.object_id), effects), "api:link", entry.object_id)
 
 
 class LinkDetail(EngineView):
@@ -125,15 +120,14 @@ class LinkDetail(EngineView):
     )
     def patch(self, request: Request, relation_id: str) -> Response:
         relation = self.engine.get_relation(relation_id)
-        body = LinkUpdateSerializer(data=request.data, context={"relation_type": relation.relation_type})
-        body.is_valid(raise_exception=True)
+        fields = self.valid_body(LinkUpdateSerializer, context={"relation_type": relation.relation_type})
         version = expected_version(request, relation.version)
         service = self.curation()
-        new_type = body.validated_data.get("relation_type", relation.relation_type)
+        new_type = fields.get("relation_type", relation.relation_type)
         effects = []
         if new_type != relation.relation_type:
             effects = service.link_effects(add=(relation.target_record_id, new_type), remove=relation)
-        service.update_link(relation_id, version=version, **body.validated_data)
+        service.update_link(relation_id, version=version, **fields)
         return changed(self.engine.get_relation(relation_id), effects)
 
     @extend_schema(

@@ -187,10 +187,9 @@ class MessageList(EngineView):
     )
     def post(self, request: Request, thread_id: str) -> Response:
         self.engine.get_thread_record(thread_id)
-        body = MessageBatchSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        batch = self.valid_body(MessageBatchSerializer)["messages"]
         try:
-            entries = self.curation().add_messages(thread_id, [dict(item) for item in body.validated_data["messages"]])
+            entries = self.curation().add_messages(thread_id, [dict(item) for item in batch])
         except ValueError as error:
             raise_under_messages(error)
         records = [self.engine.get_message_record(thread_id, entry.object_id) for entry in entries]
@@ -246,10 +245,9 @@ class MessageDetail(EngineView):
     )
     def patch(self, request: Request, thread_id: str, message_id: str) -> Response:
         record = self.engine.get_message_record(thread_id, message_id)
-        body = MessageUpdateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        fields = self.valid_body(MessageUpdateSerializer)
         version = expected_version(request, record.version)
-        self.curation().update_message(thread_id, message_id, version=version, **body.validated_data)
+        self.curation().update_message(thread_id, message_id, version=version, **fields)
         return one_message(self.engine, self.engine.get_message_record(thread_id, message_id))
 
     @extend_schema(

@@ -21,7 +21,6 @@ from memory.curation import profile_of
 from memory.engine.types import MEMORY_TYPES, StoreStats
 from memory.listing import ListingForm
 from memory.models import ObjectKind
-from memory.templatetags.oam import path_to
 from memory.views.people import owns_anything
 
 NOTHING_OWNED = {"threads": 0, "messages": 0, "memories": 0}
@@ -82,21 +81,16 @@ class OwnerDetail(OwnerView):
         return self.answer(owner_id, self.owned(owner_id))
 
     def put(self, request: Request, owner_id: str) -> Response:
-        body = ProfileWriteSerializer(data=request.data, partial=request.method == "PATCH")
-        body.is_valid(raise_exception=True)
-        if "information" not in body.validated_data:
+        fields = self.valid_body(ProfileWriteSerializer, partial=request.method == "PATCH")
+        if "information" not in fields:
             raise serializers.ValidationError({"information": ["Give the profile text to write."]})
         stats = self.stats(owner_id)
         profile = self.profile(owner_id)
         version = expected_version(request, profile.version if profile else 0)
-        self.curation().save_profile(
-            self.kind, owner_id, information=body.validated_data["information"], version=version
-        )
+        self.curation().save_profile(self.kind, owner_id, information=fields["information"], version=version)
         if owns_anything(stats):
             return self.answer(owner_id, self.stats(owner_id))
-        response = self.answer(owner_id, self.stats(owner_id), status.HTTP_201_CREATED)
-        response["Location"] = path_to(f"api:{self.kind}", owner_id)
-        return response
+        return self.created(self.answer(owner_id, self.stats(owner_id)), f"api:{self.kind}", owner_id)
 
     patch = put
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -48,16 +47,10 @@ class ThreadList(EngineView):
         tags=["threads"],
     )
     def post(self, request: Request) -> Response:
-        body = ThreadCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        fields = dict(body.validated_data)
-        if "id" in fields:
-            fields["thread_id"] = fields.pop("id")
+        fields = self.valid_body(ThreadCreateSerializer, id_as="thread_id")
         entry = self.curation().create_thread(**fields)
         thread = self.engine.get_thread_record(entry.object_id)
-        response = Response(ThreadSerializer(thread).data, status=status.HTTP_201_CREATED)
-        response["Location"] = reverse("api:thread", args=[thread.id])
-        return with_etag(response, thread.version)
+        return self.created(with_etag(Response(ThreadSerializer(thread).data), thread.version), "api:thread", thread.id)
 
 
 class ThreadDetail(EngineView):
@@ -87,10 +80,9 @@ class ThreadDetail(EngineView):
     )
     def patch(self, request: Request, thread_id: str) -> Response:
         thread = self.engine.get_thread_record(thread_id)
-        body = ThreadUpdateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        fields = self.valid_body(ThreadUpdateSerializer)
         version = expected_version(request, thread.version)
-        self.curation().update_thread(thread_id, metadata=body.validated_data["metadata"], version=version)
+        self.curation().update_thread(thread_id, metadata=fields["metadata"], version=version)
         thread = self.engine.get_thread_record(thread_id)
         return with_etag(Response(ThreadSerializer(thread).data), thread.version)
 
