@@ -286,9 +286,10 @@ IF_MATCH = rf"[ \t]*(?:\*|(?:,[ \t]*)*{ENTITY_TAG}(?:[ \t]*,(?:[ \t]*{ENTITY_TAG
 
 
 def expected_version(request: Request, current: int) -> int:
-    """The version a write is made against, checked after the request's own checks (the record
-    found, the body valid: as RFC 9110 §13.2.2 orders them, a precondition is evaluated just
-    before the change is made) — so call it after validating the body.
+    """The version a write is made against. RFC 9110 §13.2.1 evaluates preconditions after the
+    request's normal checks, just before the action: here the body's validation counts among
+    those checks (a body that could never be written is a 400 whatever the record's version, and
+    a client fixes it before anything else), so call this after validating the body.
 
     Without If-Match (or with `*`: the record exists), the current version: the engine still
     refuses the write if someone else writes between this read and it. With a list of ETags, the

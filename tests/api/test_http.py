@@ -162,7 +162,7 @@ def test_every_write_refuses_an_empty_if_match(curator_api, world, method, templ
 
 @pytest.mark.parametrize(("method", "template", "body", "invalid"), WITH_BODIES)
 def test_an_invalid_body_is_a_400_whatever_if_match_says(curator_api, world, method, template, body, invalid):
-    """The precondition is evaluated last, just before the write (RFC 9110 §13.2.2)."""
+    """The precondition is evaluated last, just before the write (memory.api.base.expected_version)."""
     path = url(template, world)
     before = read(curator_api, path)
 
