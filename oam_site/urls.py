@@ -17,3 +17,5 @@ urlpatterns = [
     path("api/redoc/", docs_page(SpectacularRedocView.as_view(url_name="api_schema")), name="api_redoc"),
     path("", include("memory.urls")),
 ]
+
+handler404 = "memory.api.errors.not_found"

@@ -3,6 +3,7 @@ the dashboard's filter forms as query parameters, and ETags from record versions
 
 from __future__ import annotations
 
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -10,16 +11,19 @@ from django import forms
 from django.contrib.auth.decorators import login_not_required
 from django.core import validators
 from django.core.exceptions import NON_FIELD_ERRORS
+from django.http import Http404
+from django.urls import reverse
 from drf_spectacular.plumbing import build_basic_type, get_lib_doc_excludes
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter
-from rest_framework import exceptions
-from rest_framework.parsers import JSONParser
+from rest_framework import exceptions, serializers, status
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.api.errors import NON_FIELD, PreconditionFailed
+from memory.api.parsers import JSONParser
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory
 from memory.listing import DEFAULT_PAGE_SIZE
@@ -27,13 +31,28 @@ from memory.models import ApiToken
 from memory.services import get_agent_memory
 
 
+class AnyAccept(DefaultContentNegotiation):
+    """JSON when `Accept` (or `?format=`) asks for a type the API does not make, rather than a 406
+    (or DRF's 404 for an unknown format): RFC 9110 §12.5.1 lets a server disregard Accept, and a
+    client that asks for XML reads a JSON body better than no answer at all."""
+
+    def select_renderer(self, request: Request, renderers: list, format_suffix: str | None = None) -> tuple:
+        try:
+            return super().select_renderer(request, renderers, format_suffix)
+        except (exceptions.NotAcceptable, Http404):
+            return renderers[0], renderers[0].media_type
+
+
 class EngineView(APIView):
     """An API view over the engine. Login is the API's business (a token or a session, 401
     otherwise), not the dashboard's redirect to the login page. Roles: ReadOrCurate, the
-    default permission (settings.REST_FRAMEWORK). Bodies are JSON (415 otherwise): a view that
-    takes an upload names its own parsers (MultiPartParser)."""
+    default permission (settings.REST_FRAMEWORK). Bodies are JSON (memory.api.parsers: a body
+    nested too deeply is a 400 too), 415 otherwise: a form's fields would be read leniently (DRF
+    reads a dict field of a form as {}). A view that takes an upload names its own parsers
+    (MultiPartParser)."""
 
     parser_classes = (JSONParser,)
+    content_negotiation_class = AnyAccept
 
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:
@@ -48,6 +67,26 @@ class EngineView(APIView):
         the token's name when a token was used."""
         token = self.request.auth if isinstance(self.request.auth, ApiToken) else None
         return Curation(get_agent_memory(), Actor(self.request.user, via="api", token_name=token.name if token else ""))
+
+    def valid_body(
+        self, serializer_class: type[serializers.Serializer], *, id_as: str = "", **kwargs: Any
+    ) -> dict[str, Any]:
+        """The request's body as the serializer checks it, or a 400 with its messages by field
+        (check it before If-Match: expected_version). `id_as`: the engine's name for the body's
+        `id` (memory_id, thread_id…)."""
+        body = serializer_class(data=self.request.data, **kwargs)
+        body.is_valid(raise_exception=True)
+        fields = dict(body.validated_data)
+        if id_as and "id" in fields:
+            fields[id_as] = fields.pop("id")
+        return fields
+
+    @staticmethod
+    def created(response: Response, url_name: str, record_id: Any) -> Response:
+        """A creation's answer: 201, with the URL of what was made as `Location`."""
+        response.status_code = status.HTTP_201_CREATED
+        response["Location"] = reverse(url_name, args=[record_id])
+        return response
 
 
 def lib_doc_excludes() -> list[type]:
@@ -240,14 +279,38 @@ def with_etag(response: Response, version: int) -> Response:
     return response
 
 
+ENTITY_TAG = r'(?:W/)?"[\x21\x23-\x7E\x80-\xFF]*"'
+"""RFC 9110 §8.8.3: an opaque tag in double quotes, weak with `W/`."""
+IF_MATCH = rf"[ \t]*(?:\*|(?:,[ \t]*)*{ENTITY_TAG}(?:[ \t]*,(?:[ \t]*{ENTITY_TAG})?)*)[ \t]*"
+"""RFC 9110 §13.1.1: `*`, or a list of entity tags (empty list elements allowed, §5.6.1), at least one."""
+
+
 def expected_version(request: Request, current: int) -> int:
-    """The version a write is made against: the one `If-Match` names (412 when the record is no
-    longer at it), or, without If-Match, the current one (the engine still refuses the write if
-    someone else writes between this read and it)."""
+    """The version a write is made against. RFC 9110 §13.2.1 evaluates preconditions after the
+    request's normal checks, just before the action: here the body's validation counts among
+    those checks (a body that could never be written is a 400 whatever the record's version, and
+    a client fixes it before anything else), so call this after validating the body.
+
+    Without If-Match (or with `*`: the record exists), the current version: the engine still
+    refuses the write if someone else writes between this read and it. With a list of ETags, the
+    current version if one of them is the record's ETag, compared strongly (RFC 9110 §13.1.1: a
+    weak tag, `W/"3"`, never matches): a 412 otherwise. An If-Match that names no ETag (empty,
+    or not `*` nor quoted tags: `3`, `"3`) is the client's mistake, not a changed record: a 400
+    under `If-Match`, where a 412 would send the client to read the record again for nothing."""
     header = request.headers.get("If-Match")
-    if header is None or header.strip() == "*":
+    if header is None:
         return current
-    tags = [tag.strip().removeprefix("W/") for tag in header.split(",")]
+    if not re.fullmatch(IF_MATCH, header):
+        raise exceptions.ValidationError(
+            {
+                "If-Match": [
+                    'Give the ETag the record was read at, in double quotes ("3"), several separated by commas, or *.'
+                ]
+            }
+        )
+    if header.strip() == "*":
+        return current
+    tags = re.findall(ENTITY_TAG, header)
     if etag(current) not in tags:
         raise PreconditionFailed(f"The record is at ETag {etag(current)}, not {header.strip()}: read it again.")
     return current
@@ -255,7 +318,9 @@ def expected_version(request: Request, current: int) -> int:
 
 PRECONDITION = OpenApiParameter(
     "If-Match",
-    OpenApiTypes.STR,
+    {"type": "string", "pattern": f"^{IF_MATCH}$"},
     OpenApiParameter.HEADER,
-    description="The ETag the record was read at: the write is refused (412) if it has changed since.",
+    description='The ETag the record was read at (`"3"`; several: any of them; `*`: any version): the write '
+    'is refused (412) if the record has changed since. Compared strongly: a weak tag (`W/"3"`) never matches. '
+    "Checked after the body: an invalid body is a 400 whatever If-Match says. Empty or not an ETag: a 400.",
 )

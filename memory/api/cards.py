@@ -19,7 +19,6 @@ from rest_framework.response import Response
 from memory.api.base import EngineView, form_parameters, query_form
 from memory.api.responses import errors_of
 from memory.api.serializers import ContextCardSerializer, SummaryRefreshSerializer, ThreadSummarySerializer
-from memory.api.threads import JsonView
 from memory.curation import summarized_through
 from memory.engine import ContextCard, Thread, estimate_tokens
 from memory.forms import ContextCardForm
@@ -126,7 +125,7 @@ def summary_data(thread: Thread) -> dict[str, Any]:
     }
 
 
-class SummaryView(JsonView):
+class SummaryView(EngineView):
     @extend_schema(
         operation_id="threads_summary_retrieve",
         summary="Get a thread's summary",

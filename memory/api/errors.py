@@ -17,7 +17,8 @@ import re
 from typing import Any
 
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -113,3 +114,14 @@ def handle(error: Exception, context: dict[str, Any]) -> Response | None:
     elif isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"detail": str(response.data["detail"])}
     return response
+
+
+def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The site's handler404: under /api/, a 404 in the API's error body (a path no view takes: a
+    history entry id that is not a number, an id no record can have, over 512 bytes in UTF-8), not
+    the dashboard's HTML page."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            {"detail": "Not found: no such resource, or an id no record can have."}, status=status.HTTP_404_NOT_FOUND
+        )
+    return defaults.page_not_found(request, exception)

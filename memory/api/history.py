@@ -3,9 +3,8 @@ filtered as the dashboard's history page filters it, one entry, and undoing one.
 
 from __future__ import annotations
 
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
-from rest_framework import exceptions, status
+from rest_framework import exceptions
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -94,7 +93,10 @@ class HistoryRevert(EngineView):
         "The undo is itself a change: answered 201 with its new entry, whose `reverts` is this one. 409 when "
         "the store no longer allows it (the object is gone, or is back already), with the reason.",
         request=None,
-        responses={201: HistoryEntrySerializer, **errors_of(404, 409)},
+        responses={
+            201: HistoryEntrySerializer,
+            **errors_of(404, 409, meanings={409: "The store no longer allows the undo: `detail` says why."}),
+        },
         tags=["history"],
     )
     def post(self, request: Request, entry_id: int) -> Response:
@@ -105,6 +107,4 @@ class HistoryRevert(EngineView):
             raise Conflict(f"The {entry.object_kind} is gone, so there is nothing to undo.") from None
         except ValueError as error:  # the engine's, or the curation service's reason (CurationError)
             raise Conflict(f"This change cannot be undone: {error}") from None
-        response = entry_response(done, status=status.HTTP_201_CREATED)
-        response["Location"] = reverse("api:history_entry", args=[done.pk])
-        return response
+        return self.created(entry_response(done), "api:history_entry", done.pk)

@@ -10,7 +10,6 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiResponse, extend_schema
 from rest_framework import exceptions, status
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -28,7 +27,6 @@ from memory.api.serializers import (
 )
 from memory.listing import ImageFilters
 from memory.models import ObjectKind
-from memory.templatetags.oam import path_to
 
 ImagePage = page_of(ImageSerializer, "ImagePage")
 UNDECLARED = ("", "application/octet-stream")
@@ -73,16 +71,30 @@ class ImageList(EngineView):
         "thread, for a user and/or agent. The store checks the bytes, not the file name: over its size "
         "limits is a 413, anything but a still PNG, JPEG or WebP image a 415. Answers the image record.",
         request={"multipart/form-data": ImageUploadSerializer},
-        responses={201: ImageSerializer, **errors_of(400, 409, 413, 415)},
+        responses={
+            201: ImageSerializer,
+            **errors_of(
+                400,
+                409,
+                413,
+                415,
+                meanings={
+                    413: "The upload, or the image, is over the size limits (bytes or pixels).",
+                    415: "The body is not multipart/form-data, or the file is not a still PNG, JPEG or WebP image.",
+                },
+            ),
+        },
         examples=[
             OpenApiExample(
                 "A scanned map into a thread",
                 value={
+                    "image": "(the file: map.png)",
                     "thread_id": "trip-42",
                     "description": "A hand-drawn map of Lisbon",
                     "metadata": '{"source": "scan"}',
                 },
                 request_only=True,
+                media_type="multipart/form-data",  # the examples shown are those of the body's media type
             )
         ],
         tags=["images"],
@@ -93,9 +105,7 @@ class ImageList(EngineView):
         length = content_length(request)
         if length > limits.max_raw_image_bytes + slack:
             raise PayloadTooLarge(f"The upload is {length} bytes; an image may have {limits.max_raw_image_bytes}.")
-        body = ImageUploadSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        fields = dict(body.validated_data)
+        fields = self.valid_body(ImageUploadSerializer)
         upload = fields.pop("image")
         if upload.size > limits.max_raw_image_bytes:
             raise PayloadTooLarge(f"image is {upload.size} bytes; the limit is {limits.max_raw_image_bytes}")
@@ -117,9 +127,7 @@ class ImageList(EngineView):
             message = self.engine.get_message_record(thread_id, entry.object_id)
             image_id = next(part["id"] for part in message.parts or () if part.get("type") == "image")
         record = self.engine.get_image(image_id)
-        response = image_response(request, record, status.HTTP_201_CREATED)
-        response["Location"] = path_to("api:image", record.id)
-        return response
+        return self.created(image_response(request, record), "api:image", record.id)
 
 
 class ImageDetail(EngineView):
@@ -139,7 +147,7 @@ class ImageDetail(EngineView):
         "With `If-Match`, only if the image is still at that ETag.",
         request=ImageUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: ImageSerializer, **errors_of(400, 404, 412, 413, 415)},
+        responses={200: ImageSerializer, **errors_of(400, 404, 412, 415)},
         examples=[
             OpenApiExample(
                 "A better description",
@@ -151,10 +159,9 @@ class ImageDetail(EngineView):
     )
     def patch(self, request: Request, image_id: str) -> Response:
         record = self.engine.get_image(image_id)
+        fields = self.valid_body(ImageUpdateSerializer)
         version = expected_version(request, record.version)
-        body = ImageUpdateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        self.curation().update_image(image_id, version=version, **body.validated_data)
+        self.curation().update_image(image_id, version=version, **fields)
         return image_response(request, self.engine.get_image(image_id))
 
     @extend_schema(
@@ -163,7 +170,12 @@ class ImageDetail(EngineView):
         description="Deletes a standalone image with its bytes; the history keeps a snapshot to restore it. "
         "An image that is part of a message goes with its message (409).",
         parameters=[PRECONDITION],
-        responses={204: None, **errors_of(404, 409, 412)},
+        responses={
+            204: None,
+            **errors_of(
+                400, 404, 409, 412, meanings={409: "The image is part of a message: it goes with the message."}
+            ),
+        },
         tags=["images"],
     )
     def delete(self, request: Request, image_id: str) -> Response:
@@ -175,21 +187,12 @@ class ImageDetail(EngineView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class AnyAccept(DefaultContentNegotiation):
-    """The bytes are sent whatever `Accept` asks for (an `image/*` client included); errors in JSON."""
-
-    def select_renderer(self, request: Request, renderers: list, format_suffix: str | None = None) -> tuple:
-        try:
-            return super().select_renderer(request, renderers, format_suffix)
-        except exceptions.NotAcceptable:
-            return renderers[0], renderers[0].media_type
-
-
 BINARY = OpenApiResponse(OpenApiTypes.BINARY, description="The image's bytes, with their stored content type.")
 
 
 class ImageContent(EngineView):
-    content_negotiation_class = AnyAccept
+    """The bytes are sent whatever `Accept` asks for (an `image/*` client included); errors in
+    JSON (EngineView's AnyAccept)."""
 
     @extend_schema(
         operation_id="images_content",

@@ -25,7 +25,6 @@ from memory.api.serializers import (
 )
 from memory.curation import StatusChange
 from memory.listing import LinkFilters
-from memory.templatetags.oam import path_to
 
 LinkPage = page_of(LinkSerializer, "LinkPage")
 RELATION_TYPES = OpenApiParameter(
@@ -50,7 +49,14 @@ class LinkList(EngineView):
         summary="List links",
         description="Links in creation order: of one memory (`record_id`, either end), and/or of a scope "
         "(either end in it), and/or of some relation types.",
-        parameters=[*form_parameters(LinkFilters, exclude=("relation_type",)), RELATION_TYPES],
+        parameters=[
+            *form_parameters(
+                LinkFilters,
+                exclude=("relation_type",),
+                descriptions={"record_id": "A memory's id: only the links with it at either end."},
+            ),
+            RELATION_TYPES,
+        ],
         responses={200: LinkPage, **errors_of(400)},
         tags=["links"],
     )
@@ -66,7 +72,7 @@ class LinkList(EngineView):
         "built-in mistyped (`Supersedes`, `is_superseded_by`) is refused, as in the dashboard. The answer "
         "says which memories the link made invalid.",
         request=LinkCreateSerializer,
-        responses={201: LinkChangeSerializer, **errors_of(400, 413, 415)},
+        responses={201: LinkChangeSerializer, **errors_of(400, 415)},
         examples=[
             OpenApiExample(
                 "A newer fact supersedes an old one",
@@ -81,16 +87,12 @@ class LinkList(EngineView):
         tags=["links"],
     )
     def post(self, request: Request) -> Response:
-        body = LinkCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        fields = dict(body.validated_data)
+        fields = self.valid_body(LinkCreateSerializer)
         fields["opposite_relation_type"] = fields.get("opposite_relation_type") or None
         service = self.curation()
         effects = service.link_effects(add=(fields["target_record_id"], fields["relation_type"]))
         entry = service.create_link(**fields)  # checked first (Curation.check_link): refused, nothing is stored
-        response = changed(self.engine.get_relation(entry.object_id), effects, status.HTTP_201_CREATED)
-        response["Location"] = path_to("api:link", entry.object_id)
-        return response
+        return self.created(changed(self.engine.get_relation(entry.object_id), effects), "api:link", entry.object_id)
 
 
 class LinkDetail(EngineView):
@@ -112,21 +114,20 @@ class LinkDetail(EngineView):
         "that ETag.",
         request=LinkUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: LinkChangeSerializer, **errors_of(400, 404, 412, 413, 415)},
+        responses={200: LinkChangeSerializer, **errors_of(400, 404, 412, 415)},
         examples=[OpenApiExample("Now it only supports", value={"relation_type": "supports"}, request_only=True)],
         tags=["links"],
     )
     def patch(self, request: Request, relation_id: str) -> Response:
         relation = self.engine.get_relation(relation_id)
+        fields = self.valid_body(LinkUpdateSerializer, context={"relation_type": relation.relation_type})
         version = expected_version(request, relation.version)
-        body = LinkUpdateSerializer(data=request.data, context={"relation_type": relation.relation_type})
-        body.is_valid(raise_exception=True)
         service = self.curation()
-        new_type = body.validated_data.get("relation_type", relation.relation_type)
+        new_type = fields.get("relation_type", relation.relation_type)
         effects = []
         if new_type != relation.relation_type:
             effects = service.link_effects(add=(relation.target_record_id, new_type), remove=relation)
-        service.update_link(relation_id, version=version, **body.validated_data)
+        service.update_link(relation_id, version=version, **fields)
         return changed(self.engine.get_relation(relation_id), effects)
 
     @extend_schema(
@@ -135,7 +136,7 @@ class LinkDetail(EngineView):
         description="Deletes it (the history keeps it, to restore) and says which memories it had retired "
         "are valid again.",
         parameters=[PRECONDITION],
-        responses={200: LinkDeletedSerializer, **errors_of(404, 412)},
+        responses={200: LinkDeletedSerializer, **errors_of(400, 404, 412)},
         tags=["links"],
     )
     def delete(self, request: Request, relation_id: str) -> Response:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
@@ -38,7 +37,7 @@ class MemoryList(EngineView):
         description="Stores it (the history records who, with which token): 201 with the memory, its "
         "`Location` and its `ETag`.",
         request=MemoryCreateSerializer,
-        responses={201: MemorySerializer, **errors_of(400, 409)},
+        responses={201: MemorySerializer, **errors_of(400, 409, 415)},
         examples=[
             OpenApiExample(
                 "A preference of a user",
@@ -49,16 +48,10 @@ class MemoryList(EngineView):
         tags=["memories"],
     )
     def post(self, request: Request) -> Response:
-        body = MemoryCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        fields = dict(body.validated_data)
-        if "id" in fields:
-            fields["memory_id"] = fields.pop("id")
+        fields = self.valid_body(MemoryCreateSerializer, id_as="memory_id")
         entry = self.curation().create_memory(**fields)
         record = self.engine.get_memory(entry.object_id)
-        response = Response(MemorySerializer(record).data, status=status.HTTP_201_CREATED)
-        response["Location"] = reverse("api:memory", args=[record.id])
-        return with_etag(response, record.version)
+        return self.created(with_etag(Response(MemorySerializer(record).data), record.version), "api:memory", record.id)
 
 
 class MemoryDetail(EngineView):
@@ -80,7 +73,7 @@ class MemoryDetail(EngineView):
         "the memory is still at that ETag.",
         request=MemoryUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: MemorySerializer, **errors_of(400, 404, 412)},
+        responses={200: MemorySerializer, **errors_of(400, 404, 412, 415)},
         examples=[
             OpenApiExample(
                 "New content",
@@ -97,10 +90,9 @@ class MemoryDetail(EngineView):
     )
     def patch(self, request: Request, memory_id: str) -> Response:
         record = self.engine.get_memory(memory_id)
-        body = MemoryUpdateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)  # an invalid body is a 400 whatever If-Match says
+        fields = self.valid_body(MemoryUpdateSerializer)
         version = expected_version(request, record.version)
-        self.curation().update_memory(memory_id, version=version, **body.validated_data)
+        self.curation().update_memory(memory_id, version=version, **fields)
         record = self.engine.get_memory(memory_id)
         return with_etag(Response(MemorySerializer(record).data), record.version)
 
@@ -109,7 +101,7 @@ class MemoryDetail(EngineView):
         summary="Delete a memory",
         description="Deletes it and its links; the history keeps a snapshot to restore them.",
         parameters=[PRECONDITION],
-        responses={204: None, **errors_of(404, 412)},
+        responses={204: None, **errors_of(400, 404, 412)},
         tags=["memories"],
     )
     def delete(self, request: Request, memory_id: str) -> Response:

@@ -13,7 +13,7 @@ from rest_framework import exceptions, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memory.api.base import PRECONDITION, expected_version, form_parameters, query_form, with_etag
+from memory.api.base import PRECONDITION, EngineView, expected_version, form_parameters, query_form, with_etag
 from memory.api.errors import IMAGE_TOO_LARGE
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
@@ -24,7 +24,6 @@ from memory.api.serializers import (
     MessageUpdateSerializer,
     page_of,
 )
-from memory.api.threads import JsonView
 from memory.engine import AgentMemory
 from memory.engine.limits import MAX_INT
 from memory.engine.stores.base import decode_cursor, encode_cursor
@@ -152,7 +151,7 @@ TEXT_AND_IMAGE = {
 }
 
 
-class MessageList(JsonView):
+class MessageList(EngineView):
     @extend_schema(
         operation_id="threads_messages_list",
         summary="List a thread's messages",
@@ -179,16 +178,18 @@ class MessageList(JsonView):
         "not at all. The thread's LLM work (memory extraction, summary) follows as for the agent. "
         "Location: the batch's messages, as a seq_no range of the list.",
         request=MessageBatchSerializer,
-        responses={201: MessageBatchResultSerializer, **errors_of(400, 404, 409, 413)},
+        responses={
+            201: MessageBatchResultSerializer,
+            **errors_of(400, 404, 409, 413, 415, meanings={413: "An image is over the size limits (bytes or pixels)."}),
+        },
         examples=[OpenApiExample("Text, and text with an image", value=TEXT_AND_IMAGE, request_only=True)],
         tags=["messages"],
     )
     def post(self, request: Request, thread_id: str) -> Response:
         self.engine.get_thread_record(thread_id)
-        body = MessageBatchSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
+        batch = self.valid_body(MessageBatchSerializer)["messages"]
         try:
-            entries = self.curation().add_messages(thread_id, [dict(item) for item in body.validated_data["messages"]])
+            entries = self.curation().add_messages(thread_id, [dict(item) for item in batch])
         except ValueError as error:
             raise_under_messages(error)
         records = [self.engine.get_message_record(thread_id, entry.object_id) for entry in entries]
@@ -211,7 +212,7 @@ def raise_under_messages(error: ValueError) -> None:
     raise exceptions.ValidationError({"messages": [message]}) from None
 
 
-class MessageDetail(JsonView):
+class MessageDetail(EngineView):
     @extend_schema(
         operation_id="threads_messages_retrieve",
         summary="Get a message",
@@ -232,7 +233,7 @@ class MessageDetail(JsonView):
         "message's text; its images stay. With `If-Match`, only if the message is still at that ETag.",
         request=MessageUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: MessageSerializer, **errors_of(400, 404, 412)},
+        responses={200: MessageSerializer, **errors_of(400, 404, 412, 415)},
         examples=[
             OpenApiExample(
                 "A corrected message",
@@ -244,10 +245,9 @@ class MessageDetail(JsonView):
     )
     def patch(self, request: Request, thread_id: str, message_id: str) -> Response:
         record = self.engine.get_message_record(thread_id, message_id)
+        fields = self.valid_body(MessageUpdateSerializer)
         version = expected_version(request, record.version)
-        body = MessageUpdateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        self.curation().update_message(thread_id, message_id, version=version, **body.validated_data)
+        self.curation().update_message(thread_id, message_id, version=version, **fields)
         return one_message(self.engine, self.engine.get_message_record(thread_id, message_id))
 
     @extend_schema(
@@ -256,7 +256,7 @@ class MessageDetail(JsonView):
         description="Deletes it and its images (memories extracted from it stay); the history keeps a "
         "snapshot to restore them.",
         parameters=[PRECONDITION],
-        responses={204: None, **errors_of(404, 412)},
+        responses={204: None, **errors_of(400, 404, 412)},
         tags=["messages"],
     )
     def delete(self, request: Request, thread_id: str, message_id: str) -> Response:

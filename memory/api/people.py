@@ -21,7 +21,6 @@ from memory.curation import profile_of
 from memory.engine.types import MEMORY_TYPES, StoreStats
 from memory.listing import ListingForm
 from memory.models import ObjectKind
-from memory.templatetags.oam import path_to
 from memory.views.people import owns_anything
 
 NOTHING_OWNED = {"threads": 0, "messages": 0, "memories": 0}
@@ -82,21 +81,16 @@ class OwnerDetail(OwnerView):
         return self.answer(owner_id, self.owned(owner_id))
 
     def put(self, request: Request, owner_id: str) -> Response:
+        fields = self.valid_body(ProfileWriteSerializer, partial=request.method == "PATCH")
+        if "information" not in fields:
+            raise serializers.ValidationError({"information": ["Give the profile text to write."]})
         stats = self.stats(owner_id)
         profile = self.profile(owner_id)
         version = expected_version(request, profile.version if profile else 0)
-        body = ProfileWriteSerializer(data=request.data, partial=request.method == "PATCH")
-        body.is_valid(raise_exception=True)
-        if "information" not in body.validated_data:
-            raise serializers.ValidationError({"information": ["Give the profile text to write."]})
-        self.curation().save_profile(
-            self.kind, owner_id, information=body.validated_data["information"], version=version
-        )
+        self.curation().save_profile(self.kind, owner_id, information=fields["information"], version=version)
         if owns_anything(stats):
             return self.answer(owner_id, self.stats(owner_id))
-        response = self.answer(owner_id, self.stats(owner_id), status.HTTP_201_CREATED)
-        response["Location"] = path_to(f"api:{self.kind}", owner_id)
-        return response
+        return self.created(self.answer(owner_id, self.stats(owner_id)), f"api:{self.kind}", owner_id)
 
     patch = put
 
@@ -123,6 +117,9 @@ def owner_views(kind: str, plural: str) -> tuple[type[OwnerList], type[OwnerDeta
         ],
         "tags": [plural],
     }
+    write_errors = errors_of(
+        400, 404, 412, 415, meanings={404: f"No {kind} can have this id (over 512 bytes in UTF-8)."}
+    )
     write_description = (
         f"Writes the {kind}'s profile text (searchable), making the profile, and so the {kind}, when there is "
         f"none: 201 then, 200 when the {kind} existed. `If-Match` is the profile's version "
@@ -151,14 +148,14 @@ def owner_views(kind: str, plural: str) -> tuple[type[OwnerList], type[OwnerDeta
             operation_id=f"{plural}_update",
             summary=f"Write a {kind}'s profile",
             description=write_description,
-            responses={200: OwnerDetailSerializer, 201: OwnerDetailSerializer, **errors_of(400, 412, 413, 415)},
+            responses={200: OwnerDetailSerializer, 201: OwnerDetailSerializer, **write_errors},
             **write,
         ),
         patch=extend_schema(
             operation_id=f"{plural}_partial_update",
             summary=f"Write a {kind}'s profile",
             description=write_description,
-            responses={200: OwnerDetailSerializer, 201: OwnerDetailSerializer, **errors_of(400, 412, 413, 415)},
+            responses={200: OwnerDetailSerializer, 201: OwnerDetailSerializer, **write_errors},
             **write,
         ),
         delete=extend_schema(
@@ -167,7 +164,7 @@ def owner_views(kind: str, plural: str) -> tuple[type[OwnerList], type[OwnerDeta
             description=f"Deletes the {kind}'s profile, threads (with their messages and images), memories and "
             "their links; the history keeps a snapshot to restore it all.",
             parameters=[PRECONDITION],
-            responses={204: None, **errors_of(404, 412)},
+            responses={204: None, **errors_of(400, 404, 412)},
             tags=[plural],
         ),
     )(type(f"{kind.title()}Detail", (OwnerDetail,), {"kind": kind}))

@@ -7,10 +7,10 @@ from drf_spectacular.utils import OpenApiResponse
 from memory.api.serializers import ErrorSerializer
 
 MEANINGS = {
-    400: "Invalid input: `errors` holds the message of each field or parameter.",
+    400: "Invalid input: `errors` holds the message of each field or parameter (`If-Match` included).",
     401: "No credentials, or an unknown, revoked or expired token.",
     403: "The role does not allow it (viewers read, curators write).",
-    404: "No such record: it does not exist, or it has expired.",
+    404: "No such record: it does not exist, it has expired, or no record can have its id (over 512 bytes in UTF-8).",
     409: "A record with this id already exists.",
     412: "The record changed since the ETag given in If-Match.",
     413: "The upload is over the size limits.",
@@ -21,6 +21,8 @@ MEANINGS = {
 ALWAYS = (401, 403, 429)
 
 
-def errors_of(*codes: int) -> dict[int, OpenApiResponse]:
-    """The responses for these error statuses and those every operation can answer (401, 403, 429)."""
-    return {code: OpenApiResponse(ErrorSerializer, description=MEANINGS[code]) for code in sorted({*codes, *ALWAYS})}
+def errors_of(*codes: int, meanings: dict[int, str] | None = None) -> dict[int, OpenApiResponse]:
+    """The responses for these error statuses and those every operation can answer (401, 403, 429);
+    `meanings`: what a status means for this operation, where it says more than MEANINGS."""
+    meanings = {**MEANINGS, **(meanings or {})}
+    return {code: OpenApiResponse(ErrorSerializer, description=meanings[code]) for code in sorted({*codes, *ALWAYS})}

@@ -16,7 +16,6 @@ from rest_framework.response import Response
 
 from memory.api.base import EngineView
 from memory.api.errors import NON_FIELD
-from memory.api.parsers import JSONParser
 from memory.api.permissions import Reads
 from memory.api.responses import errors_of
 from memory.api.serializers import SearchRequestSerializer, SearchResponseSerializer
@@ -166,7 +165,6 @@ def result_data(result: SearchResult, config: SearchResultFormatConfig | None) -
 
 class Search(EngineView):
     permission_classes = (Reads,)
-    parser_classes = (JSONParser,)
 
     @extend_schema(
         operation_id="search_create",

@@ -31,9 +31,19 @@ STATUSES = ("valid", "invalid")
 ID_MAX = 512
 
 
+# What the API accepts is what its schema documents: DRF's fields take more (0 for "0", "7" for
+# 7, "yes" or 1 for true), which a client generated from the schema would never send and a
+# hand-written one should not rely on. A form body (multipart: an upload) is all text, so there a
+# number or a flag is read from its text.
+
+
+def sent_as_form(field: serializers.Field) -> bool:
+    return isinstance(getattr(field.root, "initial_data", None), QueryDict)
+
+
 class TextField(serializers.CharField):
     """Text, and only text: a JSON number or boolean where the schema says string is a 400 (DRF's
-    CharField would store 0 as "0"), so that what the API accepts is what its schema documents."""
+    CharField would store 0 as "0")."""
 
     def to_internal_value(self, data: Any) -> str:
         if not isinstance(data, str):
@@ -43,17 +53,48 @@ class TextField(serializers.CharField):
 
 class WholeNumberField(serializers.IntegerField):
     """A JSON integer, not a string of digits or a boolean (DRF's IntegerField takes "7" and
-    true); a form body's values are all text, so there "7" is the number."""
+    true); in a form, "7" is the number."""
 
     def to_internal_value(self, data: Any) -> int:
-        from_form = isinstance(getattr(self.root, "initial_data", None), QueryDict)
-        if isinstance(data, bool) or not (isinstance(data, int) or (from_form and isinstance(data, str))):
+        if isinstance(data, bool) or not (isinstance(data, int) or (sent_as_form(self) and isinstance(data, str))):
             self.fail("invalid")
         return super().to_internal_value(data)
 
 
-def id_field(**kwargs) -> serializers.CharField:
-    return TextField(max_length=ID_MAX, **kwargs)
+class FlagField(serializers.BooleanField):
+    """A JSON true or false (DRF's BooleanField takes 0, 1, "yes", "on"…); in a form, "true"."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not (isinstance(data, bool) or sent_as_form(self)):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+def engine_id(value: str) -> None:
+    """The engine's rules for ids and roles beyond a length in characters (limits.check_id_text):
+    at most 512 bytes in UTF-8, no NUL, valid Unicode."""
+    try:
+        check_id_text("This", value)
+    except ValueError as error:
+        raise serializers.ValidationError(f"{error}.") from None
+
+
+def id_field(**kwargs: Any) -> serializers.CharField:
+    """An id (or a message's role): text the engine takes as one, else a 400 under its name."""
+    return TextField(max_length=ID_MAX, validators=[engine_id], **kwargs)
+
+
+class TimestampField(TextField):
+    """An ISO 8601 time, as the engine stores it (canonical UTC), or the engine's message as a 400."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(max_length=64, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str | None:
+        try:
+            return normalize_timestamp(super().to_internal_value(data))
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
 
 
 def scope_field(what: str) -> serializers.CharField:
@@ -155,36 +196,6 @@ PART_TYPES = ("text", "image")
 MIME_TYPES = tuple(member.value for member in ImageMimeType)
 
 
-def checked_timestamp(value: str | None) -> str | None:
-    """An ISO 8601 time as the engine stores it (canonical UTC), or the engine's message as a 400."""
-    try:
-        return normalize_timestamp(value)
-    except ValueError as error:
-        raise serializers.ValidationError(str(error)) from None
-
-
-def engine_id(value: str) -> None:
-    """The engine's rules for ids and roles beyond a length in characters (limits.check_id_text):
-    at most 512 bytes in UTF-8, no NUL, valid Unicode."""
-    try:
-        check_id_text("This", value)
-    except ValueError as error:
-        raise serializers.ValidationError(f"{error}.") from None
-
-
-class StrictCharField(serializers.CharField):
-    """Text that must be sent as a JSON string: DRF would take 42 or true for "42" or "True"."""
-
-    def to_internal_value(self, data: Any) -> str:
-        if not isinstance(data, str):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
-def engine_id_field(**kwargs: Any) -> serializers.CharField:
-    return StrictCharField(max_length=ID_MAX, validators=[engine_id], **kwargs)
-
-
 def refuse_unknown_keys(serializer: serializers.Serializer, data: Any) -> None:
     """The engine refuses keys it does not know in a message or a part; so does the API (DRF
     would drop them silently, and a typo, "contents", would go unnoticed)."""
@@ -228,11 +239,11 @@ class ThreadSerializer(serializers.Serializer):
 
 
 class ThreadCreateSerializer(serializers.Serializer):
-    id = engine_id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
-    user_id = engine_id_field(
+    id = id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
+    user_id = id_field(
         required=False, allow_null=True, help_text="The user's id; omitted: a new one, as the engine makes; null: none."
     )
-    agent_id = engine_id_field(
+    agent_id = id_field(
         required=False,
         allow_null=True,
         help_text="The agent's id; omitted: a new one, as the engine makes; null: none.",
@@ -288,22 +299,19 @@ PART_SCHEMA = {
 
 class ContentPartInputSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=PART_TYPES, required=False)
-    text = StrictCharField(required=False, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS)
+    text = TextField(required=False, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS)
     bytes = Base64BytesField(required=False)
-    mime_type = StrictCharField(required=False, max_length=32)
-    description = StrictCharField(
+    mime_type = TextField(required=False, max_length=32)
+    description = TextField(
         required=False, allow_null=True, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
     )
-    id = engine_id_field(required=False)
-    timestamp = StrictCharField(required=False, allow_null=True, max_length=64)
+    id = id_field(required=False)
+    timestamp = TimestampField(required=False, allow_null=True)
 
     def validate_mime_type(self, value: str) -> str:
         if ImageMimeType._missing_(value) is None:
             raise serializers.ValidationError(f"Use one of {', '.join(MIME_TYPES)}.")
         return value
-
-    def validate_timestamp(self, value: str | None) -> str | None:
-        return checked_timestamp(value)
 
     def to_internal_value(self, data: Any) -> dict:
         refuse_unknown_keys(self, data)
@@ -337,9 +345,7 @@ class MessageContentField(serializers.Field):
 
     def to_internal_value(self, data: Any) -> str | list[dict]:
         if isinstance(data, str):  # checked as a text part's text is
-            return StrictCharField(
-                allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS
-            ).run_validation(data)
+            return TextField(allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS).run_validation(data)
         if not isinstance(data, list):
             raise serializers.ValidationError("Give a string or a list of content parts.")
         if not data or len(data) > MAX_PARTS:
@@ -359,16 +365,11 @@ class MessageContentField(serializers.Field):
 
 
 class MessageInputSerializer(serializers.Serializer):
-    role = engine_id_field(help_text='Who said it: "user", "assistant", "system", "tool"…')
+    role = id_field(help_text='Who said it: "user", "assistant", "system", "tool"…')
     content = MessageContentField()
-    id = engine_id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
-    timestamp = StrictCharField(
-        required=False, allow_null=True, max_length=64, help_text="When it was said, ISO 8601; default: now."
-    )
+    id = id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
+    timestamp = TimestampField(required=False, allow_null=True, help_text="When it was said, ISO 8601; default: now.")
     metadata = serializers.DictField(required=False, allow_null=True)
-
-    def validate_timestamp(self, value: str | None) -> str | None:
-        return checked_timestamp(value)
 
     def to_internal_value(self, data: Any) -> dict:
         refuse_unknown_keys(self, data)
@@ -388,19 +389,16 @@ class MessageBatchResultSerializer(serializers.Serializer):
 class MessageUpdateSerializer(serializers.Serializer):
     """A partial update: the fields given are written, the others kept."""
 
-    content = StrictCharField(
+    content = TextField(
         required=False,
         allow_blank=True,
         trim_whitespace=False,
         max_length=MAX_CONTENT_CHARS,
         help_text="The new text. A message with image parts keeps its images: the text replaces its text parts.",
     )
-    role = engine_id_field(required=False)
+    role = id_field(required=False)
     metadata = serializers.DictField(required=False, allow_null=True, help_text="Replaces the metadata; null: none.")
-    timestamp = StrictCharField(required=False, max_length=64, help_text="When it was said, ISO 8601.")
-
-    def validate_timestamp(self, value: str) -> str | None:
-        return checked_timestamp(value)
+    timestamp = TimestampField(required=False, help_text="When it was said, ISO 8601.")
 
     def validate(self, data: dict) -> dict:
         if not data:
@@ -544,6 +542,10 @@ def json_object_text(value: Any) -> dict | None:
 
 
 class ImageUploadSerializer(serializers.Serializer):
+    """A multipart form. A field given empty is refused where the schema says it may not be empty
+    (DRF would take it as not given: `-F thread_id=` from a script whose variable is unset would
+    make an image of no thread, not an error)."""
+
     image = serializers.FileField(help_text="The image file: PNG, JPEG or WebP, within the store's limits.")
     thread_id = id_field(
         required=False, help_text="The thread it goes to (it must exist); its user and agent are the image's."
@@ -551,13 +553,13 @@ class ImageUploadSerializer(serializers.Serializer):
     user_id = id_field(required=False, help_text="Without a thread: the user the image belongs to.")
     agent_id = id_field(required=False, help_text="Without a thread: the agent the image belongs to.")
     id = id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
-    description = serializers.CharField(
+    description = TextField(
         required=False,
         allow_blank=True,
         max_length=MAX_CONTENT_CHARS,
         help_text="Its searchable text; empty: the LLM describes it, if there is one.",
     )
-    metadata = serializers.CharField(
+    metadata = TextField(
         required=False, allow_blank=True, help_text='A JSON object, as text: {"source": "scan"}. Image records only.'
     )
     add_as = serializers.ChoiceField(
@@ -566,12 +568,23 @@ class ImageUploadSerializer(serializers.Serializer):
         default="image",
         help_text="image (default): an image record; message: a new message of the thread holding it.",
     )
-    role = serializers.CharField(
-        required=False, default="user", max_length=ID_MAX, help_text="With add_as=message: its role."
-    )
-    text = serializers.CharField(
+    role = id_field(required=False, default="user", help_text="With add_as=message: its role.")
+    text = TextField(
         required=False, allow_blank=True, default="", help_text="With add_as=message: text sent with the image."
     )
+
+    def to_internal_value(self, data: Any) -> dict:
+        if isinstance(data, QueryDict):
+            empty = [
+                name
+                for name, field in self.fields.items()
+                if data.get(name) == "" and not getattr(field, "allow_blank", False)
+            ]
+            if empty:
+                raise serializers.ValidationError(
+                    {name: ["Empty: give a value, or leave the field out."] for name in empty}
+                )
+        return super().to_internal_value(data)
 
     def validate_metadata(self, value: str) -> dict | None:
         return json_object_text(value)
@@ -589,7 +602,7 @@ class ImageUploadSerializer(serializers.Serializer):
 class ImageUpdateSerializer(serializers.Serializer):
     """A partial update: the fields given are written, the others kept."""
 
-    description = serializers.CharField(
+    description = TextField(
         required=False, allow_blank=True, max_length=MAX_CONTENT_CHARS, help_text="The searchable text."
     )
     metadata = serializers.DictField(required=False, allow_null=True, help_text="A JSON object; null: none.")
@@ -653,11 +666,11 @@ class LinkDeletedSerializer(serializers.Serializer):
 class LinkCreateSerializer(serializers.Serializer):
     source_record_id = id_field(help_text="The memory the link goes from.")
     target_record_id = id_field(help_text="The memory it goes to (a lifecycle type retires it).")
-    relation_type = serializers.CharField(
+    relation_type = TextField(
         max_length=ID_MAX,
         help_text="A built-in type (supersedes, refines, duplicates, supports, contradicts) or a label of your own.",
     )
-    opposite_relation_type = serializers.CharField(
+    opposite_relation_type = TextField(
         max_length=ID_MAX,
         required=False,
         allow_blank=True,
@@ -686,8 +699,8 @@ class LinkCreateSerializer(serializers.Serializer):
 class LinkUpdateSerializer(serializers.Serializer):
     """A partial update: the fields given are written, the others kept."""
 
-    relation_type = serializers.CharField(max_length=ID_MAX, required=False)
-    opposite_relation_type = serializers.CharField(
+    relation_type = TextField(max_length=ID_MAX, required=False)
+    opposite_relation_type = TextField(
         max_length=ID_MAX,
         required=False,
         allow_blank=True,
@@ -735,7 +748,7 @@ class OwnerDetailSerializer(OwnerSerializer):
 
 
 class ProfileWriteSerializer(serializers.Serializer):
-    information = serializers.CharField(
+    information = TextField(
         allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS, help_text="The profile text."
     )
 
@@ -820,15 +833,15 @@ class SearchFormatConfigSerializer(serializers.Serializer):
     """SearchResultFormatConfig: which parts of a result the formatted content shows. An option
     left out takes the engine's default."""
 
-    show_timestamp = serializers.BooleanField(required=False, help_text="Default: shown.")
-    show_role = serializers.BooleanField(required=False, help_text="A message's role. Default: shown.")
-    show_status = serializers.BooleanField(required=False, help_text="valid or invalid. Default: shown.")
-    show_distance = serializers.BooleanField(required=False, help_text="Default: hidden.")
-    show_thread_id = serializers.BooleanField(required=False, help_text="Default: hidden.")
-    show_user_id = serializers.BooleanField(required=False, help_text="Default: hidden.")
-    show_agent_id = serializers.BooleanField(required=False, help_text="Default: hidden.")
-    show_metadata = serializers.BooleanField(required=False, help_text="Default: hidden.")
-    include_invalid_results = serializers.BooleanField(
+    show_timestamp = FlagField(required=False, help_text="Default: shown.")
+    show_role = FlagField(required=False, help_text="A message's role. Default: shown.")
+    show_status = FlagField(required=False, help_text="valid or invalid. Default: shown.")
+    show_distance = FlagField(required=False, help_text="Default: hidden.")
+    show_thread_id = FlagField(required=False, help_text="Default: hidden.")
+    show_user_id = FlagField(required=False, help_text="Default: hidden.")
+    show_agent_id = FlagField(required=False, help_text="Default: hidden.")
+    show_metadata = FlagField(required=False, help_text="Default: hidden.")
+    include_invalid_results = FlagField(
         required=False,
         help_text="Invalid linked memories in full; false: only as connectors to valid ones. Default: the search's.",
     )
@@ -839,7 +852,7 @@ class SearchRequestSerializer(serializers.Serializer):
     """Every parameter of AgentMemory.search (and Thread.search), under the engine's names; the
     rules the dashboard's search form applies to them taken together (memory.forms.search_problems)."""
 
-    query = serializers.CharField(max_length=10_000, help_text="What to search for.")
+    query = TextField(max_length=10_000, help_text="What to search for.")
     layer = serializers.ChoiceField(
         choices=["client", "thread"],
         required=False,
@@ -849,9 +862,9 @@ class SearchRequestSerializer(serializers.Serializer):
     user_id = scope_field("user (a client search requires it; null: records without a user)")
     agent_id = scope_field("agent (null with exact_agent_match: records without an agent)")
     thread_id = scope_field("thread (with layer=thread: the thread searched as)")
-    exact_user_match = serializers.BooleanField(required=False, help_text="Client: always true.")
-    exact_agent_match = serializers.BooleanField(required=False, help_text="Default: client no; thread yes.")
-    exact_thread_match = serializers.BooleanField(required=False, help_text="Default: no.")
+    exact_user_match = FlagField(required=False, help_text="Client: always true.")
+    exact_agent_match = FlagField(required=False, help_text="Default: client no; thread yes.")
+    exact_thread_match = FlagField(required=False, help_text="Default: no.")
     unscoped = serializers.ListField(
         child=serializers.ChoiceField(choices=["user_id", "agent_id", "thread_id"]),
         required=False,
@@ -867,24 +880,24 @@ class SearchRequestSerializer(serializers.Serializer):
     metadata_filter = serializers.DictField(
         required=False, allow_null=True, help_text='The engine\'s filter, e.g. {"tags": {"$array_contains": "diet"}}.'
     )
-    max_results = serializers.IntegerField(required=False, min_value=1, max_value=1000, help_text="Default 10.")
-    token_budget = serializers.IntegerField(
+    max_results = WholeNumberField(required=False, min_value=1, max_value=1000, help_text="Default 10.")
+    token_budget = WholeNumberField(
         required=False, allow_null=True, min_value=1, help_text="Hard: results past it are dropped. Null: none."
     )
-    soft_token_budget = serializers.IntegerField(
+    soft_token_budget = WholeNumberField(
         required=False, allow_null=True, min_value=1, help_text="Stops after the result that reaches it. Null: none."
     )
-    num_hops = serializers.IntegerField(
+    num_hops = WholeNumberField(
         required=False, min_value=0, max_value=5, help_text="Linked memories up to this many links away. Default 0."
     )
-    max_linked_results = serializers.IntegerField(required=False, min_value=0, help_text="Default 100.")
-    include_invalid_results = serializers.BooleanField(required=False, help_text="Default: yes, kept as history.")
+    max_linked_results = WholeNumberField(required=False, min_value=0, help_text="Default 100.")
+    include_invalid_results = FlagField(required=False, help_text="Default: yes, kept as history.")
     strategy = serializers.ChoiceField(
         choices=[strategy.value for strategy in SearchStrategy],
         required=False,
         help_text="How this search ranks. Default: the store's.",
     )
-    formatted = serializers.BooleanField(
+    formatted = FlagField(
         default=False, help_text="Also answer each result as an agent receives it, with its token count."
     )
     format_config = SearchFormatConfigSerializer(required=False, help_text="With formatted: what the text shows.")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import status
-from rest_framework.parsers import JSONParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -18,14 +16,7 @@ from memory.listing import ThreadFilters
 ThreadPage = page_of(ThreadSerializer, "ThreadPage")
 
 
-class JsonView(EngineView):
-    """A view whose bodies are JSON only: a form or multipart body is a 415, not a form's fields
-    read leniently (DRF reads a dict field of a form as {}, whatever was sent)."""
-
-    parser_classes = (JSONParser,)
-
-
-class ThreadList(JsonView):
+class ThreadList(EngineView):
     @extend_schema(
         operation_id="threads_list",
         summary="List threads",
@@ -45,7 +36,7 @@ class ThreadList(JsonView):
         description="A new thread, as the engine makes one: an omitted id, user_id or agent_id is a new "
         "UUID; null leaves the thread without a user or agent.",
         request=ThreadCreateSerializer,
-        responses={201: ThreadSerializer, **errors_of(400, 409)},
+        responses={201: ThreadSerializer, **errors_of(400, 409, 415)},
         examples=[
             OpenApiExample(
                 "A trip planning conversation",
@@ -56,19 +47,13 @@ class ThreadList(JsonView):
         tags=["threads"],
     )
     def post(self, request: Request) -> Response:
-        body = ThreadCreateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        fields = dict(body.validated_data)
-        if "id" in fields:
-            fields["thread_id"] = fields.pop("id")
+        fields = self.valid_body(ThreadCreateSerializer, id_as="thread_id")
         entry = self.curation().create_thread(**fields)
         thread = self.engine.get_thread_record(entry.object_id)
-        response = Response(ThreadSerializer(thread).data, status=status.HTTP_201_CREATED)
-        response["Location"] = reverse("api:thread", args=[thread.id])
-        return with_etag(response, thread.version)
+        return self.created(with_etag(Response(ThreadSerializer(thread).data), thread.version), "api:thread", thread.id)
 
 
-class ThreadDetail(JsonView):
+class ThreadDetail(EngineView):
     @extend_schema(
         operation_id="threads_retrieve",
         summary="Get a thread",
@@ -85,7 +70,7 @@ class ThreadDetail(JsonView):
         description="Replaces the metadata. With `If-Match`, only if the thread is still at that ETag.",
         request=ThreadUpdateSerializer,
         parameters=[PRECONDITION],
-        responses={200: ThreadSerializer, **errors_of(400, 404, 412)},
+        responses={200: ThreadSerializer, **errors_of(400, 404, 412, 415)},
         examples=[
             OpenApiExample(
                 "New metadata", value={"metadata": {"topic": "travel", "status": "booked"}}, request_only=True
@@ -95,10 +80,9 @@ class ThreadDetail(JsonView):
     )
     def patch(self, request: Request, thread_id: str) -> Response:
         thread = self.engine.get_thread_record(thread_id)
+        fields = self.valid_body(ThreadUpdateSerializer)
         version = expected_version(request, thread.version)
-        body = ThreadUpdateSerializer(data=request.data)
-        body.is_valid(raise_exception=True)
-        self.curation().update_thread(thread_id, metadata=body.validated_data["metadata"], version=version)
+        self.curation().update_thread(thread_id, metadata=fields["metadata"], version=version)
         thread = self.engine.get_thread_record(thread_id)
         return with_etag(Response(ThreadSerializer(thread).data), thread.version)
 
@@ -108,7 +92,7 @@ class ThreadDetail(JsonView):
         description="Deletes it with its messages, memories, images and links; the history keeps a "
         "snapshot to restore them.",
         parameters=[PRECONDITION],
-        responses={204: None, **errors_of(404, 412)},
+        responses={204: None, **errors_of(400, 404, 412)},
         tags=["threads"],
     )
     def delete(self, request: Request, thread_id: str) -> Response:

@@ -248,6 +248,12 @@ def test_an_upload_without_a_thread_belongs_to_its_user(curator_api, agent_memor
         ({"user_id": "bob\x00"}, "user_id"),
         ({"thread_id": "trip-42", "id": "é" * 300}, "id"),
         ({"thread_id": "trip-42", "description": "x" * 1_000_001}, "description"),
+        # Empty where the schema says not empty: not "not given" (an unset variable in a script).
+        ({"thread_id": "", "user_id": "bob"}, "thread_id"),
+        ({"thread_id": "trip-42", "add_as": ""}, "add_as"),
+        ({"thread_id": "trip-42", "add_as": "message", "role": ""}, "role"),
+        ({"user_id": "", "agent_id": "atlas"}, "user_id"),
+        ({"thread_id": "trip-42", "id": ""}, "id"),
     ],
 )
 def test_bad_uploads_are_a_400_under_their_field_and_store_nothing(curator_api, agent_memory, world, fields, field):
@@ -260,6 +266,15 @@ def test_bad_uploads_are_a_400_under_their_field_and_store_nothing(curator_api, 
     assert field in response.json()["errors"], response.json()
     assert image_ids(agent_memory) == before
     assert CurationEntry.objects.count() == 0
+
+
+def test_fields_that_may_be_empty_may_be_sent_empty(curator_api, agent_memory, world):
+    body = {"image": upload(png_bytes()), "thread_id": world.thread_id, "description": "", "metadata": "", "text": ""}
+
+    response = curator_api.post(LIST, body, format="multipart")
+
+    assert response.status_code == 201, response.content
+    assert (response.json()["description"], response.json()["metadata"]) == ("", None)
 
 
 def test_a_taken_id_is_a_409_and_stores_nothing(curator_api, agent_memory, world):

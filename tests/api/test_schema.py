@@ -146,6 +146,24 @@ def test_every_operation_documents_401_and_403_with_the_error_body(schema):
     assert missing == []
 
 
+def test_every_operation_documents_the_errors_its_input_can_cause(schema):
+    """A body can be unreadable (400) or of another type (415); an If-Match malformed (400) or stale
+    (412); an id in the path missing, or one no record can have (404)."""
+    missing = []
+    for label, operation in operations(schema):
+        needed = set()
+        if "requestBody" in operation:
+            needed |= {"400", "415"}
+        places = {(parameter["in"], parameter["name"]) for parameter in operation.get("parameters", ())}
+        if ("header", "If-Match") in places:
+            needed |= {"400", "412"}
+        if any(place == "path" for place, _ in places):
+            needed.add("404")
+        missing += [f"{label} {code}" for code in sorted(needed - set(operation["responses"]))]
+
+    assert missing == []
+
+
 def has_example(media: dict[str, Any], components: dict[str, Any]) -> bool:
     if media.get("examples") or "example" in media:
         return True

@@ -5,9 +5,10 @@ type and headers, a body that validates against the documented schema, and schem
 refused with a 4xx.
 
 Each operation is its own test over a fresh store (tests/conftest.py), seeded with one record of
-each kind under known ids that the generated path parameters use now and then, so that the found
-paths (200, 204, 412) are exercised as well as the 404s. Generation is deterministic (derandomized,
-no example database): CI runs the same cases every time.
+each kind (and entries of the curation history) under known ids that the generated path parameters
+use now and then, so that the found paths (200, 204, 412) are exercised as well as the 404s; no
+rate limit applies. Generation is deterministic (derandomized, no example database): CI runs the
+same cases every time.
 
 One check is left out: `positive_data_acceptance` expects every schema-valid request to succeed,
 but some 400s depend on more than one parameter or on the store (`user_id` with `unscoped=user_id`,
@@ -21,7 +22,6 @@ import io
 import json
 import math
 from collections import Counter
-from collections.abc import Iterator
 from typing import Any
 
 import hypothesis
@@ -32,10 +32,10 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 from hypothesis import strategies as st
 from PIL import Image
-from rest_framework.throttling import SimpleRateThrottle
 from schemathesis.checks import positive_data_acceptance
 from schemathesis.config import SchemathesisConfig
 
+from memory.curation import Actor, Curation
 from memory.tokens import create_token
 
 MIN_CASES = 1_000
@@ -67,17 +67,17 @@ schema.app = get_wsgi_application()
 
 # --- a store with known records -----------------------------------------------------------------
 
-KNOWN_IDS = {
+KNOWN_IDS: dict[str, list[Any]] = {
     "memory_id": ["memory-1", "memory-2"],
     "thread_id": ["thread-1"],
     "message_id": ["message-1", "message-2"],
     "image_id": ["image-1"],
-    "link_id": ["link-1"],
     "relation_id": ["link-1"],
-    "user_id": ["alice"],
-    "agent_id": ["helper"],
+    "owner_id": ["alice", "helper"],  # a user's and an agent's: /users/helper/ is a 404 (an agent)
+    "entry_id": [],  # the history entries `seeded_store` makes (their ids come from the database)
 }
-"""The ids `seeded_store` writes, by the name of the path parameter that takes them."""
+"""The ids `seeded_store` writes, by the name of the path parameter that takes them: every path
+parameter of the schema (test_every_path_parameter_has_known_ids)."""
 
 
 def png() -> bytes:
@@ -87,7 +87,7 @@ def png() -> bytes:
 
 
 @pytest.fixture
-def seeded_store(agent_memory) -> None:
+def seeded_store(agent_memory, curator, monkeypatch) -> None:
     agent_memory.add_user("alice", "Alice travels often and prefers window seats.")
     agent_memory.add_agent("helper", "A travel assistant.")
     thread = agent_memory.create_thread(thread_id="thread-1", user_id="alice", agent_id="helper")
@@ -105,6 +105,16 @@ def seeded_store(agent_memory) -> None:
     )
     agent_memory.link_records("memory-2", "fact", "memory-1", "preference", "supports", relation_id="link-1")
     agent_memory.add_image(png(), description="A teal square.", image_id="image-1", user_id="alice")
+    # The history: a creation (a revert deletes it), an edit (a revert writes it back), a deletion
+    # (a revert restores it), made with a token as the API makes them.
+    curation = Curation(agent_memory, Actor(curator, via="api", token_name="seed"))
+    entries = [
+        curation.create_memory(content="Alice packs light.", memory_type="preference", user_id="alice"),
+        curation.update_memory("memory-2", version=1, content="Alice flies to Lisbon in June."),
+        curation.create_memory(content="Alice once flew to Oslo.", memory_type="fact", memory_id="memory-3"),
+    ]
+    entries.append(curation.delete_memory("memory-3"))
+    monkeypatch.setitem(KNOWN_IDS, "entry_id", [entry.pk for entry in entries])
 
 
 @schema.hook
@@ -112,7 +122,7 @@ def flatmap_path_parameters(context, path_parameters: dict[str, Any] | None) -> 
     """Now and then, a known record's id instead of the generated one (which is almost never found)."""
     if not path_parameters:
         return st.just(path_parameters)
-    known = {name: st.sampled_from(KNOWN_IDS[name]) for name in path_parameters if name in KNOWN_IDS}
+    known = {name: st.sampled_from(KNOWN_IDS[name]) for name in path_parameters if KNOWN_IDS.get(name)}
     if not known:
         return st.just(path_parameters)
     return st.one_of(st.just(path_parameters), st.fixed_dictionaries({**path_parameters, **known}))
@@ -124,13 +134,29 @@ CALLS: Counter[str] = Counter()
 """Calls made, per operation."""
 FOUND: Counter[str] = Counter()
 """2xx answers, per operation."""
+THROTTLED: Counter[str] = Counter()
+"""429 answers, per operation: none, or the run tested the rate limit instead of the operation."""
 
 
 @pytest.fixture
-def curator_token(curator, seeded_store, monkeypatch) -> Iterator[str]:
-    # No rate limits: thousands of calls in a few seconds are the point here.
-    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", dict.fromkeys(("token", "user")))
-    yield create_token(curator, name="schemathesis", role="curator")[1]
+def curator_token(curator, seeded_store, settings) -> str:
+    # No rate limits: thousands of calls in a few seconds are the point here (the throttles read
+    # their rates from the settings at each request: memory.api.throttling).
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"token": None, "user": None}}
+    return create_token(curator, name="schemathesis", role="curator")[1]
+
+
+def test_every_path_parameter_has_known_ids():
+    names = {
+        parameter["name"]
+        for path_item in RAW_SCHEMA["paths"].values()
+        for operation in path_item.values()
+        if isinstance(operation, dict)
+        for parameter in operation.get("parameters", ())
+        if parameter["in"] == "path"
+    }
+
+    assert names == set(KNOWN_IDS)
 
 
 @schema.parametrize()
@@ -145,6 +171,8 @@ def test_every_operation_conforms_to_the_schema(case, curator_token):
     )
     if response.status_code < 300:
         FOUND[case.operation.label] += 1
+    if response.status_code == 429:
+        THROTTLED[case.operation.label] += 1
 
 
 def test_the_run_made_enough_calls_and_found_records():
@@ -157,5 +185,6 @@ def test_the_run_made_enough_calls_and_found_records():
     for label, calls in sorted(CALLS.items()):
         print(f"  {label}: {calls} calls, {FOUND[label]} 2xx")
     assert sum(CALLS.values()) >= MIN_CASES, CALLS
+    assert not THROTTLED, f"rate-limited: {THROTTLED}"
     never_found = sorted(label for label in CALLS if label.startswith("GET ") and not FOUND[label])
     assert not never_found, f"GET operations that never answered 2xx: {never_found}"

@@ -315,7 +315,7 @@ def test_hostile_but_valid_text_searches_and_finds_nothing(viewer_api, world):
         ({"query": "tea", "user_id": "alice", "token_budget": 2**70}, "token_budget", "64 bits"),
         ({"query": "tea", "user_id": "alice", "max_linked_results": 2**70}, "max_linked_results", "64 bits"),
         ({"query": "tea", "user_id": "alice", "strategy": "fuzzy"}, "strategy", "not a valid choice"),
-        ({"query": "tea", "user_id": "alice", "record_types": ["thread"]}, "record_types.0", "not a valid choice"),
+        ({"query": "tea", "user_id": "alice", "record_types": ["thread"]}, "record_types[0]", "not a valid choice"),
         ({"query": "tea", "user_id": "alice", "record_types": []}, "record_types", "may not be empty"),
         ({"query": "tea", "user_id": "alice", "record_types": "fact"}, "record_types", "list"),
         ({"query": "tea", "user_id": "alice", "exact_agent_match": "perhaps"}, "exact_agent_match", "valid boolean"),
