@@ -105,13 +105,14 @@ class OwnerDetail(OwnerView):
 def owner_views(kind: str, plural: str) -> tuple[type[OwnerList], type[OwnerDetail]]:
     """The list and detail views of users (or agents), documented under their own names."""
     OwnerPage = page_of(OwnerSerializer, f"{kind.title()}Page")
+    article = "An" if kind[0] in "aeiou" else "A"
     write = {
         "request": ProfileWriteSerializer,
         "parameters": [PRECONDITION],
         "examples": [
             OpenApiExample(
                 "A profile",
-                value={"information": f"A {kind} who prefers short answers, in French."},
+                value={"information": f"{article} {kind} who prefers short answers, in French."},
                 request_only=True,
             )
         ],
@@ -138,7 +139,7 @@ def owner_views(kind: str, plural: str) -> tuple[type[OwnerList], type[OwnerDeta
     detail = extend_schema_view(
         get=extend_schema(
             operation_id=f"{plural}_retrieve",
-            summary=f"Get a {kind}",
+            summary=f"Get {article.lower()} {kind}",
             description=f"The {kind}'s profile and counts of what they own. The ETag is the profile's version "
             "(0: none).",
             responses={200: OwnerDetailSerializer, **errors_of(404)},
@@ -146,21 +147,21 @@ def owner_views(kind: str, plural: str) -> tuple[type[OwnerList], type[OwnerDeta
         ),
         put=extend_schema(
             operation_id=f"{plural}_update",
-            summary=f"Write a {kind}'s profile",
+            summary=f"Write {article.lower()} {kind}'s profile",
             description=write_description,
             responses={200: OwnerDetailSerializer, 201: OwnerDetailSerializer, **write_errors},
             **write,
         ),
         patch=extend_schema(
             operation_id=f"{plural}_partial_update",
-            summary=f"Write a {kind}'s profile",
+            summary=f"Write {article.lower()} {kind}'s profile",
             description=write_description,
             responses={200: OwnerDetailSerializer, 201: OwnerDetailSerializer, **write_errors},
             **write,
         ),
         delete=extend_schema(
             operation_id=f"{plural}_destroy",
-            summary=f"Delete a {kind} and all they own",
+            summary=f"Delete {article.lower()} {kind} and all they own",
             description=f"Deletes the {kind}'s profile, threads (with their messages and images), memories and "
             "their links; the history keeps a snapshot to restore it all.",
             parameters=[PRECONDITION],
