@@ -689,9 +689,9 @@ class AgentMemory:
         """Everything the matching delete would remove, for a later restore (MemoryStore.snapshot)."""
         return self.store.snapshot(record_ids=record_ids, thread_id=thread_id, user_id=user_id, agent_id=agent_id)
 
-    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False, keep_versions: bool = False) -> RestoreReport:
         """Write a snapshot back with its ids, links and times (MemoryStore.restore)."""
-        return self.store.restore(snapshot, skip_existing=skip_existing)
+        return self.store.restore(snapshot, skip_existing=skip_existing, keep_versions=keep_versions)
 
     def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
         return self.store.list_users(limit=limit, cursor=cursor)

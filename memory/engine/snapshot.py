@@ -73,19 +73,31 @@ class Snapshot:
 
     def to_json(self) -> dict[str, Any]:
         """The snapshot as JSON types only (image bytes in base64), with a "format" version."""
-        records = []
-        for record in self.records:
-            data = record_to_json(record)
-            stored = self.stored.get((record.record_type, record.id))
-            if stored is not None:
-                data["stored"] = {key: stored.get(key) for key in _STORED_KEYS}
-            records.append(data)
         return {
             "format": SNAPSHOT_FORMAT,
             "threads": [thread_to_json(thread) for thread in self.threads],
-            "records": records,
+            "records": [self.record_json(record) for record in self.records],
             "relations": [relation_to_json(relation) for relation in self.relations],
         }
+
+    def record_json(self, record: Record) -> dict[str, Any]:
+        """One record of to_json's "records": its fields, and what is stored of it under "stored"."""
+        data = record_to_json(record)
+        stored = self.stored.get((record.record_type, record.id))
+        if stored is not None:
+            data["stored"] = {key: stored.get(key) for key in _STORED_KEYS}
+        return data
+
+    def add_record_json(self, item: Any, where: str) -> None:
+        """Append one record of from_json's "records" (with its "stored" object, if any)."""
+        stored = None
+        if isinstance(item, Mapping) and "stored" in item:
+            item = dict(item)
+            stored = _stored_from_json(item.pop("stored"), f"{where}.stored")
+        record = record_from_json(item, where)
+        if stored is not None:
+            self.stored[(record.record_type, record.id)] = stored
+        self.records.append(record)
 
     @classmethod
     def from_json(cls, data: Any) -> Snapshot:
@@ -101,15 +113,7 @@ class Snapshot:
             relations=[relation_from_json(item, f"relations[{i}]") for i, item in enumerate(data["relations"])],
         )
         for i, item in enumerate(data["records"]):
-            where = f"records[{i}]"
-            stored = None
-            if isinstance(item, Mapping) and "stored" in item:
-                item = dict(item)
-                stored = _stored_from_json(item.pop("stored"), f"{where}.stored")
-            record = record_from_json(item, where)
-            if stored is not None:
-                snapshot.stored[(record.record_type, record.id)] = stored
-            snapshot.records.append(record)
+            snapshot.add_record_json(item, f"records[{i}]")
         return snapshot
 
 

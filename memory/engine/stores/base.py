@@ -1066,7 +1066,7 @@ class MemoryStore(ABC):
         keeps each record's explicit status, event time and index text. One consistent read."""
 
     @abstractmethod
-    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False, keep_versions: bool = False) -> RestoreReport:
         """Write a snapshot back exactly, in one transaction: ids, types, content, parts, index
         text, scope, role, sequence numbers, times, expiry, explicit status, metadata, image
         bytes; absent threads as they were (present ones are kept, and reported), each thread's
@@ -1076,7 +1076,8 @@ class MemoryStore(ABC):
         refused). A taken record or relation id (or linked pair) is a ValueError naming it, and
         nothing is written, unless `skip_existing`, which skips and reports it; a relation whose
         end is missing after the restore is skipped and reported. A malformed snapshot is a
-        ValueError before anything is written."""
+        ValueError before anything is written. `keep_versions` (an import, memory.engine.transfer)
+        keeps the snapshot's versions instead: nothing read before can be in flight."""
 
     @abstractmethod
     def close(self) -> None:

@@ -2169,9 +2169,11 @@ class SQLMemoryStore(MemoryStore):
             }
         return snapshot
 
-    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False) -> RestoreReport:
+    def restore(self, snapshot: Snapshot, *, skip_existing: bool = False, keep_versions: bool = False) -> RestoreReport:
         """Write a snapshot back, ids, links and times included (MemoryStore.restore)."""
         check_bool("skip_existing", skip_existing)
+        check_bool("keep_versions", keep_versions)
+        step = 0 if keep_versions else 1
         plan = plan_restore(snapshot)
         payloads = [plan.payload(record) for record in plan.records]
         wanted = [i for i, text in enumerate(payloads) if text]
@@ -2183,11 +2185,11 @@ class SQLMemoryStore(MemoryStore):
         now = utc_now()
         with self._write() as cursor:
             records = self._restorable_records(cursor, plan, vectors, skip_existing, report)
-            self._restore_threads(cursor, plan, records, now, report)
+            self._restore_threads(cursor, plan, records, now, report, step)
             for run in _runs(records, lambda item: kind_of(item[0].record_type)):
-                self._insert_restored(cursor, plan, run)
+                self._insert_restored(cursor, plan, run, step)
             report.restored["records"] = len(records)
-            relations = self._restorable_relations(cursor, plan, skip_existing, report)
+            relations = self._restorable_relations(cursor, plan, skip_existing, report, step)
             if relations:
                 cursor.executemany(
                     f"INSERT INTO {self._relations} ({', '.join(relations[0])}) "
@@ -2204,7 +2206,9 @@ class SQLMemoryStore(MemoryStore):
             report.restored["relations"] = len(relations)
             restored = [record.id for record, _ in records if record.record_type in MEMORY_TYPES]
             self._recount_lifecycle(cursor, restored, bump=False)  # they are new rows: no change of theirs
-            self._recount_lifecycle(cursor, {row["target_id"] for row in relations} - set(restored))
+            self._recount_lifecycle(
+                cursor, {row["target_id"] for row in relations} - set(restored), bump=not keep_versions
+            )
         return report
 
     def _restorable_records(
@@ -2235,7 +2239,13 @@ class SQLMemoryStore(MemoryStore):
         return kept
 
     def _restore_threads(
-        self, cursor: Any, plan: RestorePlan, records: list[tuple[Record, Any]], now: str, report: RestoreReport
+        self,
+        cursor: Any,
+        plan: RestorePlan,
+        records: list[tuple[Record, Any]],
+        now: str,
+        report: RestoreReport,
+        step: int = 1,
     ) -> None:
         """Create the snapshot's absent threads as they were (and, as add does, the thread of a
         record whose thread is gone); keep each thread's next sequence number above its restored
@@ -2272,7 +2282,7 @@ class SQLMemoryStore(MemoryStore):
                     "updated_at": db_time(thread.updated_at or thread.created_at or now),
                     "summary": thread.summary,
                     "topics": None if thread.topics is None else json.dumps(thread.topics),
-                    "version": thread.version + 1,
+                    "version": thread.version + step,
                 },
             )
             created = cursor.rowcount
@@ -2295,7 +2305,7 @@ class SQLMemoryStore(MemoryStore):
                 {"after": after, "id": thread_id},
             )
 
-    def _insert_restored(self, cursor: Any, plan: RestorePlan, run: list[tuple[Record, Any]]) -> None:
+    def _insert_restored(self, cursor: Any, plan: RestorePlan, run: list[tuple[Record, Any]], step: int = 1) -> None:
         """Insert a run of restored records of one kind, with their image bytes, and log them:
         the columns of an add (_record_values), with the snapshot's types, times and versions."""
         records = [record for record, _ in run]
@@ -2330,7 +2340,7 @@ class SQLMemoryStore(MemoryStore):
         db_time = self.dialect.db_time
         values["record_type"] = [record.record_type for record in records]
         values["created_at"] = [db_time(record.created_at) for record in records]
-        values["version"] = [record.version + 1 for record in records]
+        values["version"] = [record.version + step for record in records]
         kind = values["kind"][0]
         if kind in (USER_PROFILE_TYPE, AGENT_PROFILE_TYPE):  # a profile is its owner's record
             values["user_id" if kind == USER_PROFILE_TYPE else "agent_id"] = [record.id for record in records]
@@ -2339,7 +2349,7 @@ class SQLMemoryStore(MemoryStore):
         self._log_inserted(cursor, kind, values["id"], inserted)
 
     def _restorable_relations(
-        self, cursor: Any, plan: RestorePlan, skip_existing: bool, report: RestoreReport
+        self, cursor: Any, plan: RestorePlan, skip_existing: bool, report: RestoreReport, step: int = 1
     ) -> list[dict[str, Any]]:
         """Rows of the snapshot's relations to insert: a taken id or pair is an error unless
         `skip_existing`; a relation whose end is not a stored memory of its type is skipped."""
@@ -2398,7 +2408,7 @@ class SQLMemoryStore(MemoryStore):
                     "metadata": dump_metadata(relation.metadata),
                     "created_at": self.dialect.db_time(relation.created_at or utc_now()),
                     "pair": plan.pair(relation),
-                    "version": relation.version + 1,
+                    "version": relation.version + step,
                 }
             )
         return rows

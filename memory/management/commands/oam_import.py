@@ -1,0 +1,66 @@
+"""Import an oam-export file into the store OAM_STORE_URL names: `manage.py oam_import FILE`.
+
+The file is checked whole first (format, version, every line: a damaged one is named, and nothing
+is written); then it is imported a batch of lines at a time, one transaction per batch, with its
+ids, times, statuses, expiry and versions. What the store already holds is skipped and counted in
+the summary, so running the command again after an interruption (or a failed batch) finishes the
+import. `-` reads standard input (not checked first: a damaged line stops the import there).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from tqdm import tqdm
+
+from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, import_export
+from memory.services import get_agent_memory
+
+
+class Command(BaseCommand):
+    help = "Import an oam-export JSON Lines file (manage.py oam_export) into the memory store."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="the export to import ('-': standard input)")
+        parser.add_argument("--batch-size", type=int, default=DEFAULT_IMPORT_BATCH, help="lines per transaction")
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar on standard error")
+
+    def handle(self, *args, file: str, batch_size: int, no_progress: bool, **options) -> None:
+        if batch_size < 1:
+            raise CommandError("--batch-size must be 1 or more")
+        bar = tqdm(desc="import", unit=" lines", file=sys.stderr, disable=no_progress, dynamic_ncols=True)
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        try:
+            if file == "-":
+                report = import_export(get_agent_memory(), sys.stdin, batch_size=batch_size, progress=progress)
+            else:
+                path = Path(file)
+                with path.open("rb") as lines:
+                    check_export(lines)
+                with path.open("rb") as lines:
+                    report = import_export(get_agent_memory(), lines, batch_size=batch_size, progress=progress)
+        except ExportFormatError as exc:
+            raise CommandError(f"{file}: {exc}") from exc
+        except (ValueError, OSError) as exc:
+            raise CommandError(
+                f"{file}: {exc}\nThe batches before it are in the store; run the command again to resume "
+                "(what is there is skipped)."
+            ) from exc
+        finally:
+            bar.close()
+        restored = report.restored
+        self.stdout.write(
+            f"Imported {restored['threads']} threads, {restored['records']} records and {restored['relations']} links "
+            f"from {report.lines} lines in {report.batches} batches."
+        )
+        skipped = report.skipped_summary()
+        if not skipped:
+            self.stdout.write("Nothing was skipped.")
+        for kind, reason, n in skipped:
+            self.stdout.write(f"Skipped {n} {kind}{'' if n == 1 else 's'}: {reason}.")

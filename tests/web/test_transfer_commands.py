@@ -1,0 +1,121 @@
+"""manage.py oam_export and oam_import: the demo store round-trips byte for byte into a fresh
+store; scopes; standard output; a file of another version, a damaged line, an interrupted import."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from memory import services
+from memory.engine import transfer
+
+SEED_ARGS = ("--seed=1", "--end-date=2026-11-20")
+
+
+def export(*args: str) -> str:
+    out, err = StringIO(), StringIO()
+    call_command("oam_export", *args, "--no-progress", stdout=out, stderr=err)
+    assert err.getvalue().startswith("Exported ")
+    return out.getvalue()
+
+
+def import_file(path: Path, *args: str) -> str:
+    out = StringIO()
+    call_command("oam_import", str(path), *args, "--no-progress", stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def use_store(settings, path: Path) -> None:
+    settings.OAM_STORE_URL = f"sqlite://{path}"
+    services.reset_agent_memory()
+
+
+@pytest.fixture
+def demo_export(tmp_path) -> Path:
+    call_command("seed_demo", *SEED_ARGS, stdout=StringIO())
+    path = tmp_path / "demo.jsonl"
+    call_command("oam_export", "--output", str(path), "--no-progress", stdout=StringIO(), stderr=StringIO())
+    return path
+
+
+def test_the_demo_store_round_trips(demo_export, tmp_path, settings):
+    exported = demo_export.read_text(encoding="utf-8")
+    header = json.loads(exported.split("\n", 1)[0])
+    assert header["format"] == "oam-export" and header["version"] == transfer.FORMAT_VERSION
+    assert header["counts"]["records"] > 100 and header["counts"]["relations"] > 0
+    assert export() == exported  # standard output gives the same file
+
+    use_store(settings, tmp_path / "fresh.sqlite3")
+    summary = import_file(demo_export)
+    counts = header["counts"]
+    assert (
+        f"Imported {counts['threads']} threads, {counts['records']} records and {counts['relations']} links" in summary
+    )
+    assert "Nothing was skipped." in summary
+    assert export() == exported
+
+
+def test_a_scope_round_trips(demo_export, tmp_path, settings):
+    threads = [json.loads(line)["thread"] for line in demo_export.read_text().splitlines()[1:3]]
+    user_id = threads[0]["user_id"]
+    scoped = export("--user-id", user_id)
+    assert json.loads(scoped.split("\n", 1)[0])["scope"] == {"user_id": user_id}
+    path = tmp_path / "user.jsonl"
+    path.write_text(scoped, encoding="utf-8")
+    use_store(settings, tmp_path / "fresh.sqlite3")
+    import_file(path)
+    assert export("--user-id", user_id) == scoped
+    assert export() == scoped.replace(f'"scope":{{"user_id":"{user_id}"}}', '"scope":{}', 1)
+
+
+def test_an_interrupted_import_resumes(demo_export, tmp_path, settings, monkeypatch):
+    exported = demo_export.read_text(encoding="utf-8")
+    use_store(settings, tmp_path / "fresh.sqlite3")
+    restore = type(services.get_agent_memory().store).restore
+    calls = []
+
+    def interrupted(self, snapshot, **options):
+        calls.append(1)
+        if len(calls) == 3:
+            raise ValueError("the connection was lost")
+        return restore(self, snapshot, **options)
+
+    monkeypatch.setattr(type(services.get_agent_memory().store), "restore", interrupted)
+    with pytest.raises(CommandError, match=r"lines 202-301: the connection was lost\n.*run the command again"):
+        import_file(demo_export, "--batch-size", "100")
+    monkeypatch.undo()
+    summary = import_file(demo_export, "--batch-size", "100")
+    assert "Imported 0 threads, " in summary
+    assert "Skipped 12 threads: already in the store (imported before, or an earlier run of this import)." in summary
+    assert "Skipped 188 records: already in the store" in summary  # the two batches before the failed one
+    assert export() == exported
+
+
+def test_another_version_is_refused(demo_export, tmp_path, settings):
+    header, rest = demo_export.read_text(encoding="utf-8").split("\n", 1)
+    path = tmp_path / "v2.jsonl"
+    path.write_text(header.replace('"version":1', '"version":2') + "\n" + rest, encoding="utf-8")
+    use_store(settings, tmp_path / "fresh.sqlite3")
+    with pytest.raises(CommandError, match=r"v2.jsonl: line 1: the file is oam-export version 2; .*reads version 1"):
+        import_file(path)
+    assert services.get_agent_memory().stats().threads == 0
+
+
+def test_a_damaged_line_is_named_and_nothing_is_written(demo_export, tmp_path, settings):
+    lines = demo_export.read_text(encoding="utf-8").split("\n")
+    lines[-5] = lines[-5][:30]
+    path = tmp_path / "damaged.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    use_store(settings, tmp_path / "fresh.sqlite3")
+    with pytest.raises(CommandError, match=rf"damaged.jsonl: line {len(lines) - 4}: not a JSON object"):
+        import_file(path)
+    assert services.get_agent_memory().stats().threads == 0
+
+
+def test_only_one_scope(demo_export):
+    with pytest.raises(CommandError, match="not allowed with argument"):
+        export("--user-id", "u", "--agent-id", "a")
