@@ -2920,6 +2920,8 @@ class SQLMemoryStore(MemoryStore):
 
     def check(self, *, repair: bool = False, examples: int = 5) -> CheckReport:
         """Inconsistencies found, and repaired when asked (the rules: MemoryStore.check)."""
+        if not isinstance(repair, bool):
+            raise ValueError(f"repair must be True or False, not {repair!r}")
         check_positive_int("examples", examples)
         found = self._inconsistencies()
         remaining = found
