@@ -49,6 +49,7 @@ from .types import (
     NOT_SET,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
+    CheckReport,
     ImageInputLimitConfig,
     ImageRecord,
     Lifecycle,
@@ -673,6 +674,11 @@ class AgentMemory:
         """Counts of the store, or of what delete_thread/delete_user/delete_agent would remove
         (MemoryStore.stats)."""
         return self.store.stats(thread_id=thread_id, user_id=user_id, agent_id=agent_id)
+
+    def check(self, *, repair: bool = False, examples: int = 5) -> CheckReport:
+        """The store's consistency check (MemoryStore.check): what is out of step, repaired when
+        `repair` (only what is safe: no record is ever deleted)."""
+        return self.store.check(repair=repair, examples=examples)
 
     def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Threads, live messages and live memories per user ("user") or agent ("agent") id."""

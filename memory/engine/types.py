@@ -641,3 +641,43 @@ class RestoreReport:
 
     restored: dict[str, int] = field(default_factory=lambda: {"threads": 0, "records": 0, "relations": 0})
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class CheckFinding:
+    """One kind of inconsistency MemoryStore.check looks for: `name` (a stable key), a sentence
+    saying what it is, how many were `found`, how many `remain` after the check's repairs (as
+    many as found when nothing was repaired), up to a few example ids, and whether `repair=True`
+    fixes it (kinds that would delete user content are only reported)."""
+
+    name: str
+    description: str
+    found: int
+    remaining: int
+    examples: tuple[str, ...] = ()
+    repairable: bool = False
+
+    @property
+    def repaired(self) -> int:
+        return self.found - self.remaining
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """What MemoryStore.check found (and repaired), one CheckFinding per kind, in a fixed order."""
+
+    findings: tuple[CheckFinding, ...]
+    checked_at: str
+    repaired: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem remains."""
+        return not any(finding.remaining for finding in self.findings)
+
+    @property
+    def problems(self) -> tuple[CheckFinding, ...]:
+        return tuple(finding for finding in self.findings if finding.found or finding.remaining)
+
+    def finding(self, name: str) -> CheckFinding:
+        return next(finding for finding in self.findings if finding.name == name)

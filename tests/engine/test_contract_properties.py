@@ -626,6 +626,7 @@ SPECS = [
         "add_agent",
         {"agent_id": scope_param("agent").req(), "information": information.req(), "expected_version": version_param()},
     ),
+    Spec("client", "check", {"repair": flag_param(), "examples": int_param(st.integers(1, 10))}),
     Spec(
         "client",
         "stats",

@@ -45,6 +45,7 @@ from ..types import (
     SEARCHABLE_TYPES,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
+    CheckReport,
     ImageMimeType,
     ImageRecord,
     Lifecycle,
@@ -1078,6 +1079,17 @@ class MemoryStore(ABC):
         end is missing after the restore is skipped and reported. A malformed snapshot is a
         ValueError before anything is written. `keep_versions` (an import, memory.engine.transfer)
         keeps the snapshot's versions instead: nothing read before can be in flight."""
+
+    def check(self, *, repair: bool = False, examples: int = 5) -> CheckReport:
+        """Look for inconsistencies between what the store holds and what it should (CheckReport,
+        one CheckFinding per kind): records with text but no vector, or a vector of another
+        dimension than the store's; links with an end that no longer exists; images whose
+        message or thread is gone, or whose bytes are missing; the in-memory index (if any)
+        holding other records or links, or other vectors or versions, than the database.
+        `repair=True` fixes what is safe, then checks again: re-embeds records missing a vector
+        (or with one of the wrong dimension), deletes orphan links, rebuilds the in-memory index
+        from the database. It never deletes a record. `examples` caps the ids per finding."""
+        raise NotImplementedError(f"{type(self).__name__} has no consistency check")
 
     @abstractmethod
     def close(self) -> None:

@@ -265,6 +265,9 @@ class OracleDialect(SQLDialect):
     def vector_distance(self, column: str, bind: str) -> str:
         return f"VECTOR_DISTANCE({column}, :{bind}, COSINE)"
 
+    def vector_dimension(self, column: str) -> str:
+        return f"VECTOR_DIMENSION_COUNT({column})"
+
     def vector_hint(self, alias: str, approximate_accuracy: int | None) -> str:
         if self.vector_index_transform and approximate_accuracy is not None:
             return f"/*+ VECTOR_INDEX_TRANSFORM({alias}) */ "

@@ -56,6 +56,8 @@ from ..types import (
     RECORD_TYPES,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
+    CheckFinding,
+    CheckReport,
     ImageRecord,
     Lifecycle,
     MemoryGraph,
@@ -181,6 +183,17 @@ def _runs(items: Sequence[Any], key: Any) -> list[list[Any]]:
     return runs
 
 
+CHECKS = {
+    "missing_vectors": ("records with text to search but no vector", True),
+    "wrong_dimension": ("records whose vector has another dimension than the store's", True),
+    "orphan_links": ("links with an end that no longer exists", True),
+    "orphan_images": ("images whose message or thread is gone, or whose bytes are missing", False),
+    "orphan_image_bytes": ("image bytes whose image record is gone", False),
+    "index_out_of_step": ("records or links the in-memory index holds otherwise than the database", True),
+}
+"""MemoryStore.check's kinds of inconsistency, in report order: (description, repairable)."""
+
+
 class SQLDialect(ABC):
     """What SQLMemoryStore needs to know about one database: SQL fragments and value conversions.
 
@@ -297,6 +310,10 @@ class SQLDialect(ABC):
     @abstractmethod
     def vector_distance(self, column: str, bind: str) -> str:
         """The cosine distance between a vector column and a vector bind."""
+
+    @abstractmethod
+    def vector_dimension(self, column: str) -> str:
+        """The number of dimensions of a (non-NULL) vector column's value."""
 
     def vector_hint(self, alias: str, approximate_accuracy: int | None) -> str:
         """An optimizer hint for a vector top-k over `alias` (text that follows SELECT), or ''."""
@@ -2908,6 +2925,164 @@ class SQLMemoryStore(MemoryStore):
             for row in rows
         }
         attach_trees(hits, trees, found, relations)
+
+    # --- the consistency check ------------------------------------------------------------
+
+    def check(self, *, repair: bool = False, examples: int = 5) -> CheckReport:
+        """Inconsistencies found, and repaired when asked (the rules: MemoryStore.check)."""
+        if not isinstance(repair, bool):
+            raise ValueError(f"repair must be True or False, not {repair!r}")
+        check_positive_int("examples", examples)
+        found = self._inconsistencies()
+        remaining = found
+        if repair:
+            self._repair(found)
+            remaining = self._inconsistencies()
+        findings = []
+        for name, (description, repairable) in CHECKS.items():
+            ids = [label for _, label in found[name]]
+            findings.append(
+                CheckFinding(
+                    name=name,
+                    description=description,
+                    found=len(ids),
+                    remaining=len(remaining[name]),
+                    examples=tuple(ids[:examples]),
+                    repairable=repairable,
+                )
+            )
+        return CheckReport(findings=tuple(findings), checked_at=utc_now(), repaired=repair)
+
+    def _inconsistencies(self) -> dict[str, list[tuple[Any, str]]]:
+        """Each CHECKS kind's offending rows as (key, label): a record's pk and id, a link's
+        position and id, an image's id; for the index, "record <pk>" or "link <position>"."""
+        r, rel, t, b = self._records, self._relations, self._threads, self._image_bytes
+        dimension = self.dialect.vector_dimension("r.embedding")
+        queries = {
+            "missing_vectors": (
+                f"SELECT r.pk AS k, r.id AS label FROM {r} r "
+                "WHERE r.embedding IS NULL AND r.search_text IS NOT NULL ORDER BY r.pk",
+                {},
+            ),
+            "wrong_dimension": (
+                f"SELECT r.pk AS k, r.id AS label FROM {r} r "
+                f"WHERE r.embedding IS NOT NULL AND {dimension} <> :dim ORDER BY r.pk",
+                {"dim": self.vector_dim},
+            ),
+            "orphan_links": (
+                f"SELECT rel.pos AS k, rel.id AS label FROM {rel} rel "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {r} s WHERE s.kind = 'memory' AND s.id = rel.source_id) "
+                f"OR NOT EXISTS (SELECT 1 FROM {r} e WHERE e.kind = 'memory' AND e.id = rel.target_id) "
+                "ORDER BY rel.pos",
+                {},
+            ),
+            "orphan_images": (
+                f"SELECT r.pk AS k, r.id AS label FROM {r} r WHERE r.kind = 'image' AND ("
+                f"(r.message_id IS NOT NULL AND NOT EXISTS "
+                f"(SELECT 1 FROM {r} m WHERE m.kind = 'message' AND m.id = r.message_id)) "
+                f"OR (r.thread_id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM {t} th WHERE th.id = r.thread_id)) "
+                f"OR NOT EXISTS (SELECT 1 FROM {b} ib WHERE ib.record_pk = r.pk)) ORDER BY r.pk",
+                {},
+            ),
+            "orphan_image_bytes": (
+                f"SELECT ib.record_pk AS k, ib.record_pk AS label FROM {b} ib "
+                f"WHERE NOT EXISTS (SELECT 1 FROM {r} r WHERE r.pk = ib.record_pk) ORDER BY ib.record_pk",
+                {},
+            ),
+        }
+        with self._read() as cursor:
+            found = {
+                name: [(row["k"], str(row["label"])) for row in self._fetch(sql, params, cursor)]
+                for name, (sql, params) in queries.items()
+            }
+            found["index_out_of_step"] = self._index_differences(cursor)
+        return found
+
+    def _index_differences(self, cursor: Any) -> list[tuple[Any, str]]:
+        """Records and links the in-memory index (caught up with the change log) holds otherwise
+        than the database in the same read: missing, extra, with or without a vector, another
+        link version. An index that cannot load counts as one difference. None without an index."""
+        if self.index is None:
+            return []
+        try:
+            vectors, versions = self.index.contents(_IndexSource(self, cursor))
+        except Exception as error:  # e.g. a stored vector of the wrong size: the index cannot hold it
+            log.warning("the in-memory index could not be loaded for the check: %s", error)
+            return [(None, f"index: {error}")]
+        stored_vectors = {
+            int(row["pk"]): bool(row["has_vector"])
+            for row in self._fetch(
+                f"SELECT r.pk, CASE WHEN r.embedding IS NULL THEN 0 ELSE 1 END AS has_vector FROM {self._records} r",
+                None,
+                cursor,
+            )
+        }
+        stored_versions = {
+            int(row["pos"]): int(row["version"])
+            for row in self._fetch(f"SELECT rel.pos, rel.version FROM {self._relations} rel", None, cursor)
+        }
+        differences = [
+            (pk, f"record {pk}")
+            for pk in sorted(stored_vectors.keys() | vectors.keys())
+            if stored_vectors.get(pk) != vectors.get(pk)
+        ]
+        differences += [
+            (pos, f"link {pos}")
+            for pos in sorted(stored_versions.keys() | versions.keys())
+            if stored_versions.get(pos) != versions.get(pos)
+        ]
+        return differences
+
+    def _repair(self, found: Mapping[str, list[tuple[Any, str]]]) -> None:
+        """What check(repair=True) fixes: orphan links deleted, records re-embedded from their
+        indexed text, the in-memory index rebuilt. No record is deleted."""
+        positions = [pos for pos, _ in found["orphan_links"]]
+        if positions:
+            with self._write() as cursor:
+                targets = self._fetch(
+                    f"SELECT rel.target_id FROM {self._relations} rel WHERE {self._in('rel.pos', 'positions', True)}",
+                    {"positions": json.dumps(positions)},
+                    cursor,
+                )
+                cursor.execute(
+                    f"DELETE FROM {self._relations} WHERE {self._in('pos', 'positions', True)}",
+                    {"positions": json.dumps(positions)},
+                )
+                self._log_keys(cursor, "link", positions)
+                self._recount_lifecycle(cursor, [row["target_id"] for row in targets])
+        pks = sorted({pk for pk, _ in [*found["missing_vectors"], *found["wrong_dimension"]]})
+        for start in range(0, len(pks), DEFAULT_BATCH_SIZE):
+            self._reembed(pks[start : start + DEFAULT_BATCH_SIZE])
+        if self.index is not None and (found["index_out_of_step"] or pks or positions):
+            with self._read() as cursor:
+                try:
+                    self.index.rebuild(_IndexSource(self, cursor))
+                except Exception as error:  # reported again by the check that follows
+                    log.warning("could not rebuild the in-memory index: %s", error)
+
+    def _reembed(self, pks: list[int]) -> None:
+        """Embed these records' indexed text again (embedding first, holding no lock), then store
+        the vectors of those not changed meanwhile (same version)."""
+        with self._read() as cursor:
+            rows = self._fetch(
+                f"SELECT r.pk, r.version, r.search_text FROM {self._records} r WHERE {self._in('r.pk', 'pks', True)} "
+                "AND r.search_text IS NOT NULL",
+                {"pks": json.dumps(pks)},
+                cursor,
+            )
+        if not rows:
+            return
+        vectors = normalize_rows(self._embed([row["search_text"] for row in rows]))
+        with self._write() as cursor:
+            self.dialect.declare(cursor, ["embedding"])
+            cursor.executemany(
+                f"UPDATE {self._records} SET embedding = :embedding WHERE pk = :pk AND version = :version",
+                [
+                    {"embedding": self.dialect.vector(vector), "pk": row["pk"], "version": row["version"]}
+                    for row, vector in zip(rows, vectors, strict=True)
+                ],
+            )
+            self._log_keys(cursor, "record", [row["pk"] for row in rows])
 
 
 class _Transaction:

@@ -300,6 +300,9 @@ class SQLiteDialect(SQLDialect):
     def vector_distance(self, column: str, bind: str) -> str:
         return f"oam_cosine_distance({column}, :{bind})"
 
+    def vector_dimension(self, column: str) -> str:
+        return f"(LENGTH({column}) / 4.0)"  # float32 blobs; a torn blob has a fractional count
+
     def top_k(self, depth_bind: str, approximate_accuracy: int | None) -> str:
         return f"ORDER BY distance, r.pk LIMIT :{depth_bind}"
 

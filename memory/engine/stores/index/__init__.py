@@ -188,6 +188,25 @@ class MemoryIndex:
         if self._applied_since_save >= SAVE_EVERY:
             self._save()
 
+    # --- the consistency check ---------------------------------------------------------------
+
+    def contents(self, source: ChangeSource) -> tuple[dict[int, bool], dict[int, int]]:
+        """What the index holds once caught up with `source`: {pk: has a vector} of its live
+        records and {position: version} of its links (both loaded if they were not)."""
+        with self.reading(source, links=True):
+            return self.records.live_vectors(), self.links.versions()
+
+    def rebuild(self, source: ChangeSource) -> None:
+        """Everything again from the database, never from the snapshot (which is written anew):
+        for an index found out of step with its store."""
+        with self._lock.writing():
+            state = source.log_state()
+            cache = SearchCache(self.dim)
+            cache.load(source.record_rows(None))
+            self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
+            self.links = LinkIndex(source.link_rows(None))
+            self._save()
+
     # --- the snapshot -----------------------------------------------------------------------
 
     def _read_snapshot(self, state: LogState) -> tuple[SearchCache, str, int] | None:

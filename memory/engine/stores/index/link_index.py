@@ -45,6 +45,10 @@ class LinkIndex:
             if not links:
                 del self._links[end]
 
+    def versions(self) -> dict[int, int]:
+        """{position: version} of every link (for the consistency check)."""
+        return {position: row[11] for position, row in self._rows.items()}
+
     def links_of(self, memory_ids: Sequence[str]) -> dict[str, list[tuple[int, str]]]:
         """Each memory's links as (position, other end), in link order."""
         return {

@@ -317,6 +317,11 @@ class SearchCache:
             rows.append(row if pk >= 0 and row < self.size and self.pks[row] == pk else None)
         return rows
 
+    def live_vectors(self) -> dict[int, bool]:
+        """{pk: whether it has a vector} of every live cached row (for the consistency check)."""
+        live = self.live[: self.size]
+        return dict(zip(self.pks[: self.size][live].tolist(), self.has_vector[: self.size][live].tolist(), strict=True))
+
     def distances(self, rows: np.ndarray, query: np.ndarray | None) -> list[float]:
         """Cosine distances of these rows to a unit query vector; NaN where either has no vector."""
         if query is None:

@@ -1,0 +1,78 @@
+"""The consistency check as the dashboard runs it: the engine's check (AgentMemory.check) plus a
+probe only Django can make, since the curation history is Django's: records deleted through the
+dashboard (or the API) must be gone from search.
+
+Used by `manage.py oam_check` and the overview's panel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memory.engine import AgentMemory, CheckFinding, CheckReport, Snapshot
+from memory.engine.types import SEARCHABLE_TYPES
+from memory.models import Action, CurationEntry
+
+PROBE_RECORDS = 200
+"""How many of the most recently deleted records the probe searches for (one search each)."""
+PROBE_DEPTH = 20
+
+
+@dataclass(frozen=True)
+class ConsistencyResult:
+    """The engine's report and the probe's finding, in one list for printing."""
+
+    report: CheckReport
+    probe: CheckFinding
+
+    @property
+    def findings(self) -> tuple[CheckFinding, ...]:
+        return (*self.report.findings, self.probe)
+
+    @property
+    def ok(self) -> bool:
+        return not any(finding.remaining for finding in self.findings)
+
+
+def deleted_still_searchable(
+    agent_memory: AgentMemory, *, limit: int = PROBE_RECORDS, examples: int = 5
+) -> CheckFinding:
+    """Search for each record the history's delete entries removed (newest first, `limit` at
+    most), by its own text, and report those a search still returns. A record that exists again
+    (restored, or re-created with its id) is not probed."""
+    store = agent_memory.store
+    probed, found = 0, []
+    entries = CurationEntry.objects.filter(action=Action.DELETE).exclude(before=None).only("before")
+    for entry in entries.iterator():
+        try:
+            records = Snapshot.from_json(entry.before).records
+        except ValueError:
+            continue  # not a snapshot (a link's delete entry keeps the relation alone)
+        for record in records:
+            text = record.content
+            if probed >= limit:
+                break
+            if record.record_type not in SEARCHABLE_TYPES or not text:
+                continue
+            if store.get(record.record_type, record.id) is not None:
+                continue
+            probed += 1
+            hits = store.search(text, k=PROBE_DEPTH, record_types=[record.record_type], include_invalid_results=True)
+            if any(hit.id == record.id for hit, _ in hits):
+                found.append(record.id)
+        if probed >= limit:
+            break
+    return CheckFinding(
+        name="deleted_still_searchable",
+        description=f"records deleted through the dashboard that search still returns ({probed} probed)",
+        found=len(found),
+        remaining=len(found),
+        examples=tuple(found[:examples]),
+    )
+
+
+def run_check(agent_memory: AgentMemory, *, repair: bool = False, examples: int = 5) -> ConsistencyResult:
+    """The engine's check (repairing when asked), then the probe (after the repairs: a rebuilt
+    index must not bring a deleted record back)."""
+    report = agent_memory.check(repair=repair, examples=examples)
+    return ConsistencyResult(report, deleted_still_searchable(agent_memory, examples=examples))

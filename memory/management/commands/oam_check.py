@@ -1,0 +1,45 @@
+"""Check the memory store's consistency: `manage.py oam_check [--repair]`.
+
+Prints each kind of inconsistency with its count and a few example ids: records with text but no
+vector or with a vector of the wrong dimension, orphan links, orphan images and image bytes, the
+in-memory index out of step with the database, and records deleted through the dashboard that
+search still returns. `--repair` fixes what is safe (re-embeds, deletes orphan links, rebuilds
+the index; never a record) and checks again. Exit status 0 when nothing remains, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from memory.consistency import run_check
+from memory.services import get_agent_memory
+
+
+class Command(BaseCommand):
+    help = "Check the memory store for inconsistencies (exit status 1 when some remain); --repair fixes the safe ones."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--repair", action="store_true", help="fix what is safe, then check again")
+        parser.add_argument("--examples", type=int, default=5, help="example ids shown per finding (default 5)")
+
+    def handle(self, *args, repair: bool, examples: int, **options) -> None:
+        if examples < 1:
+            raise CommandError("--examples must be at least 1")
+        result = run_check(get_agent_memory(), repair=repair, examples=examples)
+        for finding in result.findings:
+            if not finding.found:
+                self.stdout.write(f"ok    {finding.name}: none ({finding.description})")
+                continue
+            counts = f"{finding.found} found"
+            if repair and finding.repairable:
+                counts += f", {finding.repaired} repaired, {finding.remaining} remaining"
+            elif not finding.repairable:
+                counts += " (reported only: not repaired)"
+            status = "FIXED" if not finding.remaining else "FOUND"
+            self.stdout.write(f"{status} {finding.name}: {counts} ({finding.description})")
+            self.stdout.write(f"      e.g. {', '.join(finding.examples)}")
+        if not result.ok:
+            remaining = sum(finding.remaining for finding in result.findings)
+            hint = "" if repair else "; `manage.py oam_check --repair` fixes the safe ones"
+            raise CommandError(f"{remaining} inconsistenc{'y remains' if remaining == 1 else 'ies remain'}{hint}")
+        self.stdout.write("The memory store is consistent.")
