@@ -18,14 +18,14 @@ def world(agent_memory) -> World:
 
 
 @pytest.mark.parametrize("persona", ["anonymous", "revoked_api", "expired_api"])
-def test_without_a_live_credential_it_is_a_401(request, world, persona):
+def test_without_a_live_credential_it_is_a_401(request, db, world, persona):
     client = request.getfixturevalue(persona)
     assert client.get(STATS).status_code == 401
     assert client.get(GRAPH, {"user_id": "alice"}).status_code == 401
 
 
 @pytest.mark.parametrize("persona", ["viewer_api", "curator_reading_api", "curator_api", "session_api"])
-def test_every_role_reads_counts_and_graphs(request, world, persona):
+def test_every_role_reads_counts_and_graphs(request, db, world, persona):
     client = request.getfixturevalue(persona)
     assert client.get(STATS).status_code == 200
     assert client.get(GRAPH, {"user_id": "alice"}).status_code == 200

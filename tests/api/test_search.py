@@ -48,7 +48,7 @@ def test_without_credentials_it_is_a_401(anonymous, world):
     ("persona", "message"),
     [("revoked_api", "This API token was revoked."), ("expired_api", "This API token has expired.")],
 )
-def test_a_revoked_or_expired_token_is_a_401(request, world, persona, message):
+def test_a_revoked_or_expired_token_is_a_401(request, db, world, persona, message):
     response = request.getfixturevalue(persona).post(SEARCH, {"query": "x", "user_id": "alice"}, format="json")
 
     assert response.status_code == 401
@@ -56,7 +56,7 @@ def test_a_revoked_or_expired_token_is_a_401(request, world, persona, message):
 
 
 @pytest.mark.parametrize("persona", ["viewer_api", "curator_reading_api", "curator_api"])
-def test_every_role_searches_though_it_is_a_post_and_nothing_is_recorded(request, world, persona):
+def test_every_role_searches_though_it_is_a_post_and_nothing_is_recorded(request, db, world, persona):
     found = search(request.getfixturevalue(persona), query="vegetarian", user_id="alice", record_types=["fact"])
 
     assert ids(found)[0] == world.fact_id
