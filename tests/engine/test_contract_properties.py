@@ -671,7 +671,9 @@ SPECS = [
         },
         readonly=True,
     ),
-    Spec("client", "restore", {"snapshot": snapshot_value, "skip_existing": flag_param(), "keep_versions": flag_param()}),
+    Spec(
+        "client", "restore", {"snapshot": snapshot_value, "skip_existing": flag_param(), "keep_versions": flag_param()}
+    ),
     Spec("client", "get_user", {"user_id": id_param("user").req()}, LOOKUP, readonly=True),
     Spec("client", "get_agent", {"agent_id": id_param("agent").req()}, LOOKUP, readonly=True),
     Spec("client", "delete_user", {"user_id": scope_param("user").req(), "cascade": flag_param()}),
