@@ -21,19 +21,23 @@ unrecorded; it never happens the other way round (an entry for a change that did
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction as django_transaction
 
-from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, TextContent
+from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, StaleVersionError, TextContent
 from memory.engine.graph import relation_labels
 from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
 from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
+
+BULK_BATCH = 500
+"""Records a bulk change writes per transaction."""
 
 PROFILE_KINDS = {ObjectKind.USER: "user_id", ObjectKind.AGENT: "agent_id"}
 
@@ -611,12 +615,16 @@ class Curation:
             **({"opposite_relation_type": opposite_relation_type} if opposite_relation_type else {}),
             **({"metadata": metadata} if metadata is not None else {}),
         )
+        return self._linked(relation_id)
+
+    def _linked(self, relation_id: str) -> CurationEntry:
+        """Record a link just made."""
         relation = self.memory.get_relation(relation_id)
         return self._record(
             ObjectKind.LINK,
             relation_id,
             Action.LINK,
-            f"Linked {short(source_record_id)} {relation.relation_type} {short(target_record_id)}",
+            f"Linked {short(relation.source_record_id)} {relation.relation_type} {short(relation.target_record_id)}",
             after=relation_to_json(relation),
         )
 
@@ -703,6 +711,77 @@ class Curation:
             return []
         memory = self.memory.get_memory(target)
         return [StatusChange(memory, before, after)]
+
+    # --- bulk changes -------------------------------------------------------------------------
+
+    def bulk_update_memories(self, changes: Sequence[tuple[str, int, dict[str, Any]]], summary: str) -> BulkOutcome:
+        """Update many memories as one bulk change: each (id, version seen, fields to write), one
+        history entry each, like `update_memory` but writing exactly the fields given (a bulk
+        status change writes the flag it previewed). A memory changed or deleted since its version
+        was seen is skipped and reported, never overwritten."""
+
+        def update(memory_id: str, version: int, fields: dict[str, Any]) -> None:
+            before = self.memory.get_memory(memory_id)
+            self.memory.update_memory(memory_id, expected_version=version, **fields)
+            after = self.memory.get_memory(memory_id)
+            self._updated(ObjectKind.MEMORY, memory_id, before, after, edited(after.record_type, before, after))
+
+        return self._in_batches(summary, changes, update)
+
+    def bulk_delete_memories(self, chosen: Sequence[tuple[str, int]], summary: str) -> BulkOutcome:
+        """Delete many memories (each with its links) as one bulk change; each (id, version seen)."""
+
+        def delete(memory_id: str, version: int) -> None:
+            self._seen(memory_id, version)
+            self.delete_memory(memory_id)
+
+        return self._in_batches(summary, chosen, delete)
+
+    def mark_duplicates(self, keep_id: str, chosen: Sequence[tuple[str, int]], summary: str) -> BulkOutcome:
+        """Link each chosen memory as a duplicate of the kept one, as one bulk change. The kept
+        memory is each `duplicates` link's source (the preferred copy, unchanged); the others are
+        targets, which the link makes invalid (spec: a lifecycle link retires its target)."""
+        keep = self.memory.get_memory(keep_id)
+
+        def link(memory_id: str, version: int) -> None:
+            target = self._seen(memory_id, version)
+            self._linked(
+                self.memory.link_records(keep.id, keep.record_type, target.id, target.record_type, "duplicates")
+            )
+
+        return self._in_batches(summary, chosen, link)
+
+    def _seen(self, memory_id: str, version: int) -> Any:
+        """The memory, if it is still at the version seen (StaleVersionError otherwise)."""
+        record = self.memory.get_memory(memory_id)
+        if record.version != version:
+            raise StaleVersionError(f"memory {memory_id!r}", version, record.version)
+        return record
+
+    def _in_batches(self, summary: str, items: Sequence[tuple[Any, ...]], change: Callable[..., None]) -> BulkOutcome:
+        """Apply `change(*item)` to every item inside one bulk change, BULK_BATCH at a time: each
+        batch is one transaction of the store and one of the history (the store's commits
+        first), so a batch that fails is neither stored nor recorded, and the batches before it
+        stay, recorded. An item whose record changed or went since the preview is skipped."""
+        skipped: list[tuple[str, str]] = []
+        with self.bulk(summary) as bulk_change:
+            for start in range(0, len(items), BULK_BATCH):
+                with django_transaction.atomic(), self.memory.transaction():
+                    for item in items[start : start + BULK_BATCH]:
+                        try:
+                            change(*item)
+                        except StaleVersionError:
+                            skipped.append((item[0], "changed since the preview"))
+                        except KeyError:
+                            skipped.append((item[0], "deleted or expired since the preview"))
+        done = len(items) - len(skipped)
+        if not done:
+            bulk_change.delete()
+            return BulkOutcome(None, 0, skipped)
+        if skipped:
+            bulk_change.summary = f"{summary} ({plural(len(skipped), 'memory')} skipped: changed since)"[:300]
+            bulk_change.save(update_fields=["summary"])
+        return BulkOutcome(bulk_change, done, skipped)
 
     # --- history ------------------------------------------------------------------------------
 
@@ -860,6 +939,16 @@ class Curation:
         if undone is None:
             raise CurationError(f"the {kind} already has the values from before this change")
         return undone
+
+
+@dataclass(frozen=True)
+class BulkOutcome:
+    """What a bulk action did: its bulk change (None when nothing was left to change), how many
+    records it changed, and the ids it skipped, each with the reason."""
+
+    change: BulkChange | None
+    done: int
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

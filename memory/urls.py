@@ -3,6 +3,7 @@
 from django.urls import path
 
 from memory.views import (
+    bulk,
     cards,
     graph,
     history,
@@ -35,6 +36,7 @@ urlpatterns = [
     path("threads/<id:thread_id>/messages/<id:message_id>/delete/", messages.message_delete, name="message_delete"),
     path("memories/", memories.memory_list, name="memory_list"),
     path("memories/new/", memories.memory_create, name="memory_create"),
+    path("memories/bulk/", bulk.memory_bulk, name="memory_bulk"),
     path("memories/<id:memory_id>/", memories.memory_detail, name="memory_detail"),
     path("memories/<id:memory_id>/edit/", memories.memory_edit, name="memory_edit"),
     path("memories/<id:memory_id>/delete/", memories.memory_delete, name="memory_delete"),
@@ -54,6 +56,8 @@ urlpatterns = [
     path("history/", history.history, name="history"),
     path("history/<int:entry_id>/", history.history_entry, name="history_entry"),
     path("history/<int:entry_id>/revert/", history.history_revert, name="history_revert"),
+    path("history/bulk/<int:change_id>/", history.history_bulk, name="history_bulk"),
+    path("history/bulk/<int:change_id>/revert/", history.history_bulk_revert, name="history_bulk_revert"),
     path("preferences/theme/", preferences.set_theme, name="set_theme"),
     path("settings/tokens/", tokens.token_list, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),

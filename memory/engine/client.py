@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from typing import Any
 
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
@@ -104,6 +105,12 @@ class AgentMemory:
         """Finish the queued background work, then close the store."""
         self.llm_work_runner.close()
         self.store.close()
+
+    def transaction(self) -> AbstractContextManager[None]:
+        """A block whose writes are one: all committed when it ends, none if it raises
+        (MemoryStore.transaction). For callers that change many records at once in batches, so
+        that a batch is stored whole or not at all, and costs one commit."""
+        return self.store.transaction()
 
     def extraction_stats(self) -> dict[str, int]:
         """How this client's LLM work went: "queued", "completed", "failed" and "dropped" counts."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.db.models import Count, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.urls import NoReverseMatch, reverse
@@ -10,11 +11,14 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
+from memory.curation import CurationError, undone_by
 from memory.diffs import record_diff
 from memory.engine.snapshot import Snapshot
 from memory.listing import HistoryFilters, active_filters
-from memory.models import Action, CurationEntry, ObjectKind
+from memory.models import Action, BulkChange, CurationEntry, ObjectKind
 from memory.views.common import curation, render_page
+
+BULK_PAGE = 100
 
 UNDO_LABELS = {
     Action.DELETE: "Restore",
@@ -43,10 +47,20 @@ def history(request: HttpRequest) -> HttpResponse:
             "entries": entries,
             "next_cursor": next_cursor,
             "active_filters": active_filters(form, request.GET),
+            "bulk_counts": bulk_counts(entries) if form.is_valid() and form.bulk_changes_as_one() else {},
         },
         fragment="results",
         status=status,
     )
+
+
+def bulk_counts(entries: list[CurationEntry]) -> dict[int, int]:
+    """How many records each bulk change among `entries` changed (one query for the page)."""
+    bulk_ids = {entry.bulk_id for entry in entries if entry.bulk_id}
+    if not bulk_ids:
+        return {}
+    rows = CurationEntry.objects.filter(bulk_id__in=bulk_ids).values("bulk_id").annotate(n=Count("id"))
+    return {row["bulk_id"]: row["n"] for row in rows}
 
 
 OBJECT_PAGES = {
@@ -76,8 +90,79 @@ def deleted_contents(entry: CurationEntry) -> Snapshot | None:
 
 
 @viewer_required
+def history_bulk(request: HttpRequest, change_id: int) -> HttpResponse:
+    """A bulk change: who made it and when, what it did by kind of change, and its entries (paged
+    by `cursor`, the id of the last shown), each a link to its own page and diff."""
+    change = get_object_or_404(BulkChange.objects.select_related("reverts"), pk=change_id)
+    entries = change.entries.order_by("id")
+    cursor = request.GET.get("cursor", "")
+    if cursor.isdigit():
+        entries = entries.filter(id__gt=int(cursor))
+    rows = list(entries[: BULK_PAGE + 1])
+    return render_page(
+        request,
+        "history/bulk.html",
+        {
+            "change": change,
+            "entries": rows[:BULK_PAGE],
+            "next_cursor": rows[BULK_PAGE - 1].id if len(rows) > BULK_PAGE else None,
+            "tally": tally(change.entries.all()),
+            "undone_by": undone_by(change),
+        },
+    )
+
+
+def tally(entries: QuerySet[CurationEntry]) -> list[tuple[str, str, int]]:
+    """(kind, action, count) of some entries: "12 memory updated", most first."""
+    rows = entries.values("object_kind", "action").annotate(n=Count("id")).order_by("-n")
+    return [(row["object_kind"], Action(row["action"]), row["n"]) for row in rows]
+
+
+UNDO_WORDS = {
+    Action.UPDATE: "get back the values they had before it (the fields it changed; later changes to other fields stay)",
+    Action.DELETE: "deleted by it come back, with their ids and links (links to memories gone since are skipped)",
+    Action.UNLINK: "it deleted come back",
+    Action.LINK: "it made are deleted again: the memories they retired become valid again, unless another link or "
+    "their own status keeps them invalid",
+    Action.CREATE: "it created are deleted again",
+    Action.RESTORE: "it brought back are deleted again",
+}
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def history_bulk_revert(request: HttpRequest, change_id: int) -> HttpResponse:
+    """GET: what undoing the whole bulk change does; POST: undo it in one step (Curation.revert_bulk),
+    itself one bulk change."""
+    change = get_object_or_404(BulkChange, pk=change_id)
+    if request.method == "POST":
+        try:
+            undo = curation(request).revert_bulk(change)
+        except CurationError as error:
+            messages.error(request, f"Could not undo this change: {error}")
+            return redirect("memory:history_bulk", change_id)
+        failed = f" {len(undo.failed)} could not be undone: see below." if undo.failed else ""
+        messages.success(request, f"{undo.change.summary}.{failed}")
+        for entry, reason in undo.failed[:10]:
+            messages.warning(request, f"#{entry.pk} {entry.summary}: {reason}")
+        return redirect("memory:history_bulk", undo.change.pk)
+    left = change.entries.filter(reverted_by__isnull=True)
+    return render_page(
+        request,
+        "history/bulk_revert.html",
+        {
+            "change": change,
+            "undone_by": undone_by(change),
+            "plan": [(kind, UNDO_WORDS[action], n) for kind, action, n in tally(left)],
+            "already": change.entries.count() - left.count(),
+            "cancel_url": reverse("memory:history_bulk", args=[change_id]),
+        },
+    )
+
+
+@viewer_required
 def history_entry(request: HttpRequest, entry_id: int) -> HttpResponse:
-    entry = get_object_or_404(CurationEntry.objects.select_related("reverts", "actor"), pk=entry_id)
+    entry = get_object_or_404(CurationEntry.objects.select_related("reverts", "actor", "bulk"), pk=entry_id)
     return render_page(
         request,
         "history/entry.html",

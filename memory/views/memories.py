@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -12,6 +13,7 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
+from memory.bulk import filter_query
 from memory.engine.types import LIFECYCLE_RELATIONS, MemoryRecord, RecordRelation
 from memory.forms import MemoryEditForm, MemoryForm
 from memory.listing import MemoryFilters, active_filters
@@ -72,6 +74,7 @@ def memory_list(request: HttpRequest) -> HttpResponse:
             "next_cursor": getattr(page, "next_cursor", None),
             "active_filters": active_filters(form, request.GET),
             "q": form.cleaned_data.get("q") if form.is_valid() else "",
+            "bulk_all_query": urlencode([*filter_query(request.GET), ("all", "1")]),
         },
         fragment="results",
         status=status,

@@ -1,0 +1,116 @@
+"""Bulk actions on memories (/memories/bulk/): choose an action for a selection, see exactly what
+it will change, confirm. The preview is a GET (a link to share, viewers may look); the
+confirmation is a POST of the previewed ids and versions (curators only)."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from memory.access import can_curate, viewer_required
+from memory.bulk import (
+    ACTIONS,
+    MAX_SELECTION,
+    BulkForm,
+    BulkPlan,
+    filter_query,
+    listing_query,
+    matching_ids,
+    parse_selection,
+    plan,
+    plural_memories,
+)
+from memory.curation import BulkOutcome, Curation
+from memory.listing import MemoryFilters, active_filters
+from memory.views.common import curation, engine, render_page
+
+
+@viewer_required
+@require_http_methods(["GET", "POST"])
+def memory_bulk(request: HttpRequest) -> HttpResponse:
+    """GET without `action`: the action chooser for the selection; GET with it: the preview;
+    POST: make the previewed change, then go to its page in the history."""
+    if request.method == "POST" and not can_curate(request.user):
+        raise PermissionDenied("Only curators can change the memory store; your account can read it.")
+    query = request.POST if request.method == "POST" else request.GET
+    form = BulkForm(query)
+    listing = listing_query(query, query.get("action", ""))
+    filters = MemoryFilters(listing)
+    context = {
+        "form": form,
+        "filters": filters,
+        "actions": ACTIONS,
+        "filter_query": filter_query(listing),
+        "active_filters": active_filters(filters, listing) if query.get("all") else [],
+        "list_url": list_url(listing if query.get("all") else None),
+    }
+    if not form.is_valid():
+        return render_page(request, "memories/bulk.html", context, status=400)
+    data = form.cleaned_data
+    chosen: dict[str, int] = {}
+    if request.method == "POST":
+        try:
+            chosen = parse_selection(data["selection"])
+        except ValueError as error:
+            form.add_error(None, str(error))
+            return render_page(request, "memories/bulk.html", context, status=400)
+        ids = list(chosen)
+    elif data["all"]:
+        if not filters.is_valid():
+            return render_page(request, "memories/bulk.html", context, status=400)
+        ids = matching_ids(engine(), filters)
+    else:
+        ids = data["ids"]
+    context["selected"] = len(ids)
+    if len(ids) > MAX_SELECTION:
+        form.add_error(
+            None,
+            f"The filters match more than {MAX_SELECTION:,} memories: a bulk change acts on at most that many. "
+            "Narrow the filters, or act on part of them at a time.",
+        )
+        return render_page(request, "memories/bulk.html", context, status=400)
+    if not data["action"]:
+        return render_page(request, "memories/bulk.html", context)
+    try:
+        preview = plan(engine(), data["action"], form.parameters(), ids)
+    except ValueError as error:
+        form.add_error("keep", str(error).removeprefix("keep "))
+        return render_page(request, "memories/bulk.html", context, status=400)
+    context["plan"] = preview
+    if request.method == "GET":
+        return render_page(request, "memories/bulk.html", context)
+    if {record.id: record.version for record, _ in preview.changes} != chosen:
+        context["stale"] = True  # what the confirmation would do is not what was previewed
+        return render_page(request, "memories/bulk.html", context, status=409)
+    outcome = apply(curation(request), preview)
+    if outcome.change is None:
+        messages.info(request, "Nothing changed: every memory had changed or gone since the preview.")
+        return redirect("memory:memory_list")
+    skipped = f" {plural_memories(len(outcome.skipped))} changed since the preview and were left alone." * bool(
+        outcome.skipped
+    )
+    messages.success(request, f"{outcome.change.summary}.{skipped} Undo it in one step from here.")
+    return redirect("memory:history_bulk", outcome.change.pk)
+
+
+def list_url(listing: QueryDict | None) -> str:
+    """The memory list to go back to: filtered as the bulk action's selection was, if it was."""
+    query = filter_query(listing) if listing is not None else []
+    return reverse("memory:memory_list") + (f"?{urlencode(query)}" if query else "")
+
+
+def apply(service: Curation, preview: BulkPlan) -> BulkOutcome:
+    """Make the change a preview showed, through the curation service."""
+    summary = preview.describe()
+    if preview.action == "delete":
+        return service.bulk_delete_memories([(r.id, r.version) for r, _ in preview.changes], summary)
+    if preview.action == "mark_duplicates":
+        assert preview.keep is not None
+        return service.mark_duplicates(preview.keep.id, [(r.id, r.version) for r, _ in preview.changes], summary)
+    return service.bulk_update_memories([(r.id, r.version, fields) for r, fields in preview.changes], summary)
