@@ -1,4 +1,5 @@
-"""Screenshots of the dashboard's pages: `make screenshots` (or `.venv/bin/python docs/screenshots.py`).
+"""Screenshots of the dashboard's pages: `make screenshots` (or `.venv/bin/python docs/screenshots.py
+[NAME ...]`, only the pages named).
 
 Builds a throwaway world in a temporary folder: a memory store seeded by `seed_demo --seed=1
 --end-date=2026-11-20`, a Django database migrated from scratch, and a curator login. Serves the
@@ -88,7 +89,16 @@ PAGES = [
     Shot("history-entry", "/history/{entry}/"),
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
+    Shot("memories-selected", "/memories/?user_id=alice", act=lambda page: tick_rows(page, 3)),
+    Shot("bulk-preview", "/memories/bulk/?all=1&user_id=alice&memory_type=preference&action=set_status&status=invalid"),
+    Shot("history-bulk", "/history/bulk/{bulk}/"),
 ]
+
+
+def tick_rows(page: Page, count: int) -> None:
+    """Select rows for a bulk action, as a person does."""
+    for n in range(count):
+        page.locator("tbody input[name=ids]").nth(n).check()
 
 
 def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
@@ -133,7 +143,18 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     )
     [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
     add_tokens(curator)
-    return USERNAME, password, {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+    bulk = review_a_thread(memory, Curation(memory, Actor(curator)), "demo-lisbon-long-weekend")
+    return USERNAME, password, {"memory": fact.id, "image": image.id, "entry": str(entry.pk), "bulk": str(bulk.pk)}
+
+
+def review_a_thread(memory, curation, thread_id: str):
+    """A bulk change for the history: every memory of a thread marked reviewed, in one step."""
+    from memory.bulk import plan
+    from memory.views.bulk import apply
+
+    ids = [record.id for record in memory.list_memories(thread_id=thread_id, limit=None)]
+    review = {"status": "approved", "by": USERNAME}
+    return apply(curation, plan(memory, "set_metadata", {"key": "review", "value": review}, ids)).change
 
 
 def add_tokens(curator) -> None:
@@ -170,7 +191,7 @@ def start_server():
     return server
 
 
-def photograph(base_url: str, username: str, password: str, ids: dict[str, str]) -> list[Path]:
+def photograph(base_url: str, username: str, password: str, ids: dict[str, str], only: list[str]) -> list[Path]:
     from playwright.sync_api import sync_playwright
 
     from tests.browser.support import VIEWPORT, launch_chromium, log_in
@@ -182,7 +203,7 @@ def photograph(base_url: str, username: str, password: str, ids: dict[str, str])
         log_in(context.new_page(), username, password)
         logged_in = context.storage_state()
         context.close()
-        for shot in PAGES:
+        for shot in [shot for shot in PAGES if not only or shot.name in only]:
             variants = [("light", "light", VIEWPORT), ("dark", "dark", VIEWPORT)]
             if shot.narrow:
                 variants.append(("narrow", "light", NARROW_VIEWPORT))
@@ -225,7 +246,7 @@ def main() -> int:
         username, password, ids = build_world(Path(folder))
         server = start_server()
         try:
-            written = photograph(f"http://127.0.0.1:{server.port}", username, password, ids)
+            written = photograph(f"http://127.0.0.1:{server.port}", username, password, ids, sys.argv[1:])
         finally:
             server.terminate()
             from memory import services

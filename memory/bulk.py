@@ -219,6 +219,12 @@ class BulkPlan:
         return len(self.changes)
 
     @property
+    def effects_are_the_changes(self) -> bool:
+        """Whether every memory that changes flips status, and no other (a status change, or
+        duplicates of valid memories): then the preview says so once instead of listing them."""
+        return bool(self.effects) and [c.memory.id for c in self.effects] == [r.id for r, _ in self.changes]
+
+    @property
     def sample(self) -> list[MemoryRecord]:
         return [record for record, _ in self.changes[:SAMPLE]]
 

@@ -104,12 +104,24 @@ def history_bulk(request: HttpRequest, change_id: int) -> HttpResponse:
         "history/bulk.html",
         {
             "change": change,
-            "entries": rows[:BULK_PAGE],
+            "entries": [(entry, subject(entry)) for entry in rows[:BULK_PAGE]],
             "next_cursor": rows[BULK_PAGE - 1].id if len(rows) > BULK_PAGE else None,
             "tally": tally(change.entries.all()),
             "undone_by": undone_by(change),
         },
     )
+
+
+def subject(entry: CurationEntry) -> str:
+    """What an entry changed, in words a person recognises: the record's content (a link's entry
+    says its ends in its summary)."""
+    for values in (entry.after, entry.before):
+        if isinstance(values, dict) and isinstance(values.get("content"), str):
+            return values["content"]
+        records = values.get("records") if isinstance(values, dict) else None
+        if records and isinstance(records[0].get("content"), str):
+            return records[0]["content"]
+    return ""
 
 
 def tally(entries: QuerySet[CurationEntry]) -> list[tuple[str, str, int]]:
