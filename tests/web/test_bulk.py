@@ -125,7 +125,7 @@ def test_the_status_preview_counts_only_what_changes_and_says_the_effects(viewer
     assert [(c.memory.id, c.after) for c in plan.effects] == [("n0", "invalid"), ("n1", "invalid")]
     assert "<strong>2 memories</strong> will change" in html
     assert "2 memories already have that value" in html
-    assert "will become <strong>invalid</strong>" in html
+    assert "Each of the 2 becomes <strong>invalid</strong>" in html
 
 
 def test_setting_valid_skips_a_memory_a_link_retires(viewer_client, notes):
@@ -161,7 +161,9 @@ def test_the_duplicates_preview_keeps_one_valid_and_retires_the_others(viewer_cl
     assert plan.keep.id == "n0"
     assert [record.id for record, _ in plan.changes] == ["n1", "n2", "n4"]  # the kept one is left out
     assert [c.memory.id for c in plan.effects] == ["n1", "n2"]  # n4 is invalid already
-    assert "Kept, unchanged" in response.content.decode()
+    page = response.content.decode()
+    assert "Kept, unchanged" in page
+    assert page.count("will become <strong>invalid</strong>") == 2
 
 
 def test_a_memory_already_linked_to_the_kept_one_is_skipped(viewer_client, notes):
