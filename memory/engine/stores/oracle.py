@@ -481,8 +481,8 @@ class OracleDBMemoryStore(SQLMemoryStore):
         present tell where): rename the columns and switch the meta rows ("filled"), then clean up
         ("switched"). Returns how many records hold a vector when it switched them here."""
         with self._read() as cursor:
-            phase = self._meta_value(cursor, REEMBED_PHASE)
-            pending = self._meta_value(cursor, REEMBED_TARGET)
+            meta = self._meta_values(cursor, (REEMBED_PHASE, REEMBED_TARGET))
+        phase, pending = meta.get(REEMBED_PHASE), meta.get(REEMBED_TARGET)
         if phase is None:
             return None
         records = None

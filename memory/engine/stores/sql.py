@@ -3127,7 +3127,10 @@ class SQLMemoryStore(MemoryStore):
         check_positive_int("embedder dimension", dim)
         target = {"embedder": embedder.name, "vector_dim": dim}
         previous = (self.embedder.name, self.vector_dim)
-        self._finish_swap(target)
+        finished = self._finish_swap(target)
+        if finished is not None:  # a swap to this embedder cut short, now complete
+            self._use_embedder(embedder)
+            return ReembedReport(*previous, embedder.name, dim, records=finished, resumed=finished)
         if (embedder.name, dim) == previous:
             return ReembedReport(*previous, *previous, changed=False)
         resumed = self._prepare_staging(target)
