@@ -48,7 +48,7 @@ from memory.engine import (
     ThreadRecord,
 )
 from memory.engine.images import check_image
-from memory.engine.stores.base import SchemaError, encode_cursor
+from memory.engine.stores.base import EmbedderMismatchError, SchemaError, encode_cursor
 from memory.engine.stores.oracle import (
     OracleDBMemoryStore,
     OracleInDatabaseEmbedder,
@@ -1900,7 +1900,7 @@ def test_open_pool_needs_a_password_and_valid_sizes(fake_create_pool, monkeypatc
 def test_schema_checks_refuse_a_mismatched_store() -> None:
     conn = RecordingConnection()
     managed_schema(conn, list(OracleSchema("", DIM).names.values()), DIM + 8, "hashing-16")
-    with pytest.raises(ValueError, match="dimensional"):
+    with pytest.raises(EmbedderMismatchError, match="dimensional"):
         OracleDBMemoryStore(HashingEmbedder(DIM), conn, schema_policy=SchemaPolicy.REQUIRE_EXISTING)
     empty = RecordingConnection()
     with pytest.raises(SchemaError):

@@ -86,10 +86,11 @@ class SchemaError(RuntimeError):
     """The database does not hold the managed schema the store's policy requires."""
 
 
-class EmbedderMismatchError(ValueError):
+class EmbedderMismatchError(SchemaError):
     """The store's vectors were made by another embedder (or at another dimension) than the one it
     is opened with: searching them with this one would compare unrelated vectors, and writing would
-    mix them. Open it with the embedder it records, or move it to this one (reembed)."""
+    mix them. Open it with the embedder it records, or move it to this one (reembed). A setup
+    error, not bad input: not a ValueError, which callers turn into a form error."""
 
     def __init__(self, stored_embedder: str, stored_dim: int, embedder: str, dim: int) -> None:
         self.stored_embedder, self.stored_dim, self.embedder, self.dim = stored_embedder, stored_dim, embedder, dim
