@@ -17,6 +17,7 @@ is taken as it answers the creation of a token).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import sys
@@ -66,6 +67,26 @@ def create_a_token(page: Page) -> None:
         page.get_by_role("button", name="Create the token").click()
 
 
+def interrupt_a_reembedding(page: Page) -> None:
+    """The overview while a re-embedding (manage.py oam_reembed) is unfinished: one batch of a move
+    to 768 dimensions staged, then the embedder fails."""
+    from memory.engine import HashingEmbedder
+    from memory.services import get_agent_memory
+
+    class OneBatch(HashingEmbedder):
+        def embed(self, texts):
+            if getattr(self, "done", False):
+                raise RuntimeError("the embedding server went away")
+            self.done = True
+            return super().embed(texts)
+
+    memory = get_agent_memory()
+    if memory.vector_state().pending_embedder is None:  # the first variant interrupts, the next ones show it
+        with contextlib.suppress(RuntimeError):
+            memory.reembed(OneBatch(768), batch_size=200)
+    page.reload(wait_until="networkidle")
+
+
 PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
     Shot("overview", "/", narrow=True),
@@ -92,6 +113,7 @@ PAGES = [
     Shot("memories-selected", "/memories/?user_id=alice", act=lambda page: tick_rows(page, 3)),
     Shot("bulk-preview", "/memories/bulk/?all=1&user_id=alice&memory_type=preference&action=set_status&status=invalid"),
     Shot("history-bulk", "/history/bulk/{bulk}/"),
+    Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]
 
 

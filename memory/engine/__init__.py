@@ -23,7 +23,14 @@ from .snapshot import (
     thread_from_json,
     thread_to_json,
 )
-from .stores import MemoryStore, OracleDBMemoryStore, OracleInDatabaseEmbedder, SchemaError, SQLiteMemoryStore
+from .stores import (
+    EmbedderMismatchError,
+    MemoryStore,
+    OracleDBMemoryStore,
+    OracleInDatabaseEmbedder,
+    SchemaError,
+    SQLiteMemoryStore,
+)
 from .stores.oracle import open_pool
 from .thread import Thread
 from .types import (
@@ -52,6 +59,7 @@ from .types import (
     Record,
     RecordRelation,
     RecordStatus,
+    ReembedReport,
     RestoreReport,
     SchemaPolicy,
     ScopedRecord,
@@ -62,6 +70,7 @@ from .types import (
     ThreadRecord,
     TimeToLiveAnchor,
     UserProfileRecord,
+    VectorState,
 )
 
 
@@ -113,6 +122,7 @@ __all__ = [
     "CheckReport",
     "ContextCard",
     "Embedder",
+    "EmbedderMismatchError",
     "HashingEmbedder",
     "ImageContent",
     "ImageInputLimitConfig",
@@ -140,6 +150,7 @@ __all__ = [
     "Record",
     "RecordRelation",
     "RecordStatus",
+    "ReembedReport",
     "RestoreReport",
     "SQLiteMemoryStore",
     "SchemaError",
@@ -159,6 +170,7 @@ __all__ = [
     "ThreadRecord",
     "TimeToLiveAnchor",
     "UserProfileRecord",
+    "VectorState",
     "connect",
     "embedder_from_spec",
     "estimate_tokens",

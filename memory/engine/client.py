@@ -7,6 +7,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
+from .embedders import Embedder
 from .extraction import LlmMemoryWork
 from .limits import check_int_range
 from .records import (
@@ -24,6 +25,7 @@ from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .snapshot import Snapshot
 from .stores.base import (
+    DEFAULT_BATCH_SIZE,
     DEFAULT_GRAPH_NODES,
     DEFAULT_LIST_LIMIT,
     MemoryStore,
@@ -60,10 +62,12 @@ from .types import (
     MessageRecord,
     Page,
     RecordRelation,
+    ReembedReport,
     RestoreReport,
     StoreStats,
     ThreadRecord,
     UserProfileRecord,
+    VectorState,
     check_bool,
 )
 
@@ -686,6 +690,21 @@ class AgentMemory:
         """The store's consistency check (MemoryStore.check): what is out of step, repaired when
         `repair` (only what is safe: no record is ever deleted)."""
         return self.store.check(repair=repair, examples=examples)
+
+    def reembed(
+        self,
+        embedder: Embedder,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ReembedReport:
+        """Move the store to another embedder, a new dimension included, in batches, resumable,
+        the store unchanged if it fails (MemoryStore.reembed); this client embeds with it after."""
+        return self.store.reembed(embedder, batch_size=batch_size, progress=progress)
+
+    def vector_state(self) -> VectorState:
+        """The embedder the store records for its vectors beside this client's (MemoryStore.vector_state)."""
+        return self.store.vector_state()
 
     def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Threads, live messages and live memories per user ("user") or agent ("agent") id."""
