@@ -759,21 +759,11 @@ class Curation:
         return record
 
     def _in_batches(self, summary: str, items: Sequence[tuple[Any, ...]], change: Callable[..., None]) -> BulkOutcome:
-        """Apply `change(*item)` to every item inside one bulk change, BULK_BATCH at a time: each
-        batch is one transaction of the store and one of the history (the store's commits
-        first), so a batch that fails is neither stored nor recorded, and the batches before it
-        stay, recorded. An item whose record changed or went since the preview is skipped."""
-        skipped: list[tuple[str, str]] = []
+        """Apply `change(*item)` to every item inside one bulk change; an item whose record
+        changed or went since the preview is skipped and reported."""
         with self.bulk(summary) as bulk_change:
-            for start in range(0, len(items), BULK_BATCH):
-                with django_transaction.atomic(), self.memory.transaction():
-                    for item in items[start : start + BULK_BATCH]:
-                        try:
-                            change(*item)
-                        except StaleVersionError:
-                            skipped.append((item[0], "changed since the preview"))
-                        except KeyError:
-                            skipped.append((item[0], "deleted or expired since the preview"))
+            failed = self._batched(items, lambda item: change(*item), (StaleVersionError, KeyError))
+        skipped = [(item[0], reason) for item, reason in failed]
         done = len(items) - len(skipped)
         if not done:
             bulk_change.delete()
@@ -782,6 +772,24 @@ class Curation:
             bulk_change.summary = f"{summary} ({plural(len(skipped), 'memory')} skipped: changed since)"[:300]
             bulk_change.save(update_fields=["summary"])
         return BulkOutcome(bulk_change, done, skipped)
+
+    def _batched(
+        self, items: Sequence[Any], change: Callable[[Any], object], refused: tuple[type[Exception], ...]
+    ) -> list[tuple[Any, str]]:
+        """Apply `change(item)` to each item, BULK_BATCH at a time: each batch is one transaction
+        of the store and one of the history (the store's commits first), so that a batch that
+        fails is neither stored nor recorded while the batches before it stay, recorded, and a
+        batch costs one commit of each, not one per record. An item whose change raises one of
+        `refused` (before it wrote anything) is left as it is: (item, the reason) in the answer."""
+        failed: list[tuple[Any, str]] = []
+        for start in range(0, len(items), BULK_BATCH):
+            with django_transaction.atomic(), self.memory.transaction():
+                for item in items[start : start + BULK_BATCH]:
+                    try:
+                        change(item)
+                    except refused as error:
+                        failed.append((item, str(error.args[0]) if error.args else str(error)))
+        return failed
 
     # --- history ------------------------------------------------------------------------------
 
@@ -811,13 +819,8 @@ class Curation:
         entries = list(change.entries.exclude(reverted_by__isnull=False).order_by("-at", "-id"))
         if not entries:
             raise CurationError("nothing in this bulk change is left to undo")
-        failed: list[tuple[CurationEntry, str]] = []
         with self.bulk(f"Undone: {change.summary}", reverts=change) as undo:
-            for entry in entries:
-                try:
-                    self.revert(entry)
-                except (CurationError, KeyError, ValueError) as exc:
-                    failed.append((entry, str(exc.args[0]) if exc.args else str(exc)))
+            failed = self._batched(entries, self.revert, (CurationError, KeyError, ValueError))
         if len(failed) == len(entries):
             undo.delete()
             raise CurationError(f"none of its changes could be undone: {failed[0][1]}")
