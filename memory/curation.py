@@ -732,8 +732,18 @@ class Curation:
         """Delete many memories (each with its links) as one bulk change; each (id, version seen)."""
 
         def delete(memory_id: str, version: int) -> None:
-            self._seen(memory_id, version)
+            unchanged_since(self.memory.get_memory(memory_id), version)
             self.delete_memory(memory_id)
+
+        return self._in_batches(summary, chosen, delete)
+
+    def bulk_delete_messages(self, thread_id: str, chosen: Sequence[tuple[str, int]], summary: str) -> BulkOutcome:
+        """Delete many messages of a thread (each with its images) as one bulk change; each
+        (id, version seen)."""
+
+        def delete(message_id: str, version: int) -> None:
+            unchanged_since(self.memory.get_message_record(thread_id, message_id), version)
+            self.delete_message(thread_id, message_id)
 
         return self._in_batches(summary, chosen, delete)
 
@@ -744,19 +754,12 @@ class Curation:
         keep = self.memory.get_memory(keep_id)
 
         def link(memory_id: str, version: int) -> None:
-            target = self._seen(memory_id, version)
+            target = unchanged_since(self.memory.get_memory(memory_id), version)
             self._linked(
                 self.memory.link_records(keep.id, keep.record_type, target.id, target.record_type, "duplicates")
             )
 
         return self._in_batches(summary, chosen, link)
-
-    def _seen(self, memory_id: str, version: int) -> Any:
-        """The memory, if it is still at the version seen (StaleVersionError otherwise)."""
-        record = self.memory.get_memory(memory_id)
-        if record.version != version:
-            raise StaleVersionError(f"memory {memory_id!r}", version, record.version)
-        return record
 
     def _in_batches(self, summary: str, items: Sequence[tuple[Any, ...]], change: Callable[..., None]) -> BulkOutcome:
         """Apply `change(*item)` to every item inside one bulk change; an item whose record
@@ -769,7 +772,7 @@ class Curation:
             bulk_change.delete()
             return BulkOutcome(None, 0, skipped)
         if skipped:
-            bulk_change.summary = f"{summary} ({plural(len(skipped), 'memory')} skipped: changed since)"[:300]
+            bulk_change.summary = f"{summary} ({plural(len(skipped), 'record')} skipped: changed since)"[:300]
             bulk_change.save(update_fields=["summary"])
         return BulkOutcome(bulk_change, done, skipped)
 
@@ -978,6 +981,13 @@ class StatusChange:
     memory: Any
     before: str
     after: str
+
+
+def unchanged_since(record: Any, version: int) -> Any:
+    """The record, if it is still at the version seen (StaleVersionError otherwise)."""
+    if record.version != version:
+        raise StaleVersionError(f"{record.record_type} {record.id!r}", version, record.version)
+    return record
 
 
 def short(record_id: str) -> str:

@@ -31,6 +31,7 @@ urlpatterns = [
     path("threads/<id:thread_id>/card/", cards.card_preview, name="card_preview"),
     path("threads/<id:thread_id>/summary/refresh/", cards.summary_refresh, name="summary_refresh"),
     path("threads/<id:thread_id>/memories/extract/", cards.memories_extract, name="memories_extract"),
+    path("threads/<id:thread_id>/messages/delete/", bulk.message_bulk_delete, name="message_bulk_delete"),
     path("threads/<id:thread_id>/messages/<id:message_id>/", messages.message_detail, name="message_detail"),
     path("threads/<id:thread_id>/messages/<id:message_id>/edit/", messages.message_edit, name="message_edit"),
     path("threads/<id:thread_id>/messages/<id:message_id>/delete/", messages.message_delete, name="message_delete"),

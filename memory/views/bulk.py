@@ -1,24 +1,26 @@
 """Bulk actions on memories (/memories/bulk/): choose an action for a selection, see exactly what
 it will change, confirm. The preview is a GET (a link to share, viewers may look); the
-confirmation is a POST of the previewed ids and versions (curators only)."""
+confirmation is a POST of the previewed ids and versions (curators only). And the bulk delete of
+messages ticked on a thread's page (/threads/<id>/messages/delete/)."""
 
 from __future__ import annotations
 
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from memory.access import can_curate, viewer_required
+from memory.access import can_curate, curator_required, viewer_required
 from memory.bulk import (
     ACTIONS,
     MAX_SELECTION,
     BulkForm,
     BulkPlan,
+    IdListField,
     filter_query,
     listing_query,
     matching_ids,
@@ -26,9 +28,10 @@ from memory.bulk import (
     plan,
     plural_memories,
 )
-from memory.curation import BulkOutcome, Curation
+from memory.curation import BulkOutcome, Curation, plural
 from memory.listing import MemoryFilters, active_filters
-from memory.views.common import curation, engine, render_page
+from memory.models import ObjectKind
+from memory.views.common import curation, engine, gone, render_page
 
 
 @viewer_required
@@ -114,3 +117,55 @@ def apply(service: Curation, preview: BulkPlan) -> BulkOutcome:
         assert preview.keep is not None
         return service.mark_duplicates(preview.keep.id, [(r.id, r.version) for r, _ in preview.changes], summary)
     return service.bulk_update_memories([(r.id, r.version, fields) for r, fields in preview.changes], summary)
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def message_bulk_delete(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """GET `ids` (repeated): the messages ticked on the thread's page, with their images, to
+    confirm; POST: delete exactly those, as they were shown, as one bulk change."""
+    memory = engine()
+    try:
+        memory.get_thread_record(thread_id)
+    except KeyError:
+        return gone(request, ObjectKind.THREAD, thread_id)
+    context: dict = {"thread_id": thread_id, "cancel_url": reverse("memory:thread_detail", args=[thread_id])}
+    chosen: dict[str, int] = {}
+    try:
+        if request.method == "POST":
+            chosen = parse_selection(request.POST.get("selection", ""))
+            ids = list(chosen)
+        else:
+            ids = IdListField(required=False).clean(request.GET.getlist("ids"))
+        if not ids:
+            raise ValueError("No messages selected: tick some on the thread's page first.")
+        if len(ids) > MAX_SELECTION:
+            raise ValueError(f"A bulk change acts on at most {MAX_SELECTION:,} messages.")
+    except (ValueError, ValidationError) as error:
+        context["error"] = error.messages[0] if isinstance(error, ValidationError) else str(error)
+        return render_page(request, "messages/bulk_delete.html", context, status=400)
+    found, missing = [], []
+    for message_id in ids:
+        try:
+            found.append(memory.get_message_record(thread_id, message_id))
+        except KeyError:
+            missing.append(message_id)
+    context.update(
+        chosen_messages=found,
+        missing=missing,
+        image_count=sum(1 for message in found for part in message.parts or () if part.get("type") == "image"),
+        selection="\n".join(f"{message.id} {message.version}" for message in found),
+    )
+    if request.method == "GET" or not found:
+        return render_page(request, "messages/bulk_delete.html", context)
+    if {message.id: message.version for message in found} != chosen:
+        context["stale"] = True
+        return render_page(request, "messages/bulk_delete.html", context, status=409)
+    outcome = curation(request).bulk_delete_messages(
+        thread_id, [(message.id, message.version) for message in found], f"Deleted {plural(len(found), 'message')}"
+    )
+    if outcome.change is None:
+        messages.info(request, "Nothing changed: every message had changed or gone since.")
+        return redirect("memory:thread_detail", thread_id)
+    messages.success(request, f"{outcome.change.summary}. Undo it in one step from here.")
+    return redirect("memory:history_bulk", outcome.change.pk)

@@ -51,14 +51,14 @@ def preview(client, **query):
     return client.get(BULK, query)
 
 
-def confirm(client, response, **extra):
+def confirm(client, response, url=BULK, **extra):
     """POST the confirmation form of a preview, as the page sends it."""
     page = response.content.decode()
     form = page[page.index('id="bulk-confirm"') :]
     form = form[: form.index("</form>")]
     data = {name: html.unescape(value) for name, value in re.findall(r'name="([^"]+)" value="([^"]*)"', form)}
     data.update(extra)
-    return client.post(BULK, data)
+    return client.post(url, data)
 
 
 # --- who may do what ---------------------------------------------------------------------------
@@ -377,3 +377,78 @@ def test_a_bulk_change_is_undone_only_once(curator_client, notes):
     assert "already undone" in again.content.decode()
     assert BulkChange.objects.count() == 2
     assert CurationEntry.objects.filter(bulk__reverts=change).count() == 4
+
+
+# --- messages of a thread ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def world(agent_memory):
+    from .world import build_world
+
+    return build_world(agent_memory)
+
+
+def message_url(world) -> str:
+    return reverse("memory:message_bulk_delete", args=[world.thread_id])
+
+
+def test_a_curator_ticks_messages_on_the_thread_page(curator_client, world):
+    page = curator_client.get(reverse("memory:thread_detail", args=[world.thread_id])).content.decode()
+    assert page.count('name="ids"') == 3 and 'form="message-bulk"' in page
+    assert f'action="{message_url(world)}"' in page
+
+
+def test_a_viewer_sees_no_message_checkboxes(viewer_client, world):
+    page = viewer_client.get(reverse("memory:thread_detail", args=[world.thread_id])).content.decode()
+    assert 'name="ids"' not in page and "message-bulk" not in page
+
+
+def test_messages_are_deleted_together_and_come_back_in_one_step(curator_client, world, agent_memory):
+    thread = agent_memory.get_thread(world.thread_id)
+    before = [(m.id, m.content, m.seq_no) for m in agent_memory.list_thread_messages(world.thread_id)]
+    shown = curator_client.get(message_url(world), {"ids": list(world.message_ids[:2])})
+    page = shown.content.decode()
+    assert shown.status_code == 200
+    assert "Delete 2 messages of the thread?" in page and "<strong>1 image</strong>" in page
+
+    done = confirm(curator_client, shown, url=message_url(world))
+
+    change = BulkChange.objects.get()
+    assert done["Location"] == reverse("memory:history_bulk", args=[change.pk])
+    assert [m.id for m in thread.get_messages()] == [world.message_ids[2]]
+    assert change.summary == "Deleted 2 messages" and change.entries.count() == 2
+    curator_client.post(reverse("memory:history_bulk_revert", args=[change.pk]))
+    assert [(m.id, m.content, m.seq_no) for m in agent_memory.list_thread_messages(world.thread_id)] == before
+    assert agent_memory.get_image(world.photo_id)
+
+
+def test_deleting_messages_is_for_curators(viewer_client, world, agent_memory):
+    url = message_url(world)
+    assert viewer_client.get(url, {"ids": world.message_ids[0]}).status_code == 403
+    assert viewer_client.post(url, {"selection": f"{world.message_ids[0]} 1"}).status_code == 403
+    assert len(agent_memory.get_thread(world.thread_id).get_messages()) == 3
+
+
+@pytest.mark.parametrize(
+    ("method", "data", "message"),
+    [
+        ("get", {}, "No messages selected"),
+        ("post", {"selection": "m1 x"}, "damaged"),
+    ],
+)
+def test_bad_message_selections_are_refused(curator_client, world, method, data, message):
+    response = getattr(curator_client, method)(message_url(world), data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+
+
+def test_a_message_edited_since_the_confirmation_page_is_shown_again(curator_client, world, agent_memory):
+    shown = curator_client.get(message_url(world), {"ids": [world.message_ids[0], "not-a-message"]})
+    assert shown.context["missing"] == ["not-a-message"]
+    agent_memory.get_thread(world.thread_id).update_message(world.message_ids[0], content="Edited meanwhile.")
+
+    again = curator_client.post(message_url(world), {"selection": shown.context["selection"]})
+
+    assert again.status_code == 409
+    assert len(agent_memory.get_thread(world.thread_id).get_messages()) == 3

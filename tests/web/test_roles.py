@@ -45,6 +45,8 @@ def read_urls(world: World) -> dict[str, str]:
         "graph_data": reverse("memory:graph_data") + f"?user_id={world.user_id}",
         "graph_node": reverse("memory:graph_node", args=[world.fact_id]),
         "tokens": reverse("memory:tokens"),
+        # a preview: viewers may look, its POST is for curators (tests/web/test_bulk.py)
+        "memory_bulk": reverse("memory:memory_bulk") + f"?ids={world.fact_id}&action=delete",
     }
 
 
@@ -71,12 +73,13 @@ def write_urls(world: World) -> dict[str, str]:
         "link_create": reverse("memory:link_create"),
         "link_edit": reverse("memory:link_edit", args=[world.link_id]),
         "link_delete": reverse("memory:link_delete", args=[world.link_id]),
+        "message_bulk_delete": reverse("memory:message_bulk_delete", args=[world.thread_id]) + f"?ids={message}",
     }
 
 
 # Routes that need a history entry to exist, and routes of one's own settings, which any
 # logged-in account (set_theme) or any role (API tokens: tests/web/test_tokens.py) may post to.
-HISTORY_ROUTES = {"history_entry", "history_revert"}
+HISTORY_ROUTES = {"history_entry", "history_revert", "history_bulk", "history_bulk_revert"}
 PERSONAL_ROUTES = {"set_theme", "token_revoke"}
 POST_ONLY = {"image_describe", "summary_refresh", "memories_extract"}
 
