@@ -237,11 +237,13 @@ class HistoryFilters(ListingForm):
         narrowing = ("object_kind", "object_id", "record_id", "thread_id", "action")
         return not any(self.cleaned_data.get(name) for name in narrowing)
 
-    def page(self) -> tuple[list[CurationEntry], int | None]:
-        """The entries of this page and the cursor of the next one (None on the last page)."""
+    def page(self, *, bulk_as_one: bool = False) -> tuple[list[CurationEntry], int | None]:
+        """The entries of this page and the cursor of the next one (None on the last page).
+        `bulk_as_one` (the dashboard's list): a bulk change is one row, unless the filters ask
+        for some objects' own changes (the API lists every entry, with its `bulk`)."""
         data = self.cleaned_data
         entries = CurationEntry.objects.select_related("reverts", "bulk")
-        if self.bulk_changes_as_one():
+        if bulk_as_one and self.bulk_changes_as_one():
             entries = entries.filter(one_row_per_bulk_change())
         if data.get("record_id"):
             entries = entries.of_record(data["record_id"])

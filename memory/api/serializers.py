@@ -1021,6 +1021,11 @@ class HistoryEntrySerializer(serializers.Serializer):
     )
     after = serializers.JSONField(allow_null=True, help_text="The object after.")
     reverts = serializers.IntegerField(source="reverts_id", allow_null=True, help_text="The entry this one undid.")
+    bulk = serializers.IntegerField(
+        source="bulk_id",
+        allow_null=True,
+        help_text="The bulk change this entry is one record of (the dashboard's /history/bulk/<id>/); null: none.",
+    )
 
     def to_representation(self, instance: Any) -> dict[str, Any]:
         data = super().to_representation(instance)

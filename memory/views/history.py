@@ -36,7 +36,7 @@ def history(request: HttpRequest) -> HttpResponse:
     form = HistoryFilters(request.GET)
     entries, next_cursor, status = [], None, 200
     if form.is_valid():
-        entries, next_cursor = form.page()
+        entries, next_cursor = form.page(bulk_as_one=True)
     else:
         status = 400
     return render_page(

@@ -119,12 +119,22 @@ def test_changes_made_through_the_api_are_listed_with_the_tokens_name(viewer_api
         "object_kind": "memory",
         "thread_id": None,
         "reverts": None,
+        "bulk": None,
     }
     assert update["summary"]
     assert (update["before"]["content"], update["after"]["content"]) == ("Tea at five.", "Tea at six.")
     assert datetime.fromisoformat(update["at"]).tzinfo is not None
     deleted = page["results"][0]
     assert deleted["after"] is None and deleted["before"]  # the snapshot a restore brings back
+
+
+def test_entries_of_a_bulk_change_are_each_listed_with_its_id(viewer_api, dashboard, made):
+    with dashboard.bulk("Two at once") as change:
+        dashboard.delete_memory("tea")
+
+    [entry] = listed(viewer_api, object_id="tea", action="delete")["results"]
+    assert entry["bulk"] == change.pk
+    assert [e["bulk"] for e in listed(viewer_api)["results"]] == [change.pk, None, None, None, None]
 
 
 def test_the_list_pages_by_cursor_with_a_next_link(viewer_api, made):
