@@ -463,3 +463,21 @@ def test_async_twins_raise_the_same_errors_as_their_sync_methods(thread):
 def test_agent_memory_can_be_built_over_a_store(store):
     client = AgentMemory(store)
     assert client.create_thread(thread_id="solo", user_id="u", agent_id="a").thread_id == "solo"
+
+
+def test_a_transaction_stores_its_writes_together_or_none_of_them(memory):
+    for n in range(3):
+        memory.add_memory(f"note {n}", memory_id=f"note-{n}", user_id="u", autonomous_linking=False)
+
+    with pytest.raises(RuntimeError), memory.transaction():
+        memory.update_memory("note-0", status=RecordStatus.INVALID)
+        memory.delete_memory("note-1")
+        raise RuntimeError("the batch fails part-way")
+    with memory.transaction():
+        memory.update_memory("note-2", status=RecordStatus.INVALID)
+        memory.delete_memory("note-0")
+
+    assert [(r.id, r.status) for r in memory.list_memories(user_id="u")] == [
+        ("note-1", RecordStatus.VALID),
+        ("note-2", RecordStatus.INVALID),
+    ]
