@@ -142,9 +142,8 @@ def bench_bulk_status(records: int, folder: Path) -> None:
     preview = plan(memory, "set_status", {"status": "valid"}, ids)
     planned = time.perf_counter() - started
     assert preview.count == records, preview.count
-    changes = [(record.id, record.version, fields) for record, fields in preview.changes]
     started = time.perf_counter()
-    outcome = curation.bulk_update_memories(changes, preview.describe())
+    outcome = curation.bulk_update_memories(preview.changes, preview.describe())
     changed = time.perf_counter() - started
     assert outcome.done == records and not outcome.skipped
     started = time.perf_counter()

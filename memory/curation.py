@@ -136,6 +136,7 @@ class Curation:
         self.memory = agent_memory
         self.actor = actor
         self._bulk: BulkChange | None = None
+        self._pending: list[CurationEntry] | None = None
 
     # --- recording ----------------------------------------------------------------------------
 
@@ -181,7 +182,7 @@ class Curation:
         thread_id: str | None = None,
         reverts: CurationEntry | None = None,
     ) -> CurationEntry:
-        return CurationEntry.objects.create(
+        entry = CurationEntry(
             **self.actor.authorship(),
             object_kind=kind,
             object_id=object_id,
@@ -193,6 +194,11 @@ class Curation:
             reverts=reverts,
             bulk=self._bulk,
         )
+        if self._pending is not None:  # a bulk batch writes its entries together (_batched)
+            self._pending.append(entry)
+        else:
+            entry.save(force_insert=True)
+        return entry
 
     def _updated(self, kind: str, object_id: str, before: Any, after: Any, summary: str) -> CurationEntry:
         """Record an update of a record (a message, memory or image) with both its versions."""
@@ -714,17 +720,17 @@ class Curation:
 
     # --- bulk changes -------------------------------------------------------------------------
 
-    def bulk_update_memories(self, changes: Sequence[tuple[str, int, dict[str, Any]]], summary: str) -> BulkOutcome:
-        """Update many memories as one bulk change: each (id, version seen, fields to write), one
-        history entry each, like `update_memory` but writing exactly the fields given (a bulk
-        status change writes the flag it previewed). A memory changed or deleted since its version
-        was seen is skipped and reported, never overwritten."""
+    def bulk_update_memories(self, changes: Sequence[tuple[Any, dict[str, Any]]], summary: str) -> BulkOutcome:
+        """Update many memories as one bulk change: each (the memory as it was seen, the fields
+        to write), one history entry each, like `update_memory` but writing exactly the fields
+        given (a bulk status change writes the flag it previewed). The write expects the version
+        seen, so the memory seen is the one changed; a memory changed or deleted since is
+        skipped and reported, never overwritten."""
 
-        def update(memory_id: str, version: int, fields: dict[str, Any]) -> None:
-            before = self.memory.get_memory(memory_id)
-            self.memory.update_memory(memory_id, expected_version=version, **fields)
-            after = self.memory.get_memory(memory_id)
-            self._updated(ObjectKind.MEMORY, memory_id, before, after, edited(after.record_type, before, after))
+        def update(before: Any, fields: dict[str, Any]) -> None:
+            self.memory.update_memory(before.id, expected_version=before.version, **fields)
+            after = self.memory.get_memory(before.id)
+            self._updated(ObjectKind.MEMORY, before.id, before, after, edited(after.record_type, before, after))
 
         return self._in_batches(summary, changes, update)
 
@@ -766,7 +772,7 @@ class Curation:
         changed or went since the preview is skipped and reported."""
         with self.bulk(summary) as bulk_change:
             failed = self._batched(items, lambda item: change(*item), (StaleVersionError, KeyError))
-        skipped = [(item[0], reason) for item, reason in failed]
+        skipped = [(getattr(item[0], "id", item[0]), reason) for item, reason in failed]
         done = len(items) - len(skipped)
         if not done:
             bulk_change.delete()
@@ -782,16 +788,22 @@ class Curation:
         """Apply `change(item)` to each item, BULK_BATCH at a time: each batch is one transaction
         of the store and one of the history (the store's commits first), so that a batch that
         fails is neither stored nor recorded while the batches before it stay, recorded, and a
-        batch costs one commit of each, not one per record. An item whose change raises one of
+        batch costs one commit of each, not one per record; its history entries are written
+        together at its end. An item whose change raises one of
         `refused` (before it wrote anything) is left as it is: (item, the reason) in the answer."""
         failed: list[tuple[Any, str]] = []
         for start in range(0, len(items), BULK_BATCH):
             with django_transaction.atomic(), self.memory.transaction():
-                for item in items[start : start + BULK_BATCH]:
-                    try:
-                        change(item)
-                    except refused as error:
-                        failed.append((item, str(error.args[0]) if error.args else str(error)))
+                self._pending = []
+                try:
+                    for item in items[start : start + BULK_BATCH]:
+                        try:
+                            change(item)
+                        except refused as error:
+                            failed.append((item, str(error.args[0]) if error.args else str(error)))
+                    CurationEntry.objects.bulk_create(self._pending)
+                finally:
+                    self._pending = None
         return failed
 
     # --- history ------------------------------------------------------------------------------
@@ -807,7 +819,8 @@ class Curation:
             undone = self._write_back(entry)
             undone.summary = f"Reverted: {entry.summary}"[:300]
         undone.reverts = entry
-        undone.save(update_fields=["summary", "reverts"])
+        if undone.pk is not None:  # else it is written with its batch, as it is now
+            undone.save(update_fields=["summary", "reverts"])
         return undone
 
     def revert_bulk(self, change: BulkChange) -> BulkUndo:

@@ -116,7 +116,7 @@ def apply(service: Curation, preview: BulkPlan) -> BulkOutcome:
     if preview.action == "mark_duplicates":
         assert preview.keep is not None
         return service.mark_duplicates(preview.keep.id, [(r.id, r.version) for r, _ in preview.changes], summary)
-    return service.bulk_update_memories([(r.id, r.version, fields) for r, fields in preview.changes], summary)
+    return service.bulk_update_memories(preview.changes, summary)
 
 
 @curator_required
