@@ -225,8 +225,25 @@ class BulkPlan:
         return bool(self.effects) and [c.memory.id for c in self.effects] == [r.id for r, _ in self.changes]
 
     @property
-    def sample(self) -> list[MemoryRecord]:
-        return [record for record, _ in self.changes[:SAMPLE]]
+    def sample(self) -> list[tuple[MemoryRecord, str]]:
+        """The first records that change, each with what changes in it, as the preview says it."""
+        return [(record, self.change_of(record, fields)) for record, fields in self.changes[:SAMPLE]]
+
+    def change_of(self, record: MemoryRecord, fields: dict[str, Any]) -> str:
+        """ "source: "chat" → "import"": what the action changes in one record."""
+        key = self.parameters.get("key")
+        metadata = record.metadata or {}
+        old = json.dumps(metadata[key], ensure_ascii=False)[:60] if key in metadata else "(none)"
+        return {
+            "set_status": lambda: f"{record.status} → {self.parameters.get('status')}",
+            "delete": lambda: "deleted, with its links",
+            "set_metadata": lambda: (
+                f"{key}: {old} → {json.dumps(self.parameters.get('value'), ensure_ascii=False)[:60]}"
+            ),
+            "remove_metadata": lambda: f"{key}: {old} → (removed)",
+            "set_type": lambda: f"{record.record_type} → {fields.get('memory_type')}",
+            "mark_duplicates": lambda: "a duplicate of the kept memory",
+        }[self.action]()
 
     def selection(self) -> str:
         """The ids and versions of the records that change ("id version" a line): what the

@@ -181,6 +181,8 @@ def test_the_metadata_previews_count_only_records_that_differ(viewer_client, not
 
     assert [(r.id, fields) for r, fields in set_plan.changes] == [("n0", {"metadata": {"source": "import", "n": 0}})]
     assert set_plan.unchanged == 1
+    assert [change for _, change in set_plan.sample] == ['source: "chat" → "import"']
+    assert [change for _, change in remove_plan.sample] == ["n: 0 → (removed)"]
     assert [(r.id, fields) for r, fields in remove_plan.changes] == [("n0", {"metadata": {"source": "chat"}})]
 
 
@@ -452,3 +454,13 @@ def test_a_message_edited_since_the_confirmation_page_is_shown_again(curator_cli
 
     assert again.status_code == 409
     assert len(agent_memory.get_thread(world.thread_id).get_messages()) == 3
+
+
+def test_keys_values_and_contents_are_escaped_in_the_preview(viewer_client, agent_memory):
+    agent_memory.add_memory("<script>alert(1)</script>", memory_id="evil", user_id="eve", autonomous_linking=False)
+    page = preview(viewer_client, ids="evil", action="set_metadata", key="<b>k</b>", value='"<i>v</i>"')
+
+    html_text = page.content.decode()
+    assert "<script>alert(1)</script>" not in html_text and "&lt;script&gt;" in html_text
+    assert "<b>k</b>" not in html_text and "&lt;b&gt;k&lt;/b&gt;" in html_text
+    assert "<i>v</i>" not in html_text
