@@ -11,6 +11,7 @@ from django.shortcuts import render
 
 from memory.access import viewer_required
 from memory.engine.types import MEMORY_TYPES
+from memory.listing import one_row_per_bulk_change
 from memory.models import CurationEntry
 from memory.views.common import engine
 
@@ -100,7 +101,8 @@ def overview(request: HttpRequest) -> HttpResponse:
             "memory_totals": totals,
             "links": sorted(stats.links.items(), key=lambda item: (-item[1], item[0])),
             "chart": activity_chart(stats.by_day, datetime.now(UTC).date()),
-            "latest_changes": CurationEntry.objects.select_related("actor")[:8],
+            "latest_changes": CurationEntry.objects.filter(one_row_per_bulk_change()).select_related("bulk")[:8],
+            "bulk_as_one": True,
             # The store's recorded embedder beside OAM_EMBEDDER's: another process may have re-embedded it.
             "vectors": engine().vector_state(),
             "configured_embedder": settings.OAM_EMBEDDER,

@@ -464,3 +464,15 @@ def test_keys_values_and_contents_are_escaped_in_the_preview(viewer_client, agen
     assert "<script>alert(1)</script>" not in html_text and "&lt;script&gt;" in html_text
     assert "<b>k</b>" not in html_text and "&lt;b&gt;k&lt;/b&gt;" in html_text
     assert "<i>v</i>" not in html_text
+
+
+def test_the_overview_shows_a_bulk_change_once_and_a_memory_page_its_part(curator_client, notes):
+    confirm(curator_client, preview(curator_client, ids=notes, action="set_type", memory_type="memory"))
+    change = BulkChange.objects.get()
+    bulk_url = reverse("memory:history_bulk", args=[change.pk])
+
+    overview = curator_client.get(reverse("memory:overview")).content.decode()
+    memory_page = curator_client.get(reverse("memory:memory_detail", args=["n1"])).content.decode()
+
+    assert overview.count(bulk_url) == 1 and html.escape(change.summary) in overview
+    assert f'part of <a href="{bulk_url}">bulk change {change.pk}</a>' in memory_page
