@@ -65,6 +65,16 @@ def create_a_token(page: Page) -> None:
         page.get_by_role("button", name="Create the token").click()
 
 
+def show_the_shortcuts(page: Page) -> None:
+    page.keyboard.press("?")
+
+
+def move_down_the_list(page: Page) -> None:
+    """Three rows down with j: the current row is highlighted (the focus on its link)."""
+    for _ in range(3):
+        page.keyboard.press("j")
+
+
 PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
     Shot("overview", "/", narrow=True),
@@ -88,6 +98,8 @@ PAGES = [
     Shot("history-entry", "/history/{entry}/"),
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
+    Shot("shortcuts", "/memories/", act=show_the_shortcuts),
+    Shot("memories-current-row", "/memories/", act=move_down_the_list),
 ]
 
 

@@ -2,8 +2,8 @@
 //   /        focus the page's search or filter box: the input marked data-shortcut="search", else
 //            the top bar's search, else the first text field of the page's filter form
 //   j / k    move the current row down / up the page's main list (the element marked
-//            data-shortcut-list: its items are its children marked data-shortcut-item, or else all
-//            its children, such as a <tbody>'s rows)
+//            data-shortcut-list: its rows are its elements marked data-shortcut-item, else the rows
+//            of the table in it, else its children)
 //   Enter    open the current row: its link marked data-shortcut="open", else its first link
 //            with no data-shortcut role
 //   e        edit: the current row's link marked data-shortcut="edit", or without a current row
@@ -37,9 +37,13 @@
     return [...document.querySelectorAll(LIST)].find((candidate) => items(candidate).length > 0) || null;
   }
 
+  // A list's rows: its elements marked data-shortcut-item, else the rows of the table it holds
+  // (a listing marks its results, which htmx replaces), else its children (a <tbody>).
   function items(container) {
-    const marked = [...container.querySelectorAll("[data-shortcut-item]")];
-    return (marked.length ? marked : [...container.children]).filter(visible);
+    let rows = container.querySelectorAll("[data-shortcut-item]");
+    if (!rows.length) rows = container.querySelectorAll("tbody > tr");
+    if (!rows.length) rows = container.children;
+    return [...rows].filter(visible);
   }
 
   function current() {
@@ -100,7 +104,7 @@
     field.setAttribute("aria-keyshortcuts", "/");
     if (!global || field === global) return;
     global.placeholder = global.placeholder.replace(/\s*\(\s*\/\s*\)\s*$/, "");
-    if (!field.placeholder) field.placeholder = "( / )";
+    if (!field.placeholder) field.placeholder = "Press / to type here";
   }
 
   function focusSearch() {
@@ -167,8 +171,9 @@
   // Tabbing to a row's link, or clicking in a row, makes it the current row, so that j and k go
   // on from where the user is.
   document.addEventListener("focusin", (event) => {
-    const row = event.target instanceof Element && event.target.closest(`${LIST} > *, ${LIST} [data-shortcut-item]`);
-    if (row && items(row.closest(LIST)).includes(row)) setCurrent(row, false);
+    const container = event.target instanceof Element && event.target.closest(LIST);
+    const row = container && items(container).find((item) => item.contains(event.target));
+    if (row) setCurrent(row, false);
   });
 
   announceSearchKey();

@@ -20,7 +20,7 @@ def demo(agent_memory):
 
 def memory_rows(page: Page) -> Locator:
     page.goto(reverse("memory:memory_list"))
-    return page.locator("tbody[data-shortcut-list] > tr")
+    return page.locator("[data-shortcut-list] tbody > tr")
 
 
 def expect_current(rows: Locator, index: int) -> None:
@@ -155,3 +155,19 @@ def test_keys_with_ctrl_are_the_browsers(logged_in_page: Page, demo):
     page.keyboard.press("Control+j")
     page.keyboard.press("Alt+k")
     expect(rows.and_(page.locator("[aria-current]"))).to_have_count(0)
+
+
+def test_on_the_graph_slash_finds_and_the_graphs_own_keys_stay_its_own(logged_in_page: Page, demo):
+    page = logged_in_page
+    page.goto("/graph/?user_id=alice")
+    graph = page.locator("#graph")
+    expect(graph).to_have_attribute("data-drawn", "true", timeout=30_000)
+    graph.focus()
+    page.keyboard.press("n")  # the graph's: select a memory
+    expect(page.locator("#graph-status")).to_contain_text("Memory 1 of")
+    page.keyboard.press("Enter")  # the graph's: add its neighbours, not a shortcut's "open"
+    expect(graph).to_be_focused()
+    assert page.url.endswith("/graph/?user_id=alice")
+
+    page.keyboard.press("/")
+    expect(page.get_by_label("Find a memory in the graph")).to_be_focused()
