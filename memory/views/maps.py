@@ -47,6 +47,11 @@ class MapFilters(forms.Form):
         }
 
 
+def point_radius(count: int) -> float:
+    """Points big enough to hit with the mouse when few, small enough not to cover each other when many."""
+    return 7 if count <= 200 else 5 if count <= 1000 else 3.5
+
+
 @viewer_required
 def user_map(request: HttpRequest, owner_id: str) -> HttpResponse:
     memory = engine()
@@ -68,6 +73,7 @@ def user_map(request: HttpRequest, owner_id: str) -> HttpResponse:
             context.update(
                 points=points,
                 explained=[round(share * 100) for share in projection.explained],
+                radius=point_radius(len(points)),
                 capped=found.more,
                 limit=f"{arguments['limit']:,}",
             )

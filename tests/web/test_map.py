@@ -10,7 +10,7 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from memory.embedding_map import HEIGHT, MARGIN, WIDTH, fit_to_box, map_points, pca_2d
+from memory.embedding_map import EXACT_BELOW, HEIGHT, MARGIN, WIDTH, fit_to_box, map_points, pca_2d
 from memory.engine import MemoryRecord
 
 from .world import World, build_world
@@ -31,7 +31,7 @@ def circles(html: str) -> dict[str, tuple[float, float, str]]:
     """The drawn points: memory id -> (x, y, circle classes)."""
     found = re.findall(
         r'<a href="[^"]*" class="oam-map-point" data-id="([^"]+)"><title>.*?</title>'
-        r'<circle cx="([\d.]+)" cy="([\d.]+)" r="5" class="([^"]+)"',
+        r'<circle cx="([\d.]+)" cy="([\d.]+)" r="[\d.]+" class="([^"]+)"',
         html,
         re.S,
     )
@@ -140,6 +140,23 @@ def test_the_first_axis_follows_the_largest_variance_and_the_second_the_next():
     assert np.std(first) > 3 * np.std(second)
     assert projection.explained[0] > 0.85 and projection.explained[1] > 0.05
     assert sum(projection.explained) <= 1.0 + 1e-9
+
+
+def test_large_matrices_take_the_randomized_path_and_find_the_same_axes_as_an_exact_svd():
+    rng = np.random.default_rng(11)
+    basis, _ = np.linalg.qr(rng.normal(size=(128, 128)))
+    latent = rng.normal(size=(600, 128)) * np.concatenate([[8.0, 4.0], np.linspace(1.0, 0.1, 126)])
+    matrix = latent @ basis.T
+    assert min(matrix.shape) >= EXACT_BELOW
+    centred = matrix - matrix.mean(axis=0)
+    _, singular, axes = np.linalg.svd(centred, full_matrices=False)
+
+    projection = pca_2d(matrix)
+
+    exact = centred @ axes[:2].T
+    for axis in range(2):
+        assert abs(np.corrcoef(projection.coordinates[:, axis], exact[:, axis])[0, 1]) > 0.999
+    assert projection.explained == pytest.approx(tuple(singular[:2] ** 2 / (singular**2).sum()), rel=1e-3)
 
 
 def test_the_projection_is_deterministic_and_not_mirrored_by_the_row_order():
