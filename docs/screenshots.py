@@ -86,6 +86,15 @@ def interrupt_a_reembedding(page: Page) -> None:
     page.reload(wait_until="networkidle")
 
 
+def select_an_area(page: Page) -> None:
+    """The embedding map with a rectangle dragged across part of it: its memories selected."""
+    box = page.locator("#map").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.35, box["y"] + box["height"] * 0.3)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.65, steps=5)
+    page.mouse.up()
+
+
 PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
     Shot("overview", "/", narrow=True),
@@ -109,6 +118,8 @@ PAGES = [
     Shot("history-entry", "/history/{entry}/"),
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
+    Shot("map", "/users/alice/map/", act=select_an_area),
+    Shot("message", "/threads/demo-lisbon-long-weekend/messages/{source_message}/"),
     Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]
 
@@ -155,7 +166,9 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     )
     [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
     add_tokens(curator)
-    return USERNAME, password, {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+    ids = {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+    ids["source_message"] = fact.metadata["source_message_ids"][0]  # a message with a memory extracted
+    return USERNAME, password, ids
 
 
 def add_tokens(curator) -> None:

@@ -27,6 +27,12 @@ AGENT_PROFILE_TYPE = "agent_profile"
 PROFILE_TYPES = (USER_PROFILE_TYPE, AGENT_PROFILE_TYPE)
 SEARCHABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE, *PROFILE_TYPES)
 
+SOURCE_MESSAGES_KEY = "source_message_ids"
+"""The metadata key under which an extracted memory keeps the ids of the messages it came from
+(a list, in thread order), in its own thread. Metadata rather than a column: it travels with the
+memory through snapshots, export and import, and the metadata filter language finds the memories
+of a message (`{"source_message_ids": {"$array_contains": id}}`) in SQL on every backend."""
+
 
 class _NotSet:
     """The type of NOT_SET: "argument omitted", which many APIs treat differently from None."""
@@ -566,6 +572,17 @@ class MemoryGraph:
     truncated: bool = False
     total_nodes: int = 0
     total_edges: int = 0
+
+
+@dataclass
+class MemoryVectors:
+    """Memories with their stored vectors (AgentMemory.memory_vectors): `records` and `matrix`
+    row for row (float32, one unit vector per row, the store's dimension), and whether more
+    memories matched than the limit let in (`more`)."""
+
+    records: list[MemoryRecord]
+    matrix: np.ndarray
+    more: bool = False
 
 
 class Page(list):

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import oracledb
 import pytest
 from PIL import Image
@@ -815,6 +816,17 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("memory_vectors")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.id, r\.embedding", [{"id": "m1", "embedding": array.array("f", vector(0.6, 0.8))}])
+    found = store.memory_vectors(["m1", "missing", "m1"])
+    assert list(found) == ["m1"]
+    assert found["m1"].dtype == np.float32 and found["m1"].tolist()[:3] == pytest.approx([0.6, 0.8, 0.0])
+    assert store.memory_vectors([]) == {}
+    return conn.statements
+
+
 @scenario("save_thread")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -1537,6 +1549,7 @@ def test_hostile_values_travel_only_as_binds() -> None:
     )
     store.list_relations(record_id=h["mid"] + "1", thread_id=h["tid"])
     store.lifecycle([h["mid"] + "1", h["mid"] + "2"])
+    store.memory_vectors([h["mid"] + "1", h["mid"] + "2"])
     store.memory_graph(user_id=h["uid"], relation_types=[h["label"]], hops=2)
     store.memory_graph(memory_id=h["mid"] + "1")
     store.update_relations(h["rel"], relation_type=h["label"] + "2", thread_id=h["tid"])

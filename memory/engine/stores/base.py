@@ -1053,6 +1053,12 @@ class MemoryStore(ABC):
         Missing, expired and non-memory ids are left out. One query whatever the number of ids."""
 
     @abstractmethod
+    def memory_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored unit vector (float32, the store's dimension) of each live memory among
+        `memory_ids`. Missing, expired and non-memory ids, and memories without a vector, are left
+        out. One query whatever the number of ids."""
+
+    @abstractmethod
     def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
         """Counts (StoreStats) of the whole store, or, with one of the arguments, of exactly what
         delete_thread(thread_id), delete_user(user_id, cascade=True) or delete_agent(agent_id,

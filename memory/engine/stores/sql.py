@@ -1707,6 +1707,19 @@ class SQLMemoryStore(MemoryStore):
             if memory_id in links
         }
 
+    def memory_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Live memories' stored vectors, in one query (SQLite gives bytes, Oracle a float32 array)."""
+        ids = memory_id_list(memory_ids)
+        if not ids:
+            return {}
+        rows = self._fetch(
+            f"SELECT r.id, r.embedding FROM {self._records} r "
+            f"WHERE r.kind = 'memory' AND {self._in('r.id', 'ids')} AND r.embedding IS NOT NULL "
+            "AND (r.expires_at IS NULL OR r.expires_at > :now)",
+            {"ids": _ids_json(ids), "now": self.dialect.db_time(utc_now())},
+        )
+        return {row["id"]: np.frombuffer(row["embedding"], dtype=np.float32) for row in rows}
+
     # --- threads ----------------------------------------------------------------------------
 
     def _thread_select(self) -> str:
