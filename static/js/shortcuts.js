@@ -29,21 +29,30 @@
     return Boolean(element.closest("a[href], button, summary, [role=button], [role=application]"));
   }
 
+  function unfold(element) {
+    const folded = element.closest("details:not([open])");
+    if (folded) folded.open = true;
+  }
+
   function visible(element) {
     return element.getClientRects().length > 0;
   }
 
   function list() {
-    return [...document.querySelectorAll(LIST)].find((candidate) => items(candidate).length > 0) || null;
+    return [...document.querySelectorAll(LIST)].find((candidate) => rowsOf(candidate).length > 0) || null;
   }
 
   // A list's rows: its elements marked data-shortcut-item, else the rows of the table it holds
   // (a listing marks its results, which htmx replaces), else its children (a <tbody>).
-  function items(container) {
+  function rowsOf(container) {
     let rows = container.querySelectorAll("[data-shortcut-item]");
     if (!rows.length) rows = container.querySelectorAll("tbody > tr");
     if (!rows.length) rows = container.children;
-    return [...rows].filter(visible);
+    return [...rows];
+  }
+
+  function items(container) {
+    return rowsOf(container).filter(visible);
   }
 
   function current() {
@@ -78,7 +87,9 @@
   function move(step) {
     const container = list();
     if (!container) return false;
+    unfold(container);  // a list folded away (the embedding map's)
     const rows = items(container);
+    if (!rows.length) return false;
     const index = rows.indexOf(current());
     const next = index < 0 ? 0 : Math.min(Math.max(index + step, 0), rows.length - 1);
     setCurrent(rows[next], true);
@@ -110,8 +121,7 @@
   function focusSearch() {
     const field = searchField();
     if (!field) return false;
-    const folded = field.closest("details:not([open])");
-    if (folded) folded.open = true;  // a narrow screen's folded filter panel
+    unfold(field);  // a narrow screen's folded filter panel
     field.focus();
     if (typeof field.select === "function") field.select();
     return true;

@@ -90,6 +90,28 @@ def test_e_on_a_threads_current_message_edits_it_inline(logged_in_page: Page, de
     assert page.url.endswith("?start=0")  # edited in place, no navigation
 
 
+def test_x_ticks_the_current_rows_box_on_the_embedding_maps_list(logged_in_page: Page, demo):
+    page = logged_in_page
+    page.goto(reverse("memory:user_map", args=["alice"]))
+    page.evaluate(
+        """() => { window.oamChanges = 0;
+                   document.addEventListener("change", () => window.oamChanges++, true); }"""
+    )
+    rows = page.locator("#map-list tbody > tr")
+    expect(rows.first).to_be_hidden()  # the list starts folded under the map
+
+    page.keyboard.press("j")  # unfolds it
+    page.keyboard.press("j")
+    expect_current(rows, 1)
+    box = rows.nth(1).locator("input[type=checkbox][name=ids]")
+    page.keyboard.press("x")
+    expect(box).to_be_checked()
+    expect(rows.nth(0).locator("input[name=ids]")).not_to_be_checked()
+    page.keyboard.press("x")
+    expect(box).not_to_be_checked()
+    assert page.evaluate("window.oamChanges") == 2  # each toggle fired change (the map follows the boxes)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="the memories listing has no selection checkboxes (name=ids) yet: the bulk actions branch adds "

@@ -127,6 +127,12 @@ def test_other_listings_mark_their_rows(curator_client, curator, world, agent_me
     assert len(tags.find("tr")) > 1  # a row besides the header's
 
 
+def test_the_embedding_maps_list_is_the_list_of_its_page(curator_client, world):
+    tags = page(curator_client, reverse("memory:user_map", args=[world.user_id]))
+    assert [tag for tag, attrs in tags.tags if "data-shortcut-list" in attrs] == ["tbody"]
+    assert tags.find("input", type="checkbox", name="ids")  # what x ticks
+
+
 def test_search_marks_its_query_and_its_results(curator_client, world):
     tags = page(curator_client, reverse("memory:search") + "?q=vegetarian&user_id=alice")
     assert [attrs["name"] for attrs in tags.find("input", data_shortcut="search")] == ["q"]
