@@ -633,7 +633,7 @@ class ImportForm(forms.Form):
     file = forms.FileField(
         label="Export file",
         widget=forms.ClearableFileInput(attrs={"class": "form-control", "accept": ".jsonl,.json,.txt"}),
-        help_text="An oam-export file (JSON Lines, format version 1), as the download or manage.py oam_export writes it.",
+        help_text="An oam-export file (JSON Lines, format version 1), as the download or oam_export writes it.",
     )
 
     def __init__(self, *args: Any, max_bytes: int, **kwargs: Any) -> None:

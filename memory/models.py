@@ -187,9 +187,9 @@ class ImportStatus(models.TextChoices):
     INTERRUPTED = "interrupted", "interrupted"
 
 
-class ImportJob(models.Model):
+class ImportJob(Authored):
     """An oam-export file uploaded in the dashboard and imported into the store in the background
-    (memory.transfer_jobs): who uploaded it, the file, and how far the import got.
+    (memory.transfer_jobs): who uploaded it and when (`at`), the file, and how far the import got.
 
     The import runs in a thread of the web server process that received the upload (`pid`); a job
     left `checking` or `running` by a process that is gone is shown `interrupted`, and running it
@@ -197,8 +197,6 @@ class ImportJob(models.Model):
     file's lines after its header; `skipped` is the import's summary of what it left out and why
     (a list of {"kind", "reason", "count"})."""
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    user_name = models.CharField(max_length=150, help_text="The username at the time, kept if the user goes.")
     file_name = models.CharField(max_length=255, help_text="The name of the uploaded file, as sent.")
     path = models.CharField(max_length=1000, help_text="Where the upload is kept while (and after) it is imported.")
     size = models.BigIntegerField(help_text="The file's size in bytes.")
@@ -209,15 +207,22 @@ class ImportJob(models.Model):
     skipped = models.JSONField(default=list)
     error = models.TextField(blank=True)
     pid = models.IntegerField(null=True, blank=True, help_text="The server process running the import.")
-    created_at = models.DateTimeField(auto_now_add=True)
+    change = models.ForeignKey(
+        BulkChange,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The bulk change of the curation history that records what the import created.",
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
-    class Meta:
-        ordering = ("-created_at", "-id")
+    class Meta(Authored.Meta):
+        ordering = ("-at", "-id")
 
     def __str__(self) -> str:
-        return f"import of {self.file_name} by {self.user_name} ({self.status})"
+        return f"import of {self.file_name} by {self.actor_name} ({self.status})"
 
     @property
     def active(self) -> bool:
@@ -236,22 +241,18 @@ class ImportJob(models.Model):
         return sum(item.get("count", 0) for item in self.skipped)
 
 
-class CheckRun(models.Model):
+class CheckRun(Authored):
     """One run of the consistency check (memory.consistency.run_check), from `manage.py oam_check`
     or the overview's buttons: when, by whom or what, whether it repaired, and its findings as
     JSON (each finding's name, description, found, remaining, examples, repairable). The overview
     shows the latest."""
 
-    at = models.DateTimeField(auto_now_add=True, db_index=True)
-    actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
-    actor_name = models.CharField(max_length=150, help_text="The username, or 'manage.py oam_check'.")
-    via = models.CharField(max_length=20, default="dashboard")
     repaired = models.BooleanField(default=False, help_text="Run with repair: the findings are what remained.")
     ok = models.BooleanField()
     findings = models.JSONField(default=list)
     seconds = models.FloatField(default=0)
 
-    class Meta:
+    class Meta(Authored.Meta):
         ordering = ("-at", "-id")
 
     def __str__(self) -> str:

@@ -30,7 +30,8 @@ from django.core.files.uploadedfile import UploadedFile
 from django.db import close_old_connections, connections
 from django.utils import timezone
 
-from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, export_lines, import_export
+from memory.curation import Actor, Curation
+from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, export_lines
 from memory.models import ImportJob, ImportStatus
 from memory.services import get_agent_memory
 
@@ -95,8 +96,7 @@ def start_import(user: Any, upload: UploadedFile) -> ImportJob:
     header = getattr(upload, "header", None) or {}
     total = sum(header.get("counts", {}).values())
     job = ImportJob.objects.create(
-        user=user,
-        user_name=user.get_username(),
+        **Actor(user).authorship(),
         file_name=(upload.name or "upload.jsonl")[:255],
         size=upload.size,
         total=total,
@@ -154,10 +154,14 @@ def run_import(job_id: int) -> None:
         def progress(done: int, total: int) -> None:
             jobs.update(done=done, total=total)
 
+        curation = Curation(get_agent_memory(), Actor(job.actor, via=job.via))
         with path.open("rb") as lines:
-            report = import_export(get_agent_memory(), lines, batch_size=batch_size(), progress=progress)
+            report, change = curation.import_export(
+                lines, summary=f"Imported {job.file_name}", batch_size=batch_size(), progress=progress
+            )
         jobs.update(
             status=ImportStatus.DONE,
+            change=change,
             done=report.lines,
             restored=report.restored,
             skipped=[{"kind": kind, "reason": reason, "count": n} for kind, reason, n in report.skipped_summary()],
