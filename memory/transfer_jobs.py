@@ -31,13 +31,12 @@ from django.db import close_old_connections, connections
 from django.utils import timezone
 
 from memory.curation import Actor, Curation
-from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, export_lines
+from memory.engine.transfer import ExportFormatError, check_export, export_lines
 from memory.models import ImportJob, ImportStatus
 from memory.services import get_agent_memory
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_BYTES = 2 * 1024**3
 ACTIVE = (ImportStatus.QUEUED, ImportStatus.CHECKING, ImportStatus.RUNNING)
 FINISHED = (ImportStatus.DONE, ImportStatus.FAILED, ImportStatus.INTERRUPTED)
 
@@ -46,17 +45,17 @@ _lock = threading.Lock()
 
 
 def import_dir() -> Path:
-    folder = Path(getattr(settings, "OAM_IMPORT_DIR", None) or settings.VAR_DIR / "imports")
+    folder = Path(settings.OAM_IMPORT_DIR)
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
 
 def max_bytes() -> int:
-    return int(getattr(settings, "OAM_IMPORT_MAX_BYTES", DEFAULT_MAX_BYTES))
+    return settings.OAM_IMPORT_MAX_BYTES
 
 
 def batch_size() -> int:
-    return int(getattr(settings, "OAM_IMPORT_BATCH_SIZE", DEFAULT_IMPORT_BATCH))
+    return settings.OAM_IMPORT_BATCH_SIZE
 
 
 # --- export ----------------------------------------------------------------------------------------
@@ -120,7 +119,7 @@ def launch(job: ImportJob) -> None:
     job.save(update_fields=["status", "pid", "error", "done", "finished_at"])
     with _lock:
         _running.add(job.pk)
-    if getattr(settings, "OAM_IMPORT_INLINE", False):
+    if settings.OAM_IMPORT_INLINE:
         run_import(job.pk)
         return
     threading.Thread(target=_in_thread, args=(job.pk,), name=f"oam-import-{job.pk}", daemon=True).start()

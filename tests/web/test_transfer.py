@@ -87,15 +87,16 @@ def test_anonymous_visitors_are_sent_to_log_in(client):
     assert response.status_code == 302 and "/accounts/login/" in response["Location"]
 
 
-def test_curators_see_the_page_linked_from_the_overview_and_the_top_bar(curator_client, viewer):
-    html = curator_client.get(reverse("memory:overview")).content.decode()
-    assert html.count(f'href="{TRANSFER}"') == 2
+def test_curators_see_the_page_linked_from_the_overview_and_the_settings(curator_client, viewer):
+    for page in ("memory:overview", "memory:tokens"):
+        assert f'href="{TRANSFER}"' in curator_client.get(reverse(page)).content.decode()
     page = curator_client.get(TRANSFER).content.decode()
     assert "Download the export" in page and "Upload and import" in page
     assert "No imports yet." in page
 
     curator_client.force_login(viewer)
-    assert TRANSFER not in curator_client.get(reverse("memory:overview")).content.decode()
+    for page in ("memory:overview", "memory:tokens"):
+        assert TRANSFER not in curator_client.get(reverse(page)).content.decode()
 
 
 # --- download --------------------------------------------------------------------------------------
