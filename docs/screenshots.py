@@ -16,6 +16,7 @@ is taken as it answers the creation of a token).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import sys
@@ -87,6 +88,35 @@ def show_check_problems(page: Page) -> None:
     page.locator("#check-heading").scroll_into_view_if_needed()
 
 
+def interrupt_a_reembedding(page: Page) -> None:
+    """The overview while a re-embedding (manage.py oam_reembed) is unfinished: one batch of a move
+    to 768 dimensions staged, then the embedder fails."""
+    from memory.engine import HashingEmbedder
+    from memory.services import get_agent_memory
+
+    class OneBatch(HashingEmbedder):
+        def embed(self, texts):
+            if getattr(self, "done", False):
+                raise RuntimeError("the embedding server went away")
+            self.done = True
+            return super().embed(texts)
+
+    memory = get_agent_memory()
+    if memory.vector_state().pending_embedder is None:  # the first variant interrupts, the next ones show it
+        with contextlib.suppress(RuntimeError):
+            memory.reembed(OneBatch(768), batch_size=200)
+    page.reload(wait_until="networkidle")
+
+
+def select_an_area(page: Page) -> None:
+    """The embedding map with a rectangle dragged across part of it: its memories selected."""
+    box = page.locator("#map").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.35, box["y"] + box["height"] * 0.3)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.65, steps=5)
+    page.mouse.up()
+
+
 PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
     Shot("overview", "/", narrow=True),
@@ -114,6 +144,9 @@ PAGES = [
     Shot("import-running", "/settings/transfer/imports/{import_running}/"),
     Shot("import-done", "/settings/transfer/imports/{import_done}/"),
     Shot("overview-check", "/", act=show_check_problems),
+    Shot("map", "/users/alice/map/", act=select_an_area),
+    Shot("message", "/threads/demo-lisbon-long-weekend/messages/{source_message}/"),
+    Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]
 
 
@@ -160,6 +193,7 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
     add_tokens(curator)
     ids = {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+    ids["source_message"] = fact.metadata["source_message_ids"][0]  # a message with a memory extracted
     return USERNAME, password, ids | add_transfer_examples(curator, memory)
 
 
