@@ -88,6 +88,8 @@ PAGES = [
     Shot("history-entry", "/history/{entry}/"),
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
+    Shot("review", "/review/", narrow=True),
+    Shot("review-contradictions", "/review/?queue=contradictions"),
 ]
 
 

@@ -208,6 +208,10 @@ class ReviewFilters(ListingForm):
     user_id = id_filter("User")
     days = number_filter("Days", 1, 3650, "Expiring within this many days.")
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["days"].widget.attrs["placeholder"] = str(DEFAULT_DAYS)
+
     def review_arguments(self) -> dict[str, Any]:
         data = self.cleaned_data
         return {

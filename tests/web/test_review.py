@@ -400,3 +400,15 @@ def test_memory_content_is_escaped(viewer_client, agent_memory):
     html = page(viewer_client).content.decode()
     assert "<script>alert(1)</script>" not in html and "&lt;script&gt;" in html
     assert "<i>llm</i>" not in html
+
+
+def test_the_demo_store_fills_the_queues(viewer_client, agent_memory):
+    """A new user sees the queues working: the demo has two automatic retirements, an unresolved
+    contradiction, expired memories and invalid ones."""
+    from django.core.management import call_command
+
+    call_command("seed_demo")
+
+    tallies = counts(page(viewer_client))
+    assert tallies["llm"] == 2 and tallies["contradictions"] == 1
+    assert tallies["expired"] >= 5 and tallies["invalid"] == 11
