@@ -45,6 +45,7 @@ def read_urls(world: World) -> dict[str, str]:
         "graph_data": reverse("memory:graph_data") + f"?user_id={world.user_id}",
         "graph_node": reverse("memory:graph_node", args=[world.fact_id]),
         "tokens": reverse("memory:tokens"),
+        "review": reverse("memory:review"),
     }
 
 
@@ -71,6 +72,12 @@ def write_urls(world: World) -> dict[str, str]:
         "link_create": reverse("memory:link_create"),
         "link_edit": reverse("memory:link_edit", args=[world.link_id]),
         "link_delete": reverse("memory:link_delete", args=[world.link_id]),
+        "review_purge": reverse("memory:review_purge"),
+        **{
+            name: reverse(f"memory:{name}", args=[world.link_id])
+            for name in ("review_accept", "review_revert", "review_keep", "review_dismiss")
+        },
+        "review_reopen": reverse("memory:review_reopen", args=[1]),
     }
 
 
@@ -79,6 +86,7 @@ def write_urls(world: World) -> dict[str, str]:
 HISTORY_ROUTES = {"history_entry", "history_revert"}
 PERSONAL_ROUTES = {"set_theme", "token_revoke"}
 POST_ONLY = {"image_describe", "summary_refresh", "memories_extract"}
+POST_ONLY |= {"review_accept", "review_revert", "review_keep", "review_dismiss", "review_reopen"}
 
 
 def test_every_route_is_classified(world):
