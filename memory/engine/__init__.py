@@ -23,7 +23,14 @@ from .snapshot import (
     thread_from_json,
     thread_to_json,
 )
-from .stores import MemoryStore, OracleDBMemoryStore, OracleInDatabaseEmbedder, SchemaError, SQLiteMemoryStore
+from .stores import (
+    EmbedderMismatchError,
+    MemoryStore,
+    OracleDBMemoryStore,
+    OracleInDatabaseEmbedder,
+    SchemaError,
+    SQLiteMemoryStore,
+)
 from .stores.oracle import open_pool
 from .thread import Thread
 from .types import (
@@ -45,6 +52,7 @@ from .types import (
     MemoryRecord,
     MemoryRetentionConfig,
     MemorySearchConfig,
+    MemoryVectors,
     Message,
     MessageContent,
     MessageRecord,
@@ -52,6 +60,7 @@ from .types import (
     Record,
     RecordRelation,
     RecordStatus,
+    ReembedReport,
     RestoreReport,
     SchemaPolicy,
     ScopedRecord,
@@ -62,6 +71,7 @@ from .types import (
     ThreadRecord,
     TimeToLiveAnchor,
     UserProfileRecord,
+    VectorState,
 )
 
 
@@ -113,6 +123,7 @@ __all__ = [
     "CheckReport",
     "ContextCard",
     "Embedder",
+    "EmbedderMismatchError",
     "HashingEmbedder",
     "ImageContent",
     "ImageInputLimitConfig",
@@ -129,6 +140,7 @@ __all__ = [
     "MemoryRetentionConfig",
     "MemorySearchConfig",
     "MemoryStore",
+    "MemoryVectors",
     "Message",
     "MessageContent",
     "MessageRecord",
@@ -140,6 +152,7 @@ __all__ = [
     "Record",
     "RecordRelation",
     "RecordStatus",
+    "ReembedReport",
     "RestoreReport",
     "SQLiteMemoryStore",
     "SchemaError",
@@ -159,6 +172,7 @@ __all__ = [
     "ThreadRecord",
     "TimeToLiveAnchor",
     "UserProfileRecord",
+    "VectorState",
     "connect",
     "embedder_from_spec",
     "estimate_tokens",

@@ -46,6 +46,7 @@ def read_urls(world: World) -> dict[str, str]:
         "graph_node": reverse("memory:graph_node", args=[world.fact_id]),
         "tokens": reverse("memory:tokens"),
         "review": reverse("memory:review"),
+        "user_map": reverse("memory:user_map", args=[world.user_id]),
     }
 
 
