@@ -412,3 +412,17 @@ def test_the_demo_store_fills_the_queues(viewer_client, agent_memory):
     tallies = counts(page(viewer_client))
     assert tallies["llm"] == 2 and tallies["contradictions"] == 1
     assert tallies["expired"] >= 5 and tallies["invalid"] == 11
+
+
+def test_the_top_bar_links_the_review_page_and_marks_it_current(viewer_client, queues):
+    html = page(viewer_client).content.decode()
+    assert f'aria-current="page" href="{REVIEW}">Review</a>' in html
+
+
+def test_an_htmx_pager_request_gets_only_the_queue(viewer_client, queues):
+    response = viewer_client.get(REVIEW, {"limit": 1}, headers={"HX-Request": "true"})
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert html.lstrip().startswith('<div id="queue"') and "<html" not in html
+    assert 'rel="next"' in html and 'hx-target="#queue"' in html
