@@ -79,6 +79,9 @@ def write_urls(world: World) -> dict[str, str]:
             for name in ("review_accept", "review_revert", "review_keep", "review_dismiss")
         },
         "review_reopen": reverse("memory:review_reopen", args=[1]),
+        "transfer": reverse("memory:transfer"),
+        "transfer_export": reverse("memory:transfer_export"),
+        "check_run": reverse("memory:check_run"),
     }
 
 
@@ -86,13 +89,15 @@ def write_urls(world: World) -> dict[str, str]:
 # logged-in account (set_theme) or any role (API tokens: tests/web/test_tokens.py) may post to.
 HISTORY_ROUTES = {"history_entry", "history_revert"}
 PERSONAL_ROUTES = {"set_theme", "token_revoke"}
-POST_ONLY = {"image_describe", "summary_refresh", "memories_extract"}
+POST_ONLY = {"image_describe", "summary_refresh", "memories_extract", "check_run"}
+# Routes of one import job (curators only: tests/web/test_transfer.py).
+IMPORT_ROUTES = {"import_job", "import_resume"}
 POST_ONLY |= {"review_accept", "review_revert", "review_keep", "review_dismiss", "review_reopen"}
 
 
 def test_every_route_is_classified(world):
     routes = {pattern.name for pattern in dashboard_urls.urlpatterns}
-    classified = set(read_urls(world)) | set(write_urls(world)) | HISTORY_ROUTES | PERSONAL_ROUTES
+    classified = set(read_urls(world)) | set(write_urls(world)) | HISTORY_ROUTES | PERSONAL_ROUTES | IMPORT_ROUTES
     assert routes == classified
 
 
