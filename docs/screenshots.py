@@ -152,6 +152,8 @@ PAGES = [
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
     Shot("shortcuts", "/memories/", act=show_the_shortcuts),
     Shot("memories-current-row", "/memories/", act=move_down_the_list),
+    Shot("review", "/review/", narrow=True),
+    Shot("review-contradictions", "/review/?queue=contradictions"),
     Shot("transfer", "/settings/transfer/"),
     Shot("import-running", "/settings/transfer/imports/{import_running}/"),
     Shot("import-done", "/settings/transfer/imports/{import_done}/"),

@@ -705,6 +705,68 @@ class Curation:
         memory = self.memory.get_memory(target)
         return [StatusChange(memory, before, after)]
 
+    # --- review queues ------------------------------------------------------------------------
+
+    def purge_expired(self) -> Purge:
+        """Delete every expired record (AgentMemory.purge_expired), so that it can be undone: what
+        will go is read first (one snapshot, expired records included), then purged, and recorded
+        as one bulk change with an entry per record (a message with its images, a memory with its
+        links), which `revert_bulk` puts back exactly as it was: still expired, hidden from every
+        read, awaiting the next purge. A record that expired between the snapshot and the purge
+        went without a copy: `unsaved` counts those (the summary says so). Nothing expired:
+        nothing is recorded."""
+        expired = [(record.record_type, record.id) for record in self.memory.list_expired(limit=None)]
+        snapshot = self.memory.snapshot(record_ids=expired) if expired else Snapshot()  # no ids: the whole store
+        groups = purge_groups(snapshot)
+        with self.bulk(f"Purged {plural(len(snapshot.records), 'expired record')}") as change:
+            purged = self.memory.purge_expired()
+            for record, group in groups:
+                kind = PURGED_KINDS.get(record.record_type, ObjectKind.MEMORY)
+                went = describe_snapshot(group) if kind == ObjectKind.MESSAGE else plural(len(group.relations), "link")
+                self._record(
+                    kind,
+                    record.id,
+                    Action.DELETE,
+                    f"Purged the expired {record.record_type} (with {went})",
+                    before=group.to_json(),
+                    thread_id=getattr(record, "thread_id", None),
+                )
+            unsaved = max(0, purged - len(snapshot.records))
+            if unsaved:
+                change.summary = (
+                    f"Purged {plural(purged, 'expired record')} ({unsaved} expired during the purge and "
+                    "cannot be brought back)"
+                )[:300]
+                change.save(update_fields=["summary"])
+        if not purged and not groups:
+            change.delete()
+            return Purge(None, 0, 0)
+        return Purge(change, purged, unsaved)
+
+    def resolve_contradiction(self, relation_id: str, keep_id: str) -> BulkChange:
+        """Settle a `contradicts` pair: keep one memory and retire the other with a `supersedes`
+        link from the kept one (D2: a supersedes link makes its target invalid). A pair has one
+        link, so the contradicts link goes and the supersedes link takes its place, as one bulk
+        change (one undo brings the contradiction back)."""
+        relation = self.memory.get_relation(relation_id)  # KeyError: gone meanwhile
+        if relation.relation_type != "contradicts":
+            raise CurationError(f"this link is a {relation.relation_type} link now, not a contradiction")
+        ends = (relation.source_record_id, relation.target_record_id)
+        if keep_id not in ends:
+            raise CurationError("keep must be one of the two memories of the pair")
+        retired_id = ends[1] if keep_id == ends[0] else ends[0]
+        self._memory_end("keep", keep_id)
+        self._memory_end("retired", retired_id)
+        with self.bulk(f"Resolved a contradiction: {short(keep_id)} supersedes {short(retired_id)}") as change:
+            self.delete_link(relation_id)
+            self.create_link(
+                source_record_id=keep_id,
+                target_record_id=retired_id,
+                relation_type="supersedes",
+                metadata={"created_by": self.actor.name, "resolves": relation_id},
+            )
+        return change
+
     # --- history ------------------------------------------------------------------------------
 
     def revert(self, entry: CurationEntry) -> CurationEntry:
@@ -881,6 +943,51 @@ class Curation:
         if undone is None:
             raise CurationError(f"the {kind} already has the values from before this change")
         return undone
+
+
+PURGED_KINDS = {"message": ObjectKind.MESSAGE, "image": ObjectKind.IMAGE}
+"""The history's kind of a purged record (every other expiring type is a memory)."""
+
+
+@dataclass(frozen=True)
+class Purge:
+    """What a purge did: its bulk change (None when nothing had expired), how many records went,
+    and how many of them expired after the snapshot and so cannot be put back."""
+
+    change: BulkChange | None
+    purged: int
+    unsaved: int
+
+
+def purge_groups(snapshot: Snapshot) -> list[tuple[Any, Snapshot]]:
+    """A purge's snapshot split per record, each a snapshot that restores on its own: a message
+    with its images, a memory with its links, a standalone image. A link between two purged
+    memories goes with the first of them, whose entry is undone last (revert_bulk undoes the
+    newest first), when its other end is back."""
+    messages = {record.id for record in snapshot.records if record.record_type == "message"}
+    groups: dict[tuple[str, str], tuple[Any, Snapshot]] = {}
+    for record in snapshot.records:
+        if not (record.record_type == "image" and getattr(record, "message_id", None) in messages):
+            groups[(record.record_type, record.id)] = (record, Snapshot())
+    for record in snapshot.records:
+        key = (record.record_type, record.id)
+        _, group = groups[("message", record.message_id)] if key not in groups else groups[key]
+        group.records.append(record)
+        if key in snapshot.stored:
+            group.stored[key] = snapshot.stored[key]
+    position = {key: index for index, key in enumerate(groups)}
+    for relation in snapshot.relations:
+        ends = [
+            end
+            for end in (
+                (relation.source_record_type, relation.source_record_id),
+                (relation.target_record_type, relation.target_record_id),
+            )
+            if end in groups
+        ]
+        if ends:
+            groups[min(ends, key=position.__getitem__)][1].relations.append(relation)
+    return list(groups.values())
 
 
 @dataclass(frozen=True)

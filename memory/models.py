@@ -178,6 +178,35 @@ class ApiToken(models.Model):
         return self.expires_at is not None and self.expires_at <= timezone.now()
 
 
+class ReviewKind(models.TextChoices):
+    ACCEPTED = "accepted", "accepted an automatic link's retirement"
+    DISMISSED = "dismissed", "dismissed a contradiction"
+
+
+class ReviewMark(Authored):
+    """A review queue's decision that changes nothing in the store, kept with who made it and when.
+
+    `accepted`: a memory an LLM-made lifecycle link retired was looked at and the link kept, so
+    the "retired by automatic links since the last review" queue no longer lists it. `dismissed`:
+    a `contradicts` pair was looked at and left as it is (both memories stay valid), so the
+    unresolved contradictions queue no longer lists it. Marks are per link (`relation_id`); the
+    link's ends and type are kept as they were, to say what was decided even after the link goes.
+    """
+
+    kind = models.CharField(max_length=20, choices=ReviewKind.choices)
+    relation_id = models.CharField(max_length=600)
+    relation_type = models.CharField(max_length=200)
+    source_record_id = models.CharField(max_length=600)
+    target_record_id = models.CharField(max_length=600)
+
+    class Meta(Authored.Meta):
+        ordering = ("-at", "-id")
+        constraints = (models.UniqueConstraint(fields=["kind", "relation_id"], name="review_mark_per_link"),)
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} {self.get_kind_display()} ({self.relation_id})"
+
+
 class ImportStatus(models.TextChoices):
     QUEUED = "queued", "queued"
     CHECKING = "checking", "checking the file"

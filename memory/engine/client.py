@@ -74,6 +74,9 @@ from .types import (
     check_bool,
 )
 
+EXPIRING_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
+"""The record types that can have a lifetime (profiles and threads have none)."""
+
 DEFAULT_MAP_MEMORIES = 2_000
 """memory_vectors' default limit: what a 2-D map of one user's memories can show legibly."""
 
@@ -360,9 +363,10 @@ class AgentMemory:
         status: Any = NOT_SET,
         newest_first: bool = False,
         text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
     ) -> Page:
         """Memory-like records in insertion order (or `newest_first`), with exact scope filters
-        (None = unscoped); `status` and `text` filter as in MemoryStore.list."""
+        (None = unscoped); `status`, `text` and `expires_before` filter as in MemoryStore.list."""
         types = MEMORY_TYPES if memory_types is None else check_record_types(memory_types, MEMORY_TYPES)
         return self.store.list(
             types,
@@ -375,7 +379,34 @@ class AgentMemory:
             status=status,
             newest_first=newest_first,
             text=text,
+            expires_before=expires_before,
         )
+
+    def list_expired(
+        self,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Records past their expiry that purge_expired would delete (messages, memories and
+        images, in insertion order), with exact scope filters: what a purge removes, listed
+        before it does (every read API hides them, D10)."""
+        return self.store.list(
+            EXPIRING_TYPES,
+            limit=limit,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            cursor=cursor,
+            status="expired",
+        )
+
+    def purge_expired(self) -> int:
+        """Delete every expired record with what depends on it (MemoryStore.purge_expired);
+        returns how many records went."""
+        return self.store.purge_expired()
 
     def list_messages(
         self,

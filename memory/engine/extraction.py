@@ -31,6 +31,7 @@ from .types import (
     MemoryLinkExtractionMode,
     MessageRecord,
     Record,
+    llm_link_metadata,
 )
 
 if TYPE_CHECKING:
@@ -564,7 +565,9 @@ class LlmMemoryWork:
         return created
 
     def _add_link(self, source: Record | None, link: dict[str, Any], targets: dict[str, Record]) -> int:
-        """Create one LLM-proposed link if it names a shown memory and a known type; returns 0 or 1."""
+        """Create one LLM-proposed link if it names a shown memory and a known type; returns 0 or 1.
+        Its metadata marks it as the LLM's (types.LLM_LINK_ORIGIN), so that people can review what
+        automatic links retired."""
         target = targets.get(link.get("target_id"))
         relation_type = link.get("relation_type")
         if source is None or target is None or relation_type not in BUILTIN_RELATIONS or source.id == target.id:
@@ -579,7 +582,7 @@ class LlmMemoryWork:
                         "target_record_id": target.id,
                         "target_record_type": target.record_type,
                         "relation_type": relation_type,
-                        "metadata": {"created_by": self.llm.name},
+                        "metadata": llm_link_metadata(self.llm.name),
                     }
                 ]
             )

@@ -529,6 +529,11 @@ class RecordRelation:
         """The label as read from `record_id`'s side of the link."""
         return self.relation_type if record_id == self.source_record_id else self.opposite_relation_type
 
+    @property
+    def made_by_llm(self) -> bool:
+        """Whether the LLM made this link (automatic linking): its metadata says so (LLM_LINK_ORIGIN)."""
+        return isinstance(self.metadata, dict) and self.metadata.get("origin") == LLM_LINK_ORIGIN
+
 
 BUILTIN_RELATIONS = {
     "supersedes": "is_superseded_by",
@@ -541,6 +546,16 @@ BUILTIN_RELATIONS = {
 
 LIFECYCLE_RELATIONS = ("supersedes", "refines", "duplicates")
 """Relations whose target becomes invalid: it is kept as history, not served as current."""
+
+LLM_LINK_ORIGIN = "llm"
+"""The `origin` in the metadata of a link the LLM made (automatic linking, during or after
+extraction): `{"created_by": <the LLM's name>, "origin": "llm"}`. People's links carry no such
+origin, so a dashboard can tell which memories an automatic link retired and have them reviewed."""
+
+
+def llm_link_metadata(llm_name: str) -> dict[str, str]:
+    """The metadata of a link the LLM made: which LLM, and that it was one (LLM_LINK_ORIGIN)."""
+    return {"created_by": llm_name, "origin": LLM_LINK_ORIGIN}
 
 
 @dataclass(frozen=True)

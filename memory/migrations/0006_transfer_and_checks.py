@@ -7,7 +7,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0004_bulk_changes"),
+        ("memory", "0005_review"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -76,6 +76,7 @@ from .properties import (
     hostile_scope_object,
     hostile_search_config,
     hostile_text,
+    hostile_timestamp,
     id_param,
     image_part,
     int_param,
@@ -98,6 +99,7 @@ from .properties import (
     valid_scope_object,
     valid_search_config,
     valid_text,
+    valid_timestamp,
     version_param,
     wide_dict,
 )
@@ -536,9 +538,16 @@ SPECS = [
     Spec(
         "client",
         "list_memories",
-        record_listing(**scope_args(), memory_types=memory_types, metadata_filter=filter_param()),
+        record_listing(
+            **scope_args(),
+            memory_types=memory_types,
+            metadata_filter=filter_param(),
+            expires_before=P(valid_timestamp.filter(lambda value: value is not None), hostile_timestamp),
+        ),
         readonly=True,
     ),
+    Spec("client", "list_expired", listing(**scope_args()), readonly=True),
+    Spec("client", "purge_expired", {}),
     Spec("client", "list_messages", record_listing(**scope_args(), metadata_filter=filter_param()), readonly=True),
     Spec("client", "add_image", add_image_params()),
     Spec(

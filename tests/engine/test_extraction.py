@@ -711,7 +711,10 @@ def test_post_extraction_makes_one_link_request_with_new_memories_and_candidates
         (new["The user now prefers sourdough pizza."], old, "supersedes"),
         (new["The user's bicycle is blue."], other, "refines"),
     }
-    assert all(r.metadata == {"created_by": "openai:test-model"} for r in client.list_relations(thread_id="t1"))
+    assert all(
+        r.metadata == {"created_by": "openai:test-model", "origin": "llm"}
+        for r in client.list_relations(thread_id="t1")
+    )
     assert client.get_memory(old).status is RecordStatus.INVALID
 
 

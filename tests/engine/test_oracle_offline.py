@@ -503,6 +503,13 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("list_expiring_before")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list(["fact", "memory"], expires_before="2030-01-08T00:00:00+00:00", user_id="u1", limit=10)
+    return conn.statements
+
+
 @scenario("list_include_expired")
 def _() -> list[Statement]:
     conn, store = open_store()

@@ -45,6 +45,7 @@ def read_urls(world: World) -> dict[str, str]:
         "graph_data": reverse("memory:graph_data") + f"?user_id={world.user_id}",
         "graph_node": reverse("memory:graph_node", args=[world.fact_id]),
         "tokens": reverse("memory:tokens"),
+        "review": reverse("memory:review"),
         "user_map": reverse("memory:user_map", args=[world.user_id]),
     }
 
@@ -72,6 +73,12 @@ def write_urls(world: World) -> dict[str, str]:
         "link_create": reverse("memory:link_create"),
         "link_edit": reverse("memory:link_edit", args=[world.link_id]),
         "link_delete": reverse("memory:link_delete", args=[world.link_id]),
+        "review_purge": reverse("memory:review_purge"),
+        **{
+            name: reverse(f"memory:{name}", args=[world.link_id])
+            for name in ("review_accept", "review_revert", "review_keep", "review_dismiss")
+        },
+        "review_reopen": reverse("memory:review_reopen", args=[1]),
         "transfer": reverse("memory:transfer"),
         "transfer_export": reverse("memory:transfer_export"),
         "check_run": reverse("memory:check_run"),
@@ -85,6 +92,7 @@ PERSONAL_ROUTES = {"set_theme", "token_revoke"}
 POST_ONLY = {"image_describe", "summary_refresh", "memories_extract", "check_run"}
 # Routes of one import job (curators only: tests/web/test_transfer.py).
 IMPORT_ROUTES = {"import_job", "import_resume"}
+POST_ONLY |= {"review_accept", "review_revert", "review_keep", "review_dismiss", "review_reopen"}
 
 
 def test_every_route_is_classified(world):

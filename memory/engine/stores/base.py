@@ -814,10 +814,15 @@ class MemoryStore(ABC):
         status: Any = NOT_SET,
         newest_first: bool = False,
         text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
     ) -> Page:
         """Records of these types in insertion order, filtered exactly by scope (None matches
         unscoped), id (one or a list) and metadata (`None`: records without metadata); a Page
         whose `next_cursor` continues it, stable while records are added.
+
+        `expires_before`: an ISO-8601 instant or datetime; only records with an expiry at or
+        before it (a review queue's "expiring within N days": live ones unless `include_expired`
+        or `status="expired"`).
 
         `status`: "valid" or "invalid" (the effective status, D2; RecordStatus members too), or
         "expired" (only records past their expiry, awaiting purge_expired). `newest_first`: key

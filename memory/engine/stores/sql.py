@@ -2524,9 +2524,10 @@ class SQLMemoryStore(MemoryStore):
         status: Any = NOT_SET,
         newest_first: bool = False,
         text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
     ) -> Page:
         """Records of one or more types in insertion order (or newest first), with exact scope
-        filters, status and text filters (MemoryStore.list)."""
+        filters, status, text and expiry filters (MemoryStore.list)."""
         types = check_record_types(record_type)
         check_positive_int("limit", limit, allow_none=True)
         check_bool("include_expired", include_expired)
@@ -2563,6 +2564,11 @@ class SQLMemoryStore(MemoryStore):
             where.append(INVALID_SQL)
         if wanted == "expired" or not include_expired:
             params["now"] = self.dialect.db_time(utc_now())
+        if expires_before is not NOT_SET:
+            if expires_before is None:
+                raise ValueError("expires_before must be an ISO-8601 timestamp, not None")
+            where.append("r.expires_at IS NOT NULL AND r.expires_at <= :expires_before")
+            params["expires_before"] = self.dialect.db_time(normalize_timestamp(expires_before, "expires_before"))
         matching = self._text_condition(["r.content", "r.id", self.dialect.json_text("r.metadata")], text, params)
         if matching is not None:
             where.append(matching)

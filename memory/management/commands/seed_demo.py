@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.engine import AgentMemory, ImageContent, MemoryExtractionConfig, TextContent, TimeToLiveAnchor
-from memory.engine.types import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY
+from memory.engine.types import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, llm_link_metadata
 from memory.management.demo_data import (
     AGENT_GUIDELINES,
     AGENTS,
@@ -32,6 +32,8 @@ CHANNELS = ("web", "mobile", "slack")
 REVIEWERS = ("moderator-1", "moderator-2")
 NO_LLM_WORK = MemoryExtractionConfig(extract_memories=False, enable_context_summary=False)
 LINK_METADATA = {"created_by": "demo"}
+LLM_NAME = "demo-llm"
+"""The LLM named in the metadata of the demo links automatic linking made (no LLM is called)."""
 RETIRED_BECAUSE = {"supersedes": "superseded", "refines": "refined", "duplicates": "duplicate"}
 """Why a memory that a lifecycle link points at was rejected in review."""
 
@@ -94,7 +96,7 @@ class DemoSeeder:
                 link.relation_type,
                 relation_id=self.new_id(),
                 timestamp=iso(max(source_when, target_when) + timedelta(minutes=self.rng.randint(1, 60))),
-                metadata=dict(LINK_METADATA),
+                metadata=llm_link_metadata(LLM_NAME) if link.by_llm else dict(LINK_METADATA),
                 **options,
             )
             self.counts["links"] += 1
