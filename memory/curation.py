@@ -21,7 +21,9 @@ unrecorded; it never happens the other way round (an entry for a change that did
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -31,7 +33,7 @@ from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, Text
 from memory.engine.graph import relation_labels
 from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
 from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
-from memory.models import Action, CurationEntry, ObjectKind
+from memory.models import Action, BulkChange, CurationEntry, ObjectKind
 
 PROFILE_KINDS = {ObjectKind.USER: "user_id", ObjectKind.AGENT: "agent_id"}
 
@@ -98,6 +100,10 @@ class Actor:
     def name(self) -> str:
         return self.user.get_username() if self.user is not None else "system"
 
+    def authorship(self) -> dict[str, Any]:
+        """The fields of a history row (`memory.models.Authored`) that say who made it, and how."""
+        return {"actor": self.user, "actor_name": self.name, "via": self.via, "token_name": self.token_name}
+
 
 def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
     """The form field an engine ValueError names ("metadata must be a dict…"), and its message.
@@ -125,8 +131,39 @@ class Curation:
     def __init__(self, agent_memory: AgentMemory, actor: Actor) -> None:
         self.memory = agent_memory
         self.actor = actor
+        self._bulk: BulkChange | None = None
 
     # --- recording ----------------------------------------------------------------------------
+
+    @contextmanager
+    def bulk(self, summary: str, *, reverts: BulkChange | None = None) -> Iterator[BulkChange]:
+        """Group the changes made inside the `with` into one bulk change: the history lists them as
+        one, and `revert_bulk` undoes them in one step. Nested, the outer change keeps them all.
+
+        The bulk change is written first, so that its entries can point at it as they are recorded;
+        if the block fails part-way, the change holds the entries of what was done (and can be
+        undone), and its summary says it was interrupted.
+        """
+        if self._bulk is not None:
+            yield self._bulk
+            return
+        change = BulkChange.objects.create(
+            **self.actor.authorship(),
+            summary=summary[:300],
+            reverts=reverts,
+        )
+        self._bulk = change
+        try:
+            yield change
+        except BaseException:
+            if change.entries.exists():
+                change.summary = f"{summary} (interrupted: {plural(change.entries.count(), 'change')} made)"[:300]
+                change.save(update_fields=["summary"])
+            else:
+                change.delete()
+            raise
+        finally:
+            self._bulk = None
 
     def _record(
         self,
@@ -141,10 +178,7 @@ class Curation:
         reverts: CurationEntry | None = None,
     ) -> CurationEntry:
         return CurationEntry.objects.create(
-            actor=self.actor.user,
-            actor_name=self.actor.name,
-            via=self.actor.via,
-            token_name=self.actor.token_name,
+            **self.actor.authorship(),
             object_kind=kind,
             object_id=object_id,
             thread_id=thread_id or "",
@@ -153,6 +187,7 @@ class Curation:
             before=before,
             after=after,
             reverts=reverts,
+            bulk=self._bulk,
         )
 
     def _updated(self, kind: str, object_id: str, before: Any, after: Any, summary: str) -> CurationEntry:
@@ -685,6 +720,30 @@ class Curation:
         undone.save(update_fields=["summary", "reverts"])
         return undone
 
+    def revert_bulk(self, change: BulkChange) -> BulkUndo:
+        """Undo a bulk change in one step: revert its entries newest first, as one new bulk change.
+
+        Entries already reverted one by one are skipped. An entry that cannot be reverted (its
+        record was changed or deleted since in a way that blocks it) does not stop the others: it is
+        reported in `failed`, and the undo holds everything else.
+        """
+        if undone_by(change) is not None:
+            raise CurationError("this bulk change is already undone")
+        entries = list(change.entries.exclude(reverted_by__isnull=False).order_by("-at", "-id"))
+        if not entries:
+            raise CurationError("nothing in this bulk change is left to undo")
+        failed: list[tuple[CurationEntry, str]] = []
+        with self.bulk(f"Undone: {change.summary}", reverts=change) as undo:
+            for entry in entries:
+                try:
+                    self.revert(entry)
+                except (CurationError, KeyError, ValueError) as exc:
+                    failed.append((entry, str(exc.args[0]) if exc.args else str(exc)))
+        if len(failed) == len(entries):
+            undo.delete()
+            raise CurationError(f"none of its changes could be undone: {failed[0][1]}")
+        return BulkUndo(undo, failed)
+
     def _restore(self, entry: CurationEntry) -> CurationEntry:
         if entry.thread_id and entry.object_kind != ObjectKind.THREAD:
             try:
@@ -801,6 +860,23 @@ class Curation:
         if undone is None:
             raise CurationError(f"the {kind} already has the values from before this change")
         return undone
+
+
+@dataclass(frozen=True)
+class BulkUndo:
+    """The bulk change that undid another, and the entries of that one it could not revert, each
+    with the reason."""
+
+    change: BulkChange
+    failed: list[tuple[CurationEntry, str]] = field(default_factory=list)
+
+
+def undone_by(change: BulkChange) -> BulkChange | None:
+    """The bulk change that undid this one and still stands (not undone itself), if any."""
+    for undo in change.reverted_by.order_by("-at", "-id"):
+        if undone_by(undo) is None:
+            return undo
+    return None
 
 
 @dataclass(frozen=True)

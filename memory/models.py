@@ -56,14 +56,8 @@ class CurationEntryQuerySet(models.QuerySet):
         return self.filter(models.Q(object_id=record_id) | joining(record_id))
 
 
-class CurationEntry(models.Model):
-    """One change a person made to one object of the memory store.
-
-    `before` and `after` hold the object as JSON (memory.engine.snapshot's record form) before
-    and after the change; a delete keeps in `before` the whole snapshot of what went with it, so
-    that it can be restored with its original ids and links. `reverts` points at the entry a
-    revert or restore undid.
-    """
+class Authored(models.Model):
+    """When a change was made, by whom, and through what (the dashboard, or the API with a token)."""
 
     at = models.DateTimeField(auto_now_add=True, db_index=True)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
@@ -72,6 +66,36 @@ class CurationEntry(models.Model):
     token_name = models.CharField(
         max_length=100, blank=True, help_text="The API token's name, for a change made with one."
     )
+
+    class Meta:
+        abstract = True
+
+
+class BulkChange(Authored):
+    """A change of many records made at once (a bulk action, a merge of duplicates, a purge): its
+    entries are the `CurationEntry` rows that point here. The history lists it as one change, and
+    it is undone in one step (`Curation.revert_bulk`); `reverts` points at the change an undo undid.
+    """
+
+    summary = models.CharField(max_length=300)
+    reverts = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverted_by")
+
+    class Meta(Authored.Meta):
+        ordering = ("-at", "-id")
+
+    def __str__(self) -> str:
+        return f"{self.actor_name}: {self.summary}"
+
+
+class CurationEntry(Authored):
+    """One change a person made to one object of the memory store.
+
+    `before` and `after` hold the object as JSON (memory.engine.snapshot's record form) before
+    and after the change; a delete keeps in `before` the whole snapshot of what went with it, so
+    that it can be restored with its original ids and links. `reverts` points at the entry a
+    revert or restore undid.
+    """
+
     object_kind = models.CharField(max_length=20, choices=ObjectKind.choices)
     object_id = models.CharField(max_length=600)
     thread_id = models.CharField(max_length=600, blank=True, help_text="The thread the object belongs to, if any.")
@@ -80,10 +104,18 @@ class CurationEntry(models.Model):
     before = models.JSONField(null=True)
     after = models.JSONField(null=True)
     reverts = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverted_by")
+    bulk = models.ForeignKey(
+        BulkChange,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="entries",
+        help_text="The bulk change this entry is one record of, if any.",
+    )
 
     objects = CurationEntryQuerySet.as_manager()
 
-    class Meta:
+    class Meta(Authored.Meta):
         ordering = ("-at", "-id")
         indexes = (
             models.Index(fields=["object_kind", "object_id", "-at"], name="history_object"),
