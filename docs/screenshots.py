@@ -87,6 +87,7 @@ PAGES = [
     Shot("history", "/history/"),
     Shot("history-entry", "/history/{entry}/"),
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
+    Shot("duplicates", "/review/duplicates/?user_id=alice", narrow=True),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
 ]
 

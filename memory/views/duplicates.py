@@ -40,7 +40,9 @@ USERS_CONSIDERED = 200
 class DuplicateFilters(forms.Form):
     """Whose memories, and how close counts as a near-duplicate (the engine's argument names)."""
 
-    user_id = forms.CharField(label="User", max_length=512, widget=forms.TextInput(attrs=FILTER_ID_INPUT))
+    user_id = forms.CharField(
+        label="User", max_length=512, widget=forms.TextInput(attrs={**FILTER_ID_INPUT, "list": "duplicate-users"})
+    )
     max_distance = forms.FloatField(
         label="Max distance",
         required=False,
@@ -125,6 +127,8 @@ def groups_page(
     query = query.copy()
     if not query.get("user_id"):
         query["user_id"] = default_user() or ""
+    if not query.get("max_distance"):
+        query["max_distance"] = str(DEFAULT_DUPLICATE_DISTANCE)  # shown in its field, not implied
     form = DuplicateFilters(query)
     found = None
     if form.is_valid():
@@ -144,6 +148,7 @@ def groups_page(
         "form": form,
         "found": found,
         "groups": [group_view(group) for group in found.groups] if found else [],
+        "users": [profile.id for profile in engine().list_users(limit=USERS_CONSIDERED)],
         "merged": merged,
         "merged_undone": merged is not None and undone_by(merged) is not None,
         "refused": refused,
