@@ -18,6 +18,9 @@ import numpy as np
 PAIR_BLOCK_CELLS = 8_000_000
 """Similarities computed at once (rows times columns of a block): about 32 MB of float32, so that
 10k memories take a few blocks and 100k never hold a 100k by 100k matrix."""
+MAX_PAIRS = 2_000_000
+"""More near pairs than this (32 MB of indexes) is no set of duplicates but one topic: refused,
+so that a loose threshold over a large, uniform store cannot exhaust memory."""
 DISTANCE_TOLERANCE = 1e-6
 """Distances within this of `max_distance` count as within it: float32 vectors make 1 - x·y
 miss an exact threshold by a few ulps (two identical texts give 1e-7, not 0)."""
@@ -44,7 +47,7 @@ def similar_pairs(units: np.ndarray, max_distance: float) -> tuple[np.ndarray, n
         return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     floor = np.float32(1.0 - max_distance - DISTANCE_TOLERANCE)
     block = max(1, PAIR_BLOCK_CELLS // n)
-    firsts, seconds = [], []
+    firsts, seconds, found = [], [], 0
     for start in range(0, n - 1, block):
         stop = min(start + block, n)
         # Only columns from `start` on: the pairs of earlier columns were found by earlier blocks.
@@ -53,9 +56,20 @@ def similar_pairs(units: np.ndarray, max_distance: float) -> tuple[np.ndarray, n
         # Within the block's own square, keep j > i only (drops i == j and each pair's mirror).
         close[:, : stop - start] &= np.triu(np.ones((stop - start, stop - start), dtype=bool), k=1)
         rows, columns = np.nonzero(close)
+        found += len(rows)
+        check_pair_count(found, max_distance)
         firsts.append(rows + start)
         seconds.append(columns + start)
     return np.concatenate(firsts).astype(np.int64), np.concatenate(seconds).astype(np.int64)
+
+
+def check_pair_count(pairs: int, max_distance: float) -> None:
+    """Refuse more than MAX_PAIRS near pairs (ValueError naming max_distance)."""
+    if pairs > MAX_PAIRS:
+        raise ValueError(
+            f"max_distance {max_distance} makes more than {MAX_PAIRS:,} pairs of these memories near-duplicates: "
+            "lower it"
+        )
 
 
 def components(n: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
@@ -96,10 +110,11 @@ def group_rows(units: np.ndarray, first: np.ndarray, second: np.ndarray) -> list
     groups = []
     for rows in np.split(members, starts[1:]):
         vectors = units[rows]
-        distances = np.clip(1.0 - vectors @ vectors.T, 0.0, 2.0)
-        np.fill_diagonal(distances, 0.0)  # not float32's 6e-8
-        centre = int(np.argmin(distances.sum(axis=1)))  # argmin takes the first of equals
-        to_centre = distances[centre]
+        # Total distance to the others without the group's square matrix: sum_j (1 - x.y_j) = n - x.sum_j y_j.
+        totals = len(rows) - vectors @ vectors.sum(axis=0)
+        centre = int(np.argmin(np.round(totals, 5)))  # argmin takes the first (older) of equals
+        to_centre = np.clip(1.0 - vectors @ vectors[centre], 0.0, 2.0)
+        to_centre[centre] = 0.0  # not float32's 6e-8
         ranked = np.lexsort((rows, np.round(to_centre, 6)))  # float32 noise is no order: the older first
         ranked = np.r_[centre, ranked[ranked != centre]]
         groups.append(RowGroup(rows[ranked], to_centre[ranked]))

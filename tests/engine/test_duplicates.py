@@ -197,3 +197,11 @@ def test_group_rows_picks_the_medoid_as_centre():
     [group] = group_rows(units, *similar_pairs(units, 0.05))
     assert group.rows.tolist() == [1, 0, 2]
     assert isinstance(DuplicateGroup().spread, float)
+
+
+def test_too_many_pairs_is_a_value_error_naming_max_distance(world, monkeypatch):
+    monkeypatch.setattr("memory.engine.duplicates.MAX_PAIRS", 3)
+    monkeypatch.setattr("memory.engine.stores.sql.MAX_PAIRS", 3)
+    assert world.find_duplicates("u1", max_distance=0.05).total_groups == 1  # one pair
+    with pytest.raises(ValueError, match=r"^max_distance 0.5 makes more than 3 pairs"):
+        world.find_duplicates("u1", max_distance=0.5)

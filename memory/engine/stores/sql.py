@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from ..duplicates import DISTANCE_TOLERANCE, group_rows, similar_pairs, unit_rows
+from ..duplicates import DISTANCE_TOLERANCE, MAX_PAIRS, check_pair_count, group_rows, similar_pairs, unit_rows
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import parse_filter
 from ..graph import GraphLink, grow_trees, walk_nodes
@@ -1763,16 +1763,17 @@ class SQLMemoryStore(MemoryStore):
         """The near pairs from the database (a self-join of the user's candidates on the vector
         distance, each pair once), then the vectors of the memories in a pair, for the groups'
         centres: how many were compared, their pks, unit vectors and the pairs as rows of them."""
-        params: dict[str, Any] = {"max_distance": request.max_distance + DISTANCE_TOLERANCE}
+        params: dict[str, Any] = {"max_distance": request.max_distance + DISTANCE_TOLERANCE, "max_pairs": MAX_PAIRS + 1}
         distance = self.dialect.vector_pair_distance("a.embedding", "b.embedding")
         pairs = self._fetch(
             f"SELECT a.pk AS first_pk, b.pk AS second_pk FROM {self._records} a "
             f"JOIN {self._records} b ON b.user_id = a.user_id AND b.pk > a.pk "
             f"WHERE {self._candidates('a', request, params)} AND {self._candidates('b', request, params)} "
-            f"AND {distance} <= :max_distance",
+            f"AND {distance} <= :max_distance" + self.dialect.first_rows(":max_pairs"),
             params,
             cursor,
         )
+        check_pair_count(len(pairs), request.max_distance)
         count_params: dict[str, Any] = {}
         [counted] = self._fetch(
             f"SELECT count(*) AS n FROM {self._records} r WHERE {self._candidates('r', request, count_params)}",
