@@ -225,3 +225,10 @@ def test_with_htmx_the_resolved_group_comes_back_in_place(curator_client, dupes)
     page = response.content.decode()
     assert "Resolved:" in page and "Undo this merge" in page and "<html" not in page
     assert dupes.get_memory("s2").status == "invalid"
+
+
+def test_hostile_content_is_escaped_in_the_groups_and_their_diff(viewer_client, agent_memory):
+    agent_memory.add_memory("<script>alert(1)</script> Alice is vegetarian.", user_id="alice", memory_id="x1")
+    agent_memory.add_memory("<script>alert(1)</script> Alice is a vegetarian.", user_id="alice", memory_id="x2")
+    page = viewer_client.get(URL, {"user_id": "alice"}).content.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
