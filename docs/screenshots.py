@@ -16,6 +16,7 @@ is taken as it answers the creation of a token).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 import sys
@@ -65,6 +66,35 @@ def create_a_token(page: Page) -> None:
         page.get_by_role("button", name="Create the token").click()
 
 
+def interrupt_a_reembedding(page: Page) -> None:
+    """The overview while a re-embedding (manage.py oam_reembed) is unfinished: one batch of a move
+    to 768 dimensions staged, then the embedder fails."""
+    from memory.engine import HashingEmbedder
+    from memory.services import get_agent_memory
+
+    class OneBatch(HashingEmbedder):
+        def embed(self, texts):
+            if getattr(self, "done", False):
+                raise RuntimeError("the embedding server went away")
+            self.done = True
+            return super().embed(texts)
+
+    memory = get_agent_memory()
+    if memory.vector_state().pending_embedder is None:  # the first variant interrupts, the next ones show it
+        with contextlib.suppress(RuntimeError):
+            memory.reembed(OneBatch(768), batch_size=200)
+    page.reload(wait_until="networkidle")
+
+
+def select_an_area(page: Page) -> None:
+    """The embedding map with a rectangle dragged across part of it: its memories selected."""
+    box = page.locator("#map").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.35, box["y"] + box["height"] * 0.3)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.65, steps=5)
+    page.mouse.up()
+
+
 PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
     Shot("overview", "/", narrow=True),
@@ -89,6 +119,9 @@ PAGES = [
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
     Shot("duplicates", "/review/duplicates/?user_id=alice", narrow=True),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
+    Shot("map", "/users/alice/map/", act=select_an_area),
+    Shot("message", "/threads/demo-lisbon-long-weekend/messages/{source_message}/"),
+    Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]
 
 
@@ -134,7 +167,9 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     )
     [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
     add_tokens(curator)
-    return USERNAME, password, {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+    ids = {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+    ids["source_message"] = fact.metadata["source_message_ids"][0]  # a message with a memory extracted
+    return USERNAME, password, ids
 
 
 def add_tokens(curator) -> None:

@@ -9,6 +9,7 @@ from memory.views import (
     history,
     images,
     links,
+    maps,
     memories,
     messages,
     overview,
@@ -59,6 +60,7 @@ urlpatterns = [
     path("preferences/theme/", preferences.set_theme, name="set_theme"),
     path("settings/tokens/", tokens.token_list, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
+    path("users/<id:owner_id>/map/", maps.user_map, name="user_map"),
 ]
 
 for kind, plural in (("user", "users"), ("agent", "agents")):

@@ -129,6 +129,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # A store re-embedded for another embedder than OAM_EMBEDDER: a page that says so, not a 500.
+    "memory.middleware.StoreEmbedderMiddleware",
 ]
 
 ROOT_URLCONF = "oam_site.urls"

@@ -23,7 +23,14 @@ from .snapshot import (
     thread_from_json,
     thread_to_json,
 )
-from .stores import MemoryStore, OracleDBMemoryStore, OracleInDatabaseEmbedder, SchemaError, SQLiteMemoryStore
+from .stores import (
+    EmbedderMismatchError,
+    MemoryStore,
+    OracleDBMemoryStore,
+    OracleInDatabaseEmbedder,
+    SchemaError,
+    SQLiteMemoryStore,
+)
 from .stores.oracle import open_pool
 from .thread import Thread
 from .types import (
@@ -47,6 +54,7 @@ from .types import (
     MemoryRecord,
     MemoryRetentionConfig,
     MemorySearchConfig,
+    MemoryVectors,
     Message,
     MessageContent,
     MessageRecord,
@@ -54,6 +62,7 @@ from .types import (
     Record,
     RecordRelation,
     RecordStatus,
+    ReembedReport,
     RestoreReport,
     SchemaPolicy,
     ScopedRecord,
@@ -64,6 +73,7 @@ from .types import (
     ThreadRecord,
     TimeToLiveAnchor,
     UserProfileRecord,
+    VectorState,
 )
 
 
@@ -117,6 +127,7 @@ __all__ = [
     "DuplicateGroup",
     "Duplicates",
     "Embedder",
+    "EmbedderMismatchError",
     "HashingEmbedder",
     "ImageContent",
     "ImageInputLimitConfig",
@@ -133,6 +144,7 @@ __all__ = [
     "MemoryRetentionConfig",
     "MemorySearchConfig",
     "MemoryStore",
+    "MemoryVectors",
     "Message",
     "MessageContent",
     "MessageRecord",
@@ -144,6 +156,7 @@ __all__ = [
     "Record",
     "RecordRelation",
     "RecordStatus",
+    "ReembedReport",
     "RestoreReport",
     "SQLiteMemoryStore",
     "SchemaError",
@@ -163,6 +176,7 @@ __all__ = [
     "ThreadRecord",
     "TimeToLiveAnchor",
     "UserProfileRecord",
+    "VectorState",
     "connect",
     "embedder_from_spec",
     "estimate_tokens",

@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
+from .embedders import Embedder
 from .extraction import LlmMemoryWork
 from .limits import check_int_range
 from .records import (
@@ -23,6 +26,7 @@ from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .snapshot import Snapshot
 from .stores.base import (
+    DEFAULT_BATCH_SIZE,
     DEFAULT_DUPLICATE_DISTANCE,
     DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
@@ -49,6 +53,7 @@ from .types import (
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
+    SOURCE_MESSAGES_KEY,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
     CheckReport,
@@ -59,15 +64,21 @@ from .types import (
     MemoryExtractionConfig,
     MemoryGraph,
     MemoryRecord,
+    MemoryVectors,
     MessageRecord,
     Page,
     RecordRelation,
+    ReembedReport,
     RestoreReport,
     StoreStats,
     ThreadRecord,
     UserProfileRecord,
+    VectorState,
     check_bool,
 )
+
+DEFAULT_MAP_MEMORIES = 2_000
+"""memory_vectors' default limit: what a 2-D map of one user's memories can show legibly."""
 
 
 class AgentMemory:
@@ -191,6 +202,21 @@ class AgentMemory:
         if record is None or record.thread_id != thread_id:
             raise KeyError(f"no message {message_id!r} in thread {thread_id!r}")
         return record
+
+    def memories_from_message(
+        self, thread_id: str, message_id: str, *, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None
+    ) -> Page:
+        """The live memories extracted from a message: those of its thread whose provenance
+        (metadata SOURCE_MESSAGES_KEY) names it, in insertion order. One filtered listing, in SQL."""
+        check_id("thread_id", thread_id)
+        check_id("message_id", message_id)
+        return self.store.list(
+            MEMORY_TYPES,
+            limit=limit,
+            thread_id=thread_id,
+            metadata_filter={SOURCE_MESSAGES_KEY: {"$array_contains": message_id}},
+            cursor=cursor,
+        )
 
     def update_thread(self, thread_id: str, metadata: Any = NOT_SET, *, expected_version: Any = NOT_SET) -> Thread:
         """Replace a thread's metadata; KeyError when there is no such thread, StaleVersionError
@@ -632,6 +658,30 @@ class AgentMemory:
             user_id, max_distance=max_distance, memory_types=memory_types, statuses=statuses, limit=limit
         )
 
+    def memory_vectors(
+        self,
+        user_id: str,
+        *,
+        memory_types: Any = None,
+        status: Any = NOT_SET,
+        limit: int = DEFAULT_MAP_MEMORIES,
+    ) -> MemoryVectors:
+        """A user's newest live memories (`limit` at most; `memory_types`, `status` as in
+        list_memories) with their stored vectors, for projections such as the dashboard's
+        embedding map. Memories without a vector (no text) are left out. Two queries: the
+        listing, then the vectors of what it found."""
+        check_id("user_id", user_id)
+        check_positive_int("limit", limit)
+        page = self.list_memories(
+            user_id=user_id, memory_types=memory_types, status=status, limit=limit, newest_first=True
+        )
+        vectors = self.store.memory_vectors([record.id for record in page])
+        records = [record for record in page if record.id in vectors]
+        matrix = np.zeros((len(records), self.store.vector_dim), dtype=np.float32)
+        for row, record in enumerate(records):
+            matrix[row] = vectors[record.id]
+        return MemoryVectors(records, matrix, more=page.next_cursor is not None)
+
     def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
         """For each live memory among `memory_ids` (missing ones are left out), its Lifecycle: its
         own status flag (what `update_memory(status=...)` sets; `Record.status` is the effective
@@ -705,6 +755,21 @@ class AgentMemory:
         """The store's consistency check (MemoryStore.check): what is out of step, repaired when
         `repair` (only what is safe: no record is ever deleted)."""
         return self.store.check(repair=repair, examples=examples)
+
+    def reembed(
+        self,
+        embedder: Embedder,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ReembedReport:
+        """Move the store to another embedder, a new dimension included, in batches, resumable,
+        the store unchanged if it fails (MemoryStore.reembed); this client embeds with it after."""
+        return self.store.reembed(embedder, batch_size=batch_size, progress=progress)
+
+    def vector_state(self) -> VectorState:
+        """The embedder the store records for its vectors beside this client's (MemoryStore.vector_state)."""
+        return self.store.vector_state()
 
     def owner_counts(self, owner: str, ids: Sequence[str]) -> dict[str, dict[str, int]]:
         """Threads, live messages and live memories per user ("user") or agent ("agent") id."""

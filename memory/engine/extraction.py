@@ -24,6 +24,7 @@ from .types import (
     BUILTIN_RELATIONS,
     IMAGE_TYPE,
     MEMORY_TYPES,
+    SOURCE_MESSAGES_KEY,
     ImageInputLimitConfig,
     MemoryExtractionConfig,
     MemoryExtractionImageContext,
@@ -494,9 +495,11 @@ class LlmMemoryWork:
         memory_type = item.get("memory_type")
         if memory_type not in MEMORY_TYPES:
             memory_type = "memory"
-        sources = [numbered[n] for n in item.get("source_messages") or () if n in numbered]
-        sources = sources or targets
-        metadata = self._inherited_metadata(sources)
+        named = item.get("source_messages")
+        numbers = sorted({n for n in named if isinstance(n, int) and n in numbered}) if isinstance(named, list) else []
+        sources = [numbered[n] for n in numbers] or targets
+        # Provenance: the ids of the messages it came from, whatever the inheritance setting.
+        metadata = {**(self._inherited_metadata(sources) or {}), SOURCE_MESSAGES_KEY: [m.id for m in sources]}
         timestamps = [message.timestamp for message in sources if message.timestamp]
         [memory_id] = self.store.add(
             [item["content"].strip()],

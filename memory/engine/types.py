@@ -27,6 +27,12 @@ AGENT_PROFILE_TYPE = "agent_profile"
 PROFILE_TYPES = (USER_PROFILE_TYPE, AGENT_PROFILE_TYPE)
 SEARCHABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE, *PROFILE_TYPES)
 
+SOURCE_MESSAGES_KEY = "source_message_ids"
+"""The metadata key under which an extracted memory keeps the ids of the messages it came from
+(a list, in thread order), in its own thread. Metadata rather than a column: it travels with the
+memory through snapshots, export and import, and the metadata filter language finds the memories
+of a message (`{"source_message_ids": {"$array_contains": id}}`) in SQL on every backend."""
+
 
 class _NotSet:
     """The type of NOT_SET: "argument omitted", which many APIs treat differently from None."""
@@ -601,6 +607,17 @@ class Duplicates:
     max_distance: float = 0.0
 
 
+@dataclass
+class MemoryVectors:
+    """Memories with their stored vectors (AgentMemory.memory_vectors): `records` and `matrix`
+    row for row (float32, one unit vector per row, the store's dimension), and whether more
+    memories matched than the limit let in (`more`)."""
+
+    records: list[MemoryRecord]
+    matrix: np.ndarray
+    more: bool = False
+
+
 class Page(list):
     """A list of records plus the cursor that continues it (None on the last page).
 
@@ -714,3 +731,43 @@ class CheckReport:
 
     def finding(self, name: str) -> CheckFinding:
         return next(finding for finding in self.findings if finding.name == name)
+
+
+@dataclass(frozen=True)
+class ReembedReport:
+    """What MemoryStore.reembed did: the embedder (name, dimension) the store had and has now,
+    how many records hold a vector of the new embedder, how many of them this call embedded and
+    how many an interrupted earlier call had already staged (`resumed`), and how many vectors were
+    dropped because their record has no text to embed (vectors given by the caller). `changed` is
+    False when the store already used the embedder: nothing was done."""
+
+    previous_embedder: str
+    previous_dim: int
+    embedder: str
+    vector_dim: int
+    records: int = 0
+    embedded: int = 0
+    resumed: int = 0
+    cleared: int = 0
+    changed: bool = True
+
+
+@dataclass(frozen=True)
+class VectorState:
+    """The embedder a store's vectors were made by, as the store records it (`stored_*`), beside
+    the one this process opened it with; and a re-embedding begun and not finished, if any (its
+    target embedder and dimension, and how many records it has staged of how many)."""
+
+    embedder: str
+    vector_dim: int
+    stored_embedder: str
+    stored_vector_dim: int
+    pending_embedder: str | None = None
+    pending_vector_dim: int | None = None
+    pending_staged: int = 0
+    pending_total: int = 0
+
+    @property
+    def matches(self) -> bool:
+        """Whether this process embeds as the stored vectors were embedded."""
+        return (self.embedder, self.vector_dim) == (self.stored_embedder, self.stored_vector_dim)

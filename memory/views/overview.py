@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -100,5 +101,8 @@ def overview(request: HttpRequest) -> HttpResponse:
             "links": sorted(stats.links.items(), key=lambda item: (-item[1], item[0])),
             "chart": activity_chart(stats.by_day, datetime.now(UTC).date()),
             "latest_changes": CurationEntry.objects.select_related("actor")[:8],
+            # The store's recorded embedder beside OAM_EMBEDDER's: another process may have re-embedded it.
+            "vectors": engine().vector_state(),
+            "configured_embedder": settings.OAM_EMBEDDER,
         },
     )

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import oracledb
 import pytest
 from PIL import Image
@@ -48,7 +49,7 @@ from memory.engine import (
     ThreadRecord,
 )
 from memory.engine.images import check_image
-from memory.engine.stores.base import SchemaError, encode_cursor
+from memory.engine.stores.base import EmbedderMismatchError, SchemaError, encode_cursor
 from memory.engine.stores.oracle import (
     OracleDBMemoryStore,
     OracleInDatabaseEmbedder,
@@ -834,6 +835,17 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("memory_vectors")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.id, r\.embedding", [{"id": "m1", "embedding": array.array("f", vector(0.6, 0.8))}])
+    found = store.memory_vectors(["m1", "missing", "m1"])
+    assert list(found) == ["m1"]
+    assert found["m1"].dtype == np.float32 and found["m1"].tolist()[:3] == pytest.approx([0.6, 0.8, 0.0])
+    assert store.memory_vectors([]) == {}
+    return conn.statements
+
+
 @scenario("save_thread")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -1233,6 +1245,58 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+# --- re-embedding (MemoryStore.reembed): the staging table and the vector column's swap ---------
+
+NEW_DIM = 16
+
+
+def script_reembed(conn: RecordingConnection, columns: list[set[str]], phase: dict[str, str] | None = None) -> None:
+    """Answers for one reembed run: two records to stage, the vector columns present at each look
+    (first look first), and the meta rows a swap in progress left (`phase`)."""
+    conn.answer(r"COUNT\(\*\) AS n FROM", [{"n": 0}])
+    conn.answer(r"COUNT\(\*\) AS total", [{"total": 2, "staged": 2}])
+    conn.answer(r"COUNT\(\*\) AS total", [{"total": 2, "staged": 0}], once=True)
+    conn.answer(
+        r"SELECT r\.pk, r\.version, r\.search_text",
+        [{"pk": 1, "version": 1, "search_text": "first text"}, {"pk": 2, "version": 3, "search_text": "second"}],
+        once=True,
+    )
+    conn.answer(r"FROM user_tab_columns", [{"column_name": name} for name in sorted(columns[-1])])
+    for present in reversed(columns[:-1]):
+        conn.answer(r"FROM user_tab_columns", [{"column_name": name} for name in sorted(present)], once=True)
+    filled = {
+        "reembed_phase": "filled",
+        "reembed_target": json.dumps({"embedder": f"hashing-{NEW_DIM}", "vector_dim": NEW_DIM}, sort_keys=True),
+    }
+    conn.answer(r"meta_key IN", [{"meta_key": key, "meta_value": value} for key, value in filled.items()], once=True)
+    if phase is not None:
+        conn.answer(r"meta_key IN", [{"meta_key": key, "meta_value": value} for key, value in phase.items()], once=True)
+    else:
+        conn.answer(r"meta_key IN", [], once=True)
+
+
+@scenario("reembed_to_a_new_dimension")
+def _() -> list[Statement]:
+    conn, store = open_store(vector_index=True)
+    script_reembed(conn, [{"EMBEDDING"}, {"EMBEDDING", "EMBEDDING_NEXT"}, {"EMBEDDING", "EMBEDDING_PREV"}])
+    report = store.reembed(HashingEmbedder(NEW_DIM), batch_size=2)
+    assert (report.vector_dim, report.embedded, store.vector_dim) == (NEW_DIM, 2, NEW_DIM)
+    return conn.statements
+
+
+@scenario("reembed_finishes_a_swap_cut_short")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    phase = {
+        "reembed_phase": "filled",
+        "reembed_target": json.dumps({"embedder": f"hashing-{NEW_DIM}", "vector_dim": NEW_DIM}, sort_keys=True),
+    }
+    script_reembed(conn, [{"EMBEDDING_NEXT", "EMBEDDING_PREV"}, {"EMBEDDING", "EMBEDDING_PREV"}], phase)
+    report = store.reembed(HashingEmbedder(NEW_DIM))
+    assert report.embedded == 0 and store.vector_dim == NEW_DIM
+    return conn.statements
+
+
 # --- snapshot tests ------------------------------------------------------------------------------
 
 
@@ -1504,6 +1568,7 @@ def test_hostile_values_travel_only_as_binds() -> None:
     )
     store.list_relations(record_id=h["mid"] + "1", thread_id=h["tid"])
     store.lifecycle([h["mid"] + "1", h["mid"] + "2"])
+    store.memory_vectors([h["mid"] + "1", h["mid"] + "2"])
     store.memory_graph(user_id=h["uid"], relation_types=[h["label"]], hops=2)
     store.memory_graph(memory_id=h["mid"] + "1")
     store.find_duplicates(h["uid"])
@@ -1868,7 +1933,7 @@ def test_open_pool_needs_a_password_and_valid_sizes(fake_create_pool, monkeypatc
 def test_schema_checks_refuse_a_mismatched_store() -> None:
     conn = RecordingConnection()
     managed_schema(conn, list(OracleSchema("", DIM).names.values()), DIM + 8, "hashing-16")
-    with pytest.raises(ValueError, match="dimensional"):
+    with pytest.raises(EmbedderMismatchError, match="dimensional"):
         OracleDBMemoryStore(HashingEmbedder(DIM), conn, schema_policy=SchemaPolicy.REQUIRE_EXISTING)
     empty = RecordingConnection()
     with pytest.raises(SchemaError):
@@ -1880,3 +1945,57 @@ def test_no_check_sends_nothing() -> None:
     conn = RecordingConnection()
     OracleDBMemoryStore(HashingEmbedder(DIM), conn, schema_policy=SchemaPolicy.NO_CHECK)
     assert conn.statements == []
+
+
+# --- re-embedding: beyond the snapshots ---------------------------------------------------------
+
+
+def test_reembed_stages_new_vectors_as_float32_vectors_of_the_new_dimension() -> None:
+    conn, store = open_store()
+    script_reembed(conn, [{"EMBEDDING"}, {"EMBEDDING", "EMBEDDING_NEXT"}, {"EMBEDDING", "EMBEDDING_PREV"}])
+    store.reembed(HashingEmbedder(NEW_DIM))
+    [staged] = [s for s in conn.statements if s.many and "OAM_REEMBED" in s.sql]
+    assert staged.input_sizes == {"embedding": oracledb.DB_TYPE_VECTOR}
+    assert [len(row["embedding"]) for row in staged.binds] == [NEW_DIM, NEW_DIM]
+    assert all(row["embedding"].typecode == "f" for row in staged.binds)
+    ddl = [s.sql for s in conn.statements if s.sql.startswith(("CREATE TABLE", "ALTER TABLE"))]
+    assert f"VECTOR({NEW_DIM}, FLOAT32)" in ddl[0] and f"VECTOR({NEW_DIM}, FLOAT32)" in ddl[1]
+
+
+def test_the_old_vector_column_is_renamed_only_after_the_new_one_is_filled_and_committed() -> None:
+    conn, store = open_store()
+    script_reembed(conn, [{"EMBEDDING"}, {"EMBEDDING", "EMBEDDING_NEXT"}, {"EMBEDDING", "EMBEDDING_PREV"}])
+    commits = []
+    record = conn.record
+
+    def noting_commits(statement: Statement) -> None:
+        commits.append((statement.sql, conn.commits))
+        record(statement)
+
+    conn.record = noting_commits
+    store.reembed(HashingEmbedder(NEW_DIM))
+    fill = next(i for i, (sql, _) in enumerate(commits) if sql.startswith(f'UPDATE "{store._names["records"]}"'))
+    rename = next(i for i, (sql, _) in enumerate(commits) if "RENAME COLUMN embedding TO" in sql)
+    assert fill < rename and commits[rename][1] > commits[fill][1]
+
+
+def test_a_failing_embedder_sends_no_ddl_on_the_records_table() -> None:
+    class Failing(HashingEmbedder):
+        def embed(self, texts):
+            raise RuntimeError("embedding server unreachable")
+
+    conn, store = open_store()
+    script_reembed(conn, [{"EMBEDDING"}])
+    with pytest.raises(RuntimeError, match="unreachable"):
+        store.reembed(Failing(NEW_DIM))
+    assert not [s for s in conn.statements if s.sql.startswith(f'ALTER TABLE "{store._names["records"]}"')]
+    assert store.vector_dim == DIM
+
+
+def test_a_swap_cut_short_for_another_embedder_must_be_finished_first() -> None:
+    conn, store = open_store()
+    phase = {"reembed_phase": "filled", "reembed_target": json.dumps({"embedder": "hashing-32", "vector_dim": 32})}
+    script_reembed(conn, [{"EMBEDDING_NEXT", "EMBEDDING_PREV"}], phase)
+    with pytest.raises(RuntimeError, match="'hashing-32' stopped during its swap"):
+        store.reembed(HashingEmbedder(NEW_DIM))
+    assert not [s for s in conn.statements if "RENAME" in s.sql]

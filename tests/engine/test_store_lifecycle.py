@@ -11,6 +11,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory.engine import (
+    EmbedderMismatchError,
     HashingEmbedder,
     MemoryRetentionConfig,
     RecordStatus,
@@ -464,7 +465,7 @@ def test_a_vector_dim_that_agrees_with_the_embedder_is_accepted(store_factory):
 
 def test_opening_a_database_built_with_another_vector_dim_fails_clearly(store_factory):
     add_one(store_factory("dims", embedder=HashingEmbedder(64)))
-    with pytest.raises(ValueError, match=r"(?i)dim"):
+    with pytest.raises(EmbedderMismatchError, match=r"(?i)dim"):
         store_factory("dims", embedder=HashingEmbedder(32), schema_policy=SchemaPolicy.REQUIRE_EXISTING)
-    with pytest.raises(ValueError, match=r"(?i)dim"):
+    with pytest.raises(EmbedderMismatchError, match=r"(?i)dim"):
         store_factory("dims", embedder=HashingEmbedder(32), schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)

@@ -45,6 +45,7 @@ def read_urls(world: World) -> dict[str, str]:
         "graph_data": reverse("memory:graph_data") + f"?user_id={world.user_id}",
         "graph_node": reverse("memory:graph_node", args=[world.fact_id]),
         "tokens": reverse("memory:tokens"),
+        "user_map": reverse("memory:user_map", args=[world.user_id]),
         "review_duplicates": reverse("memory:review_duplicates") + f"?user_id={world.user_id}",  # POST: curators
     }
 

@@ -144,6 +144,18 @@ def test_demo_memories_carry_rich_metadata(agent_memory):
     assert all(isinstance(m.metadata["tags"], list) for m in travel)
 
 
+def test_demo_chat_memories_name_the_message_they_came_from(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    chat = agent_memory.list_memories(metadata_filter={"source": "chat"}, limit=None)
+    assert chat
+    for memory in chat:
+        [message_id] = memory.metadata["source_message_ids"]
+        message = agent_memory.get_message_record(memory.thread_id, message_id)
+        assert message.role == "assistant"
+        assert memory.id in [m.id for m in agent_memory.memories_from_message(memory.thread_id, message_id)]
+
+
 def test_demo_conversations_span_several_weeks(agent_memory):
     call_command("seed_demo", *SEED_ARGS)
 

@@ -1,11 +1,12 @@
 """Storage backends behind one interface (MemoryStore): one SQL store, a dialect per database."""
 
-from .base import MemoryStore, SchemaError
+from .base import EmbedderMismatchError, MemoryStore, SchemaError
 from .oracle import OracleDBMemoryStore, OracleInDatabaseEmbedder
 from .sql import SQLMemoryStore
 from .sqlite import SQLiteMemoryStore
 
 __all__ = [
+    "EmbedderMismatchError",
     "MemoryStore",
     "OracleDBMemoryStore",
     "OracleInDatabaseEmbedder",

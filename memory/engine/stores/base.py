@@ -10,7 +10,7 @@ import asyncio
 import base64
 import json
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -58,6 +58,7 @@ from ..types import (
     Record,
     RecordRelation,
     RecordStatus,
+    ReembedReport,
     RestoreReport,
     SearchStrategy,
     StaleVersionError,
@@ -65,6 +66,7 @@ from ..types import (
     ThreadRecord,
     TimeToLiveAnchor,
     UserProfileRecord,
+    VectorState,
     coerce_enum,
     new_id,
     new_ids,
@@ -91,6 +93,25 @@ MAX_DUPLICATE_GROUPS = 1000
 
 class SchemaError(RuntimeError):
     """The database does not hold the managed schema the store's policy requires."""
+
+
+class EmbedderMismatchError(SchemaError):
+    """The store's vectors were made by another embedder (or at another dimension) than the one it
+    is opened with: searching them with this one would compare unrelated vectors, and writing would
+    mix them. Open it with the embedder it records, or move it to this one (reembed). A setup
+    error, not bad input: not a ValueError, which callers turn into a form error."""
+
+    def __init__(self, stored_embedder: str, stored_dim: int, embedder: str, dim: int) -> None:
+        self.stored_embedder, self.stored_dim, self.embedder, self.dim = stored_embedder, stored_dim, embedder, dim
+        if stored_dim != dim:
+            problem = f"the store holds {stored_dim}-dimensional vectors but the embedder produces {dim}"
+        else:
+            problem = f"the store was built with embedder {stored_embedder!r}, not {embedder!r}"
+        super().__init__(
+            f"{problem}; open it with the embedder it was built with ({stored_embedder!r}, {stored_dim} "
+            f"dimensions), or move it to {embedder!r} with reembed: vectors of different embedders cannot "
+            "be compared"
+        )
 
 
 def kind_of(record_type: str) -> str:
@@ -1063,6 +1084,12 @@ class MemoryStore(ABC):
         Missing, expired and non-memory ids are left out. One query whatever the number of ids."""
 
     @abstractmethod
+    def memory_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored unit vector (float32, the store's dimension) of each live memory among
+        `memory_ids`. Missing, expired and non-memory ids, and memories without a vector, are left
+        out. One query whatever the number of ids."""
+
+    @abstractmethod
     def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
         """Counts (StoreStats) of the whole store, or, with one of the arguments, of exactly what
         delete_thread(thread_id), delete_user(user_id, cascade=True) or delete_agent(agent_id,
@@ -1121,6 +1148,34 @@ class MemoryStore(ABC):
         (or with one of the wrong dimension), deletes orphan links, rebuilds the in-memory index
         from the database. It never deletes a record. `examples` caps the ids per finding."""
         raise NotImplementedError(f"{type(self).__name__} has no consistency check")
+
+    def reembed(
+        self,
+        embedder: Embedder,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ReembedReport:
+        """Move the store to another embedder, a new vector dimension included: every record's
+        indexed text (messages, memories, image descriptions, user and agent profiles) is embedded
+        again by `embedder`, `batch_size` texts at a time.
+
+        The new vectors go to a staging area first, committed batch by batch, while the store keeps
+        serving with its old vectors; an error (the embedder failing, an interruption) leaves the
+        store as it was, and a later call with the same embedder resumes after the last committed
+        batch. Once every record is staged, the vectors, the recorded embedder and dimension are
+        swapped (in one transaction where the database allows DDL in one), the in-memory index is
+        rebuilt, and this store object embeds with `embedder` from then on; other processes must
+        reopen the store with it (opening with the old one is refused). `progress(staged, total)`
+        is called after each batch. Records changed meanwhile are embedded again before the swap.
+        Vectors without text (given by the caller) cannot be re-embedded: they are dropped and
+        counted. A store already using `embedder` is left alone (`changed=False`)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot re-embed")
+
+    def vector_state(self) -> VectorState:
+        """The embedder and dimension the store records for its vectors, beside this object's,
+        and a re-embedding begun and not finished, if any."""
+        raise NotImplementedError(f"{type(self).__name__} does not record its embedder")
 
     @abstractmethod
     def close(self) -> None:

@@ -26,7 +26,15 @@ from ..ttl import format_utc, parse_timestamp
 from ..types import NOT_SET, SchemaPolicy
 from .base import check_positive_int
 from .keywords import query_words
-from .sql import PREFIX_PATTERN, VERSIONED_TABLES, SQLDialect, SQLMemoryStore, table_names
+from .sql import (
+    PREFIX_PATTERN,
+    REEMBED_PHASE,
+    REEMBED_TARGET,
+    VERSIONED_TABLES,
+    SQLDialect,
+    SQLMemoryStore,
+    table_names,
+)
 
 _MODEL_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_$#]{0,127}(\.[A-Za-z][A-Za-z0-9_$#]{0,127})?$")
 STANDARD_STRING_BYTES = 4000
@@ -70,8 +78,10 @@ class OracleSchema:
                 f"(at most 30 characters), not {prefix!r}"
             )
         check_positive_int("vector_dim", vector_dim)
+        self.prefix = prefix
         self.names = table_names(prefix)
         self.text_index = f"{prefix.upper()}OAM_RECORDS_TEXT"
+        self.staging = f"{prefix.upper()}OAM_REEMBED"
         self.vector_dim, self.vector_index, self.keyword_index = vector_dim, vector_index, keyword_index
 
     def create_sql(self) -> list[str]:
@@ -124,14 +134,68 @@ class OracleSchema:
     entity VARCHAR2(10) NOT NULL, first_key NUMBER(19) NOT NULL, last_key NUMBER(19) NOT NULL)""",
         ]
         if self.vector_index:
-            # CREATE VECTOR INDEX has no IF NOT EXISTS in the SQL reference: an existing one is ORA-00955.
-            statements.append(
-                f'CREATE VECTOR INDEX "{n["records"]}_HNSW" ON {r} (embedding) '
-                "ORGANIZATION INMEMORY NEIGHBOR GRAPH DISTANCE COSINE WITH TARGET ACCURACY 95 "
-                "PARAMETERS (TYPE HNSW, NEIGHBORS 32, EFCONSTRUCTION 200)"
-            )
+            statements.append(self.vector_index_sql())
         if self.keyword_index:
             statements.append(self.text_index_sql())
+        return statements
+
+    def vector_index_sql(self) -> str:
+        """The HNSW index of the vector column. CREATE VECTOR INDEX has no IF NOT EXISTS in the SQL
+        reference: an existing one is ORA-00955."""
+        return (
+            f'CREATE VECTOR INDEX "{self.names["records"]}_HNSW" ON "{self.names["records"]}" (embedding) '
+            "ORGANIZATION INMEMORY NEIGHBOR GRAPH DISTANCE COSINE WITH TARGET ACCURACY 95 "
+            "PARAMETERS (TYPE HNSW, NEIGHBORS 32, EFCONSTRUCTION 200)"
+        )
+
+    # --- re-embedding (OracleDBMemoryStore._swap) ----------------------------------------------
+
+    def staging_sql(self, vector_dim: int) -> list[str]:
+        """A new, empty staging table for re-embedding: a VECTOR of the new dimension per record key."""
+        return [
+            *self.drop_staging_sql(),
+            f'CREATE TABLE "{self.staging}" (pk NUMBER(19) PRIMARY KEY, version NUMBER(19) NOT NULL, '
+            f"embedding VECTOR({int(vector_dim)}, FLOAT32))",
+        ]
+
+    def drop_staging_sql(self) -> list[str]:
+        return [f'DROP TABLE IF EXISTS "{self.staging}" PURGE']
+
+    def next_vector_column_sql(self, vector_dim: int) -> list[str]:
+        """The column the new vectors are copied to before it replaces `embedding` (a VECTOR
+        column cannot change its dimension with MODIFY)."""
+        return [f'ALTER TABLE "{self.names["records"]}" ADD (embedding_next VECTOR({int(vector_dim)}, FLOAT32))']
+
+    def drop_next_vector_column_sql(self) -> list[str]:
+        return [f'ALTER TABLE "{self.names["records"]}" DROP COLUMN embedding_next']
+
+    def vector_columns_sql(self) -> str:
+        return (
+            "SELECT column_name FROM user_tab_columns WHERE table_name = :table_name "
+            "AND column_name IN ('EMBEDDING', 'EMBEDDING_NEXT', 'EMBEDDING_PREV')"
+        )
+
+    def rename_vector_columns_sql(self, columns: set[str]) -> list[str]:
+        """What is left of putting embedding_next in place of embedding, given the columns there:
+        the HNSW index goes first (it is built on the old column), then the two renames."""
+        if "EMBEDDING_NEXT" not in columns:
+            return []
+        records = f'"{self.names["records"]}"'
+        statements = [f'DROP INDEX IF EXISTS "{self.names["records"]}_HNSW"'] if self.vector_index else []
+        if "EMBEDDING" in columns:
+            statements.append(f"ALTER TABLE {records} RENAME COLUMN embedding TO embedding_prev")
+        statements.append(f"ALTER TABLE {records} RENAME COLUMN embedding_next TO embedding")
+        return statements
+
+    def vector_cleanup_sql(self, columns: set[str]) -> list[str]:
+        """After the swap: the old column marked unused (instant, unlike DROP COLUMN, which rewrites
+        every row), the staging table dropped, the HNSW index built on the new column."""
+        statements = []
+        if "EMBEDDING_PREV" in columns:
+            statements.append(f'ALTER TABLE "{self.names["records"]}" SET UNUSED COLUMN embedding_prev')
+        statements += self.drop_staging_sql()
+        if self.vector_index:
+            statements.append(self.vector_index_sql())
         return statements
 
     def legacy_version(self, cursor: Any) -> None:
@@ -392,6 +456,62 @@ class OracleDBMemoryStore(SQLMemoryStore):
             search_index=search_index,
             search_index_path=search_index_path,
         )
+
+    # --- re-embedding: the vector column's swap ------------------------------------------------
+
+    def _swap(self, target: dict[str, Any]) -> tuple[int, int] | None:
+        """Oracle commits each DDL statement on its own, so the swap is a sequence of steps that
+        can each be redone: a new VECTOR column of the new dimension, filled from the staging table
+        in one transaction (the store keeps serving from the old column until then), then renamed
+        in place of the old one with the meta rows switched right after (_finish_swap). A swap
+        cut short is completed by the next reembed call for the same embedder."""
+        columns = self._vector_columns()
+        with self._write(schema=True) as cursor:
+            if "EMBEDDING_NEXT" in columns:  # left by a swap refused for changed records: its size may differ
+                for statement in self.schema.drop_next_vector_column_sql():
+                    cursor.execute(statement)
+            for statement in self.schema.next_vector_column_sql(target["vector_dim"]):
+                self._run_ddl(cursor, statement)
+        with self._write() as cursor:
+            cleared = self._copy_staged(cursor, "embedding_next")
+            if cleared is None:
+                return None
+            self._set_meta(cursor, REEMBED_PHASE, "filled")
+        return self._finish_swap(target), cleared
+
+    def _finish_swap(self, target: dict[str, Any]) -> int | None:
+        """Complete a swap from where it stopped (the meta row REEMBED_PHASE and the columns
+        present tell where): rename the columns and switch the meta rows ("filled"), then clean up
+        ("switched"). Returns how many records hold a vector when it switched them here."""
+        with self._read() as cursor:
+            meta = self._meta_values(cursor, (REEMBED_PHASE, REEMBED_TARGET))
+        phase, pending = meta.get(REEMBED_PHASE), meta.get(REEMBED_TARGET)
+        if phase is None:
+            return None
+        records = None
+        if phase == "filled":
+            pending_target = json.loads(pending) if pending else None
+            if pending_target != target:
+                raise RuntimeError(
+                    f"a re-embedding to {pending_target and pending_target['embedder']!r} stopped during its swap; "
+                    "run it again with that embedder to finish it"
+                )
+            with self._write(schema=True) as cursor:
+                for statement in self.schema.rename_vector_columns_sql(self._vector_columns()):
+                    cursor.execute(statement)
+            with self._write() as cursor:
+                records = self._switch_meta(cursor, target)
+                self._set_meta(cursor, REEMBED_PHASE, "switched")
+        with self._write(schema=True) as cursor:
+            for statement in self.schema.vector_cleanup_sql(self._vector_columns()):
+                self._run_ddl(cursor, statement)
+        with self._write() as cursor:
+            cursor.execute(f"DELETE FROM {self._meta} WHERE meta_key = :meta_key", {"meta_key": REEMBED_PHASE})
+        return records
+
+    def _vector_columns(self) -> set[str]:
+        rows = self._fetch(self.schema.vector_columns_sql(), {"table_name": self._names["records"]})
+        return {row["column_name"] for row in rows}
 
 
 class OracleInDatabaseEmbedder:

@@ -70,12 +70,14 @@ from ..types import (
     Record,
     RecordRelation,
     RecordStatus,
+    ReembedReport,
     RestoreReport,
     SchemaPolicy,
     SearchStrategy,
     StoreStats,
     ThreadRecord,
     UserProfileRecord,
+    VectorState,
     check_bool,
     coerce_enum,
 )
@@ -88,6 +90,7 @@ from .base import (
     AddPlan,
     DeleteScope,
     DuplicatesRequest,
+    EmbedderMismatchError,
     GraphRequest,
     MemoryStore,
     NewRecord,
@@ -155,6 +158,13 @@ EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 T
 INVALID_SQL = "(r.status <> 'valid' OR r.lifecycle_links <> 0)"
 """The records whose effective status is invalid; SQLite's partial index of them has this condition."""
 LISTING_STATUSES = ("valid", "invalid", "expired")
+REEMBED_TARGET = "reembed_target"
+"""The meta row naming the embedder (JSON: embedder, vector_dim) a pending re-embedding stages for."""
+REEMBED_PHASE = "reembed_phase"
+"""The meta row of a swap done in steps (Oracle): "filled" (new vectors in the new column), then
+"switched" (columns renamed, embedder recorded) until the old column is cleaned up."""
+REEMBED_ROUNDS = 3
+"""Staging passes reembed makes for records changed meanwhile before it gives up (writers active)."""
 
 
 def table_names(prefix: str) -> dict[str, str]:
@@ -767,16 +777,9 @@ class SQLMemoryStore(MemoryStore):
                 f"the memory schema{self._where()} is missing or incomplete (no {', '.join(sorted(missing))}); "
                 "open the store with schema_policy=SchemaPolicy.CREATE_IF_NECESSARY to create it"
             )
-        if int(meta.get("vector_dim") or 0) != self.vector_dim:
-            raise ValueError(
-                f"the store holds {meta.get('vector_dim')}-dimensional vectors but the embedder produces "
-                f"{self.vector_dim}; open it with the embedder it was built with"
-            )
-        if meta.get("embedder") != self.embedder.name:
-            raise ValueError(
-                f"the store was built with embedder {meta.get('embedder')!r}, not {self.embedder.name!r}; "
-                "vectors of different embedders cannot be compared"
-            )
+        stored = (meta.get("embedder") or "", int(meta.get("vector_dim") or 0))
+        if stored != (self.embedder.name, self.vector_dim):
+            raise EmbedderMismatchError(*stored, self.embedder.name, self.vector_dim)
 
     def _where(self) -> str:
         path = getattr(self, "path", None)
@@ -1814,6 +1817,19 @@ class SQLMemoryStore(MemoryStore):
             for memory_id in ids
             if memory_id in links
         }
+
+    def memory_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Live memories' stored vectors, in one query (SQLite gives bytes, Oracle a float32 array)."""
+        ids = memory_id_list(memory_ids)
+        if not ids:
+            return {}
+        rows = self._fetch(
+            f"SELECT r.id, r.embedding FROM {self._records} r "
+            f"WHERE r.kind = 'memory' AND {self._in('r.id', 'ids')} AND r.embedding IS NOT NULL "
+            "AND (r.expires_at IS NULL OR r.expires_at > :now)",
+            {"ids": _ids_json(ids), "now": self.dialect.db_time(utc_now())},
+        )
+        return {row["id"]: np.frombuffer(row["embedding"], dtype=np.float32) for row in rows}
 
     # --- threads ----------------------------------------------------------------------------
 
@@ -3194,6 +3210,212 @@ class SQLMemoryStore(MemoryStore):
                 ],
             )
             self._log_keys(cursor, "record", [row["pk"] for row in rows])
+
+    # --- re-embedding -----------------------------------------------------------------------
+
+    def vector_state(self) -> VectorState:
+        """See MemoryStore.vector_state (one read of the meta table, and of the staging table
+        when a re-embedding is pending)."""
+        with self._read() as cursor:
+            meta = self._meta_values(cursor, ("embedder", "vector_dim", REEMBED_TARGET))
+            target = json.loads(meta[REEMBED_TARGET]) if meta.get(REEMBED_TARGET) else None
+            staged = total = 0
+            if target is not None:
+                staged, total = self._staged_counts(cursor)
+        return VectorState(
+            embedder=self.embedder.name,
+            vector_dim=self.vector_dim,
+            stored_embedder=meta.get("embedder") or "",
+            stored_vector_dim=int(meta.get("vector_dim") or 0),
+            pending_embedder=target and target["embedder"],
+            pending_vector_dim=target and int(target["vector_dim"]),
+            pending_staged=staged,
+            pending_total=total,
+        )
+
+    def reembed(
+        self,
+        embedder: Embedder,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ReembedReport:
+        """See MemoryStore.reembed. The staging table (schema.staging) holds (pk, version, vector)
+        per embedded record and the meta row REEMBED_TARGET names the embedder it is for, so a
+        rerun for the same embedder skips what is staged at the same version, and one for another
+        embedder starts over."""
+        if not isinstance(embedder, Embedder):
+            raise ValueError(f"embedder must be an Embedder, not {type(embedder).__name__}")
+        check_positive_int("batch_size", batch_size)
+        dim = embedder.dim
+        check_positive_int("embedder dimension", dim)
+        target = {"embedder": embedder.name, "vector_dim": dim}
+        previous = (self.embedder.name, self.vector_dim)
+        finished = self._finish_swap(target)
+        if finished is not None:  # a swap to this embedder cut short, now complete
+            self._use_embedder(embedder)
+            return ReembedReport(*previous, embedder.name, dim, records=finished, resumed=finished)
+        if (embedder.name, dim) == previous:
+            return ReembedReport(*previous, *previous, changed=False)
+        resumed = self._prepare_staging(target)
+        embedded = 0
+        for _ in range(REEMBED_ROUNDS):
+            embedded += self._stage(embedder, batch_size, progress)
+            swapped = self._swap(target)
+            if swapped is not None:
+                break
+        else:
+            raise RuntimeError(
+                f"records kept changing during {REEMBED_ROUNDS} rounds of re-embedding; stop the processes "
+                "writing to the store and run it again (what is staged is kept)"
+            )
+        records, cleared = swapped
+        self._use_embedder(embedder)
+        return ReembedReport(*previous, embedder.name, dim, records, embedded, resumed, cleared)
+
+    def _meta_values(self, cursor: Any, keys: Sequence[str]) -> dict[str, str]:
+        rows = self._fetch(
+            f"SELECT meta_key, meta_value FROM {self._meta} WHERE {self._in('meta_key', 'keys')}",
+            {"keys": _ids_json(keys)},
+            cursor,
+        )
+        return {row["meta_key"]: row["meta_value"] for row in rows}
+
+    def _staged_counts(self, cursor: Any) -> tuple[int, int]:
+        """(records staged at their current version, records with text to embed)."""
+        [row] = self._fetch(
+            f"SELECT COUNT(*) AS total, COUNT(s.pk) AS staged FROM {self._records} r "
+            f'LEFT JOIN "{self.schema.staging}" s ON s.pk = r.pk AND s.version = r.version '
+            "WHERE r.search_text IS NOT NULL",
+            None,
+            cursor,
+        )
+        return int(row["staged"]), int(row["total"])
+
+    def _prepare_staging(self, target: dict[str, Any]) -> int:
+        """Keep the staging table when it was made for `target` (returns what it holds), else make
+        it anew: created first, then named in the meta table, so a crash in between starts over."""
+        with self._read() as cursor:
+            current = self._meta_value(cursor, REEMBED_TARGET)
+            if current is not None and json.loads(current) == target:
+                return self._staged_counts(cursor)[0]
+        with self._write(schema=True) as cursor:
+            for statement in self.schema.staging_sql(target["vector_dim"]):
+                self._run_ddl(cursor, statement)
+        with self._write() as cursor:
+            self._set_meta(cursor, REEMBED_TARGET, json.dumps(target, sort_keys=True))
+        return 0
+
+    def _stage(self, embedder: Embedder, batch_size: int, progress: Callable[[int, int], None] | None) -> int:
+        """Embed, batch after batch in key order, the records not staged at their current version,
+        committing each batch; the embedding happens holding no lock. Returns how many."""
+        staging = f'"{self.schema.staging}"'
+        with self._read() as cursor:
+            staged, total = self._staged_counts(cursor)
+        if progress is not None:
+            progress(staged, total)
+        after, embedded = -1, 0
+        while True:
+            params: dict[str, Any] = {"after": after, "batch": batch_size}
+            rows = self._fetch(
+                f"SELECT r.pk, r.version, r.search_text FROM {self._records} r "
+                f"WHERE r.search_text IS NOT NULL AND r.pk > :after AND NOT EXISTS "
+                f"(SELECT 1 FROM {staging} s WHERE s.pk = r.pk AND s.version = r.version) "
+                f"ORDER BY r.pk{self.dialect.first_rows(':batch')}",
+                params,
+            )
+            if not rows:
+                return embedded
+            texts = [row["search_text"] for row in rows]
+            vectors = np.asarray(embedder.embed(texts), dtype=np.float32)
+            if vectors.shape != (len(texts), embedder.dim):
+                raise ValueError(
+                    f"the embedder returned shape {vectors.shape}; expected ({len(texts)}, {embedder.dim})"
+                )
+            vectors = normalize_rows(vectors)
+            with self._write() as cursor:
+                self.dialect.declare(cursor, ["embedding"])
+                cursor.executemany(
+                    self.dialect.upsert(
+                        staging,
+                        ["pk"],
+                        {"pk": ":pk", "version": ":version", "embedding": ":embedding"},
+                        ["version", "embedding"],
+                    ),
+                    [
+                        {"pk": row["pk"], "version": row["version"], "embedding": self.dialect.vector(vector)}
+                        for row, vector in zip(rows, vectors, strict=True)
+                    ],
+                )
+            after, embedded, staged = rows[-1]["pk"], embedded + len(rows), staged + len(rows)
+            if progress is not None:
+                progress(min(staged, total), total)
+
+    def _unstaged(self, cursor: Any) -> int:
+        """Records with text and no staged vector of their current version (changed since)."""
+        staged, total = self._staged_counts(cursor)
+        return total - staged
+
+    def _cleared(self, cursor: Any) -> int:
+        """Records with a vector and no text: the swap drops their vectors."""
+        [row] = self._fetch(
+            f"SELECT COUNT(*) AS n FROM {self._records} r WHERE r.search_text IS NULL AND r.embedding IS NOT NULL",
+            None,
+            cursor,
+        )
+        return int(row["n"])
+
+    def _swap(self, target: dict[str, Any]) -> tuple[int, int] | None:
+        """Put the staged vectors in place of the old ones and record the new embedder, in one
+        transaction (SQLite's DDL is transactional). None, changing nothing, when a record changed
+        after it was staged. Returns (records with a vector now, vectors dropped)."""
+        with self._write() as cursor:
+            cleared = self._copy_staged(cursor, "embedding")
+            if cleared is None:
+                return None
+            records = self._switch_meta(cursor, target)
+            for statement in self.schema.drop_staging_sql():
+                cursor.execute(statement)
+        return records, cleared
+
+    def _copy_staged(self, cursor: Any, column: str) -> int | None:
+        """Copy the staged vectors into `column` of every record (NULL where none is staged: no
+        text), unless a record changed after it was staged: then None, changing nothing. Returns
+        how many vectors this drops (records with a vector and no text)."""
+        if self._unstaged(cursor):
+            return None
+        cleared = self._cleared(cursor)
+        cursor.execute(
+            f"UPDATE {self._records} SET {column} = "
+            f'(SELECT s.embedding FROM "{self.schema.staging}" s WHERE s.pk = {self._records}.pk)'
+        )
+        return cleared
+
+    def _switch_meta(self, cursor: Any, target: dict[str, Any]) -> int:
+        """Record the new embedder and dimension, and a new store id: every process's in-memory
+        index (and the saved snapshot) then reloads from the database instead of keeping old
+        vectors. Returns how many records hold a vector."""
+        self._set_meta(cursor, "embedder", target["embedder"])
+        self._set_meta(cursor, "vector_dim", str(target["vector_dim"]))
+        self._set_meta(cursor, "store_id", str(uuid.uuid4()))
+        cursor.execute(f"DELETE FROM {self._meta} WHERE meta_key = :meta_key", {"meta_key": REEMBED_TARGET})
+        [row] = self._fetch(f"SELECT COUNT(*) AS n FROM {self._records} r WHERE r.embedding IS NOT NULL", None, cursor)
+        return int(row["n"])
+
+    def _finish_swap(self, target: dict[str, Any]) -> int | None:
+        """Complete a swap cut short: nothing to do where the swap is one transaction."""
+        return None
+
+    def _use_embedder(self, embedder: Embedder) -> None:
+        """From now on embed with `embedder`; the in-memory index is rebuilt at its dimension."""
+        self.embedder, self.vector_dim = embedder, embedder.dim
+        self.schema = self.dialect.schema(self.schema.prefix, embedder.dim, self.vector_index, self.keyword_index)
+        with self._stats_lock:
+            self._stats_memo.clear()
+        if self.index is not None:
+            self.index = MemoryIndex(self.vector_dim, self.index.snapshot_path)
+            with self._read() as cursor:
+                self.index.rebuild(_IndexSource(self, cursor))
 
 
 class _Transaction:

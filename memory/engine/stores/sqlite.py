@@ -49,6 +49,7 @@ class SQLiteSchema:
         self.prefix = prefix
         self.names = table_names(prefix)
         self.text_index = f"{prefix.upper()}OAM_RECORDS_TEXT"
+        self.staging = f"{prefix.upper()}OAM_REEMBED"
         self.vector_dim = vector_dim
 
     def create_sql(self) -> list[str]:
@@ -120,8 +121,18 @@ class SQLiteSchema:
                 statements.append(f'ALTER TABLE "{self.names[key]}" ADD COLUMN version INTEGER NOT NULL DEFAULT 1')
         return statements
 
+    def staging_sql(self, vector_dim: int) -> list[str]:
+        """A new, empty staging table for re-embedding (SQLMemoryStore.reembed): a vector per record key."""
+        return [
+            *self.drop_staging_sql(),
+            f'CREATE TABLE "{self.staging}" (pk INTEGER PRIMARY KEY, version INTEGER NOT NULL, embedding BLOB)',
+        ]
+
+    def drop_staging_sql(self) -> list[str]:
+        return [f'DROP TABLE IF EXISTS "{self.staging}"']
+
     def drop_sql(self) -> list[str]:
-        tables = [f'DROP TABLE IF EXISTS "{self.text_index}"']
+        tables = [f'DROP TABLE IF EXISTS "{self.text_index}"', *self.drop_staging_sql()]
         order = ("images", "relations", "changes", "records", "threads", "meta")
         return tables + [f'DROP TABLE IF EXISTS "{self.names[key]}"' for key in order]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine import SchemaError, SchemaPolicy, SQLiteMemoryStore, connect
+from memory.engine import EmbedderMismatchError, SchemaError, SchemaPolicy, SQLiteMemoryStore, connect
 from memory.engine.embedders import embedder_from_spec
 from memory.engine.stores.oracle import OracleSchema
 from memory.services import reset_agent_memory, store_options
@@ -42,6 +42,10 @@ class Command(BaseCommand):
         reset_agent_memory()  # the service's store must not hold the schema while it changes
         try:
             agent_memory = connect(url, embedder=embedder, **store_options(url, POLICIES[policy]))
+        except EmbedderMismatchError as exc:
+            raise CommandError(
+                f"{exc}\nSet OAM_EMBEDDER to the store's embedder, or move the store with `manage.py oam_reembed`."
+            ) from exc
         except SchemaError as exc:
             raise CommandError(f"{exc}\n`manage.py oam_schema --policy create-if-necessary` creates it.") from exc
         except ValueError as exc:

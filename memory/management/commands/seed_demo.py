@@ -14,7 +14,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.engine import AgentMemory, ImageContent, MemoryExtractionConfig, TextContent, TimeToLiveAnchor
-from memory.engine.types import LIFECYCLE_RELATIONS
+from memory.engine.types import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY
 from memory.management.demo_data import (
     AGENT_GUIDELINES,
     AGENTS,
@@ -123,7 +123,8 @@ class DemoSeeder:
         thread.add_messages(messages)
         self.counts["messages"] += len(messages)
         for remembered in demo.memories:
-            # Each memory was drawn from one of the assistant's replies, and points back to it.
+            # Each memory was drawn from one of the assistant's replies and points back to it, as
+            # an extracted memory does (its provenance: the engine's SOURCE_MESSAGES_KEY).
             source = self.rng.choice(messages[1::2])
             self.add_memory(
                 remembered,
@@ -132,7 +133,7 @@ class DemoSeeder:
                 agent_id=demo.agent_id,
                 thread_id=thread.thread_id,
                 source="chat",
-                origin={"thread_id": thread.thread_id, "message_id": source["id"]},
+                source_message_ids=[source["id"]],
             )
         for image in DEMO_IMAGES:
             if image.thread_slug == demo.slug:
@@ -177,14 +178,20 @@ class DemoSeeder:
         return [(asked + shift, answered + shift) for asked, answered in times]
 
     def add_memory(
-        self, demo: DemoMemory, when: datetime, *, source: str, origin: dict[str, str] | None = None, **scope: str
+        self,
+        demo: DemoMemory,
+        when: datetime,
+        *,
+        source: str,
+        source_message_ids: list[str] | None = None,
+        **scope: str,
     ) -> None:
         review: dict[str, Any] = {"status": self.rng.choice(("open", "approved", "approved"))}
         if review["status"] == "approved":
             review["by"] = self.rng.choice(REVIEWERS)
         metadata: dict[str, Any] = {"source": source, "tags": list(demo.tags), "review": review}
-        if origin:
-            metadata["origin"] = origin
+        if source_message_ids:
+            metadata[SOURCE_MESSAGES_KEY] = source_message_ids
         options: dict[str, Any] = {}
         if demo.expired:
             # The event happened weeks ago and was only relevant for a few days after it.
