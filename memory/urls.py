@@ -18,6 +18,7 @@ from memory.views import (
     search,
     threads,
     tokens,
+    transfer,
 )
 
 app_name = "memory"
@@ -60,6 +61,11 @@ urlpatterns = [
     path("preferences/theme/", preferences.set_theme, name="set_theme"),
     path("settings/tokens/", tokens.token_list, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
+    path("settings/transfer/", transfer.transfer, name="transfer"),
+    path("settings/transfer/export/", transfer.transfer_export, name="transfer_export"),
+    path("settings/transfer/imports/<int:job_id>/", transfer.import_job, name="import_job"),
+    path("settings/transfer/imports/<int:job_id>/resume/", transfer.import_resume, name="import_resume"),
+    path("checks/run/", overview.check_run, name="check_run"),
     path("users/<id:owner_id>/map/", maps.user_map, name="user_map"),
 ]
 

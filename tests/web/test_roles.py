@@ -73,6 +73,9 @@ def write_urls(world: World) -> dict[str, str]:
         "link_create": reverse("memory:link_create"),
         "link_edit": reverse("memory:link_edit", args=[world.link_id]),
         "link_delete": reverse("memory:link_delete", args=[world.link_id]),
+        "transfer": reverse("memory:transfer"),
+        "transfer_export": reverse("memory:transfer_export"),
+        "check_run": reverse("memory:check_run"),
     }
 
 
@@ -80,12 +83,14 @@ def write_urls(world: World) -> dict[str, str]:
 # logged-in account (set_theme) or any role (API tokens: tests/web/test_tokens.py) may post to.
 HISTORY_ROUTES = {"history_entry", "history_revert"}
 PERSONAL_ROUTES = {"set_theme", "token_revoke"}
-POST_ONLY = {"image_describe", "summary_refresh", "memories_extract"}
+POST_ONLY = {"image_describe", "summary_refresh", "memories_extract", "check_run"}
+# Routes of one import job (curators only: tests/web/test_transfer.py).
+IMPORT_ROUTES = {"import_job", "import_resume"}
 
 
 def test_every_route_is_classified(world):
     routes = {pattern.name for pattern in dashboard_urls.urlpatterns}
-    classified = set(read_urls(world)) | set(write_urls(world)) | HISTORY_ROUTES | PERSONAL_ROUTES
+    classified = set(read_urls(world)) | set(write_urls(world)) | HISTORY_ROUTES | PERSONAL_ROUTES | IMPORT_ROUTES
     assert routes == classified
 
 
