@@ -758,8 +758,9 @@ class Curation:
                     self.delete_memory(record.id)
                 elif record.id not in partners:  # a "duplicates" link from the kept memory may be there already
                     self.create_link(source_record_id=keep_id, target_record_id=record.id, relation_type="duplicates")
-            change.summary = f"{change.summary}; moved {plural(merge.moved, 'link')}"[:300]
-            change.save(update_fields=["summary"])
+            if merge.moved:
+                change.summary = f"{change.summary}; moved {plural(merge.moved, 'link')}"[:300]
+                change.save(update_fields=["summary"])
         return merge
 
     def _move_link(self, link: Any, from_id: str, to_id: str) -> None:
