@@ -66,6 +66,16 @@ def create_a_token(page: Page) -> None:
         page.get_by_role("button", name="Create the token").click()
 
 
+def show_the_shortcuts(page: Page) -> None:
+    page.keyboard.press("?")
+
+
+def move_down_the_list(page: Page) -> None:
+    """Three rows down with j: the current row is highlighted (the focus on its link)."""
+    for _ in range(3):
+        page.keyboard.press("j")
+
+
 def show_check_problems(page: Page) -> None:
     """The overview's consistency panel as a check that found problems shows it (the demo store is
     consistent, so the latest check's findings are given counts), scrolled into view."""
@@ -141,6 +151,8 @@ PAGES = [
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
     Shot("duplicates", "/review/duplicates/?user_id=alice", narrow=True),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
+    Shot("shortcuts", "/memories/", act=show_the_shortcuts),
+    Shot("memories-current-row", "/memories/", act=move_down_the_list),
     Shot("transfer", "/settings/transfer/"),
     Shot("import-running", "/settings/transfer/imports/{import_running}/"),
     Shot("import-done", "/settings/transfer/imports/{import_done}/"),

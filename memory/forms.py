@@ -376,7 +376,9 @@ class SearchForm(forms.Form):
     SearchResultFormatConfig toggles of the formatted content."""
 
     q = forms.CharField(
-        label="Query", max_length=10_000, widget=forms.TextInput(attrs={"class": "form-control", "type": "search"})
+        label="Query",
+        max_length=10_000,
+        widget=forms.TextInput(attrs={"class": "form-control", "type": "search", "data-shortcut": "search"}),
     )
     layer = forms.ChoiceField(
         label="Search as",
