@@ -41,7 +41,9 @@ class DuplicateFilters(forms.Form):
     """Whose memories, and how close counts as a near-duplicate (the engine's argument names)."""
 
     user_id = forms.CharField(
-        label="User", max_length=512, widget=forms.TextInput(attrs={**FILTER_ID_INPUT, "list": "duplicate-users"})
+        label="User",
+        max_length=512,
+        widget=forms.TextInput(attrs={**FILTER_ID_INPUT, "list": "duplicate-users", "data-shortcut": "search"}),
     )
     max_distance = forms.FloatField(
         label="Max distance",
