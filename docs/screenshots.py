@@ -149,6 +149,7 @@ PAGES = [
     Shot("history", "/history/"),
     Shot("history-entry", "/history/{entry}/"),
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
+    Shot("duplicates", "/review/duplicates/?user_id=alice", narrow=True),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
     Shot("shortcuts", "/memories/", act=show_the_shortcuts),
     Shot("memories-current-row", "/memories/", act=move_down_the_list),

@@ -4,6 +4,7 @@ from django.urls import path
 
 from memory.views import (
     cards,
+    duplicates,
     graph,
     history,
     images,
@@ -51,6 +52,7 @@ urlpatterns = [
     path("links/<id:relation_id>/edit/", links.link_edit, name="link_edit"),
     path("links/<id:relation_id>/delete/", links.link_delete, name="link_delete"),
     path("search/", search.search, name="search"),
+    path("review/duplicates/", duplicates.review_duplicates, name="review_duplicates"),
     path("graph/", graph.graph_page, name="graph"),
     path("graph/data/", graph.graph_data, name="graph_data"),
     path("graph/node/<id:memory_id>/", graph.graph_node, name="graph_node"),

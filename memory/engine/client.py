@@ -27,6 +27,8 @@ from .search import SearchResult, search_records
 from .snapshot import Snapshot
 from .stores.base import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_DUPLICATE_DISTANCE,
+    DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
     DEFAULT_LIST_LIMIT,
     MemoryStore,
@@ -55,6 +57,7 @@ from .types import (
     USER_PROFILE_TYPE,
     AgentProfileRecord,
     CheckReport,
+    Duplicates,
     ImageInputLimitConfig,
     ImageRecord,
     Lifecycle,
@@ -662,6 +665,29 @@ class AgentMemory:
         if memory_id is not NOT_SET and not graph.nodes:
             raise KeyError(f"no memory {memory_id!r}")
         return graph
+
+    def find_duplicates(
+        self,
+        user_id: str,
+        *,
+        max_distance: float = DEFAULT_DUPLICATE_DISTANCE,
+        memory_types: Any = None,
+        statuses: Any = "valid",
+        limit: int = DEFAULT_DUPLICATE_GROUPS,
+    ) -> Duplicates:
+        """Groups of one user's near-duplicate memories, tightest first (MemoryStore.find_duplicates).
+
+        `user_id` (required) is matched exactly; `max_distance` (0-0.5, default 0.25) is the
+        cosine distance within which two memories count as near-duplicates, and a group is a
+        chain of such pairs; `memory_types` (a type or a list; None: all) and `statuses`
+        (effective: "valid" by default, None for valid and invalid) choose the candidates, live
+        memories with a vector only; `limit` (1-1,000, default 100) caps the groups returned
+        (`total_groups` counts them all). Each group lists its centre first, with every
+        member's distance to it. ValueError for bad arguments; a user without memories has no
+        groups."""
+        return self.store.find_duplicates(
+            user_id, max_distance=max_distance, memory_types=memory_types, statuses=statuses, limit=limit
+        )
 
     def memory_vectors(
         self,

@@ -590,6 +590,39 @@ class MemoryGraph:
 
 
 @dataclass
+class DuplicateGroup:
+    """Near-duplicate memories of one user (AgentMemory.find_duplicates): `memories`, the
+    centre first (the member with the least total distance to the others, ties to the older),
+    then the others nearest first; `distances`, each one's cosine distance to the centre (0.0
+    for the centre itself), in the same order. Each member is within the search's
+    `max_distance` of at least one other member, not necessarily of the centre."""
+
+    memories: list[MemoryRecord] = field(default_factory=list)
+    distances: list[float] = field(default_factory=list)
+
+    @property
+    def centre(self) -> MemoryRecord:
+        return self.memories[0]
+
+    @property
+    def spread(self) -> float:
+        """The largest distance of a member to the centre: how loose the group is."""
+        return max(self.distances, default=0.0)
+
+
+@dataclass
+class Duplicates:
+    """What AgentMemory.find_duplicates found: `groups`, tightest first (smallest spread, then
+    larger, then the older centre), at most the call's `limit`; `total_groups`, how many there
+    are in all; `compared`, how many memories were compared; `max_distance`, the threshold."""
+
+    groups: list[DuplicateGroup] = field(default_factory=list)
+    total_groups: int = 0
+    compared: int = 0
+    max_distance: float = 0.0
+
+
+@dataclass
 class MemoryVectors:
     """Memories with their stored vectors (AgentMemory.memory_vectors): `records` and `matrix`
     row for row (float32, one unit vector per row, the store's dimension), and whether more

@@ -113,6 +113,20 @@ USER_MEMORIES = {
     ),
 }
 
+NEAR_DUPLICATES = {
+    # What agents keep writing again in other words, months in: each restates a memory above or
+    # one of a thread's, for the duplicate finder (/review/duplicates/) to group with it.
+    "alice": (
+        fact("Alice works as a product designer and lives in Lyon.", "profile", "work"),
+        preference("Alice prefers concise answers in bullet points.", "communication"),
+        preference("Alice prefers short, concise answers with bullet points.", "communication"),
+        preference("Alice dislikes coriander; use parsley or mint instead.", "food"),
+    ),
+    "bruno": (preference("Bruno prefers recipes in grams and Celsius.", "cooking", "units"),),
+    "chen": (fact("Chen is allergic to shellfish (shrimp, crab).", "health", "food"),),
+    "dana": (preference("Dana prefers explanations with small, runnable code examples.", "coding"),),
+}
+
 AGENT_GUIDELINES = {
     "atlas": (
         guideline("Never book, buy or pay for anything on the user's behalf without explicit confirmation.", "safety"),

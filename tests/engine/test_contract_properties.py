@@ -633,6 +633,25 @@ SPECS = [
     ),
     Spec(
         "client",
+        "find_duplicates",
+        {
+            "user_id": scope_param("user").req(),
+            "max_distance": P(
+                st.one_of(st.sampled_from([0, 0.25, 0.5]), st.floats(0, 0.5)),
+                st.one_of(st.sampled_from([-0.01, 0.51, 2, float("nan"), float("inf"), "0.2", True]), hostile_scalar),
+            ),
+            "memory_types": memory_types,
+            "statuses": P(
+                st.one_of(st.none(), st.sampled_from(["valid", "invalid"]), st.just(["valid", "invalid"])),
+                st.one_of(st.sampled_from([[], ["expired"], "Valid", [None]]), hostile_scalar),
+            ),
+            "limit": int_param(st.integers(1, 1000), 0, 1001),
+        },
+        readonly=True,
+        bases=(("", {}), ("user", {"user_id": "u1", "max_distance": 0.5})),
+    ),
+    Spec(
+        "client",
         "lifecycle",
         {
             "memory_ids": P(
@@ -835,7 +854,7 @@ SPECS = [
 BY_LABEL = {spec.label: spec for spec in SPECS}
 NOT_COVERED = {
     "client.close": "it closes the store the other calls need; it takes no arguments",
-    "client.reembed": "it moves the whole store to another dimension; tests/engine/test_reembed.py checks its arguments",
+    "client.reembed": "it moves the whole store to another dimension; tests/engine/test_reembed.py checks it",
 }
 
 

@@ -47,6 +47,7 @@ def read_urls(world: World) -> dict[str, str]:
         "tokens": reverse("memory:tokens"),
         "review": reverse("memory:review"),
         "user_map": reverse("memory:user_map", args=[world.user_id]),
+        "review_duplicates": reverse("memory:review_duplicates") + f"?user_id={world.user_id}",  # POST: curators
     }
 
 

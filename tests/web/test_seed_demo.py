@@ -247,3 +247,10 @@ def test_ensure_demo_user_leaves_an_existing_demo_user_alone(monkeypatch, capsys
 
     assert authenticate(username="demo", password="changed-by-the-admin") is not None
     assert "other" not in capsys.readouterr().out
+
+
+def test_the_demo_has_near_duplicates_for_every_user(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+    groups = {user.id: agent_memory.find_duplicates(user.id).groups for user in agent_memory.list_users()}
+    assert {user_id: len(found) for user_id, found in groups.items()} == {"alice": 3, "bruno": 1, "chen": 1, "dana": 1}
+    assert max(len(group.memories) for group in groups["alice"]) == 3

@@ -19,6 +19,7 @@ from memory.management.demo_data import (
     AGENT_GUIDELINES,
     AGENTS,
     DEMO_LINKS,
+    NEAR_DUPLICATES,
     THREADS,
     USER_MEMORIES,
     USERS,
@@ -77,6 +78,11 @@ class DemoSeeder:
         for demo, times in sorted(timelines, key=lambda timeline: timeline[1][-1][1]):
             self.seed_thread(demo, times)
         self.link_memories()
+        # Last, so that the ids and times of everything above stay what they were before these.
+        for user_id, memories in NEAR_DUPLICATES.items():
+            for demo in memories:
+                when = self.end - timedelta(days=self.rng.randint(1, 6), minutes=self.rng.randint(0, 1440))
+                self.add_memory(demo, when, user_id=user_id, source="profile")
         return {"users": len(USERS), "agents": len(AGENTS), "threads": len(THREADS), **self.counts}
 
     def link_memories(self) -> None:
