@@ -9,20 +9,26 @@ a fresh store (batches of 500, one transaction each, the texts embedded again as
 and a second export of the imported store must give the same bytes. Prints records/s of each and
 the ratios to ingest; targets: import >= 0.5x ingest, export >= 1x ingest.
 
-    python bench/curation.py [--records 100000] [--dim 384] [--bulk-only] [--bulk-records 10000]
+Then duplicate groups for one user's 10k memories (`--duplicates-records`): find_duplicates on the
+in-memory index and on the SQL path, against one raw NumPy pass of the same similarities; target
+under 2 s.
 
-Bulk status change (`--bulk-only` runs it alone): `--bulk-records` memories of one user, then,
-in the same run, the raw engine baseline (AgentMemory.update_memory(status=invalid) on each),
-and the curation service's bulk change of the same records back to valid as the dashboard makes
-it (memory.bulk.plan, the preview, then Curation.bulk_update_memories: batches of 500, one history
-entry each, in a Django database of its own), and the one-step undo (Curation.revert_bulk).
-Prints records/s of each and the bulk change's ratio to the raw updates.
+And a bulk status change (`--bulk-only` runs it alone): `--bulk-records` memories of one user,
+then, in the same run, the raw engine baseline (AgentMemory.update_memory(status=invalid) on
+each), and the curation service's bulk change of the same records back to valid as the dashboard
+makes it (memory.bulk.plan, the preview, then Curation.bulk_update_memories: batches of 500, one
+history entry each, in a Django database of its own), and the one-step undo
+(Curation.revert_bulk). Prints records/s of each and the bulk change's ratio to the raw updates.
+
+    python bench/curation.py [--records 100000] [--dim 384] [--duplicates-records 10000]
+                             [--bulk-only] [--bulk-records 10000]
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import random
 import sys
 import tempfile
 import time
@@ -159,17 +165,77 @@ def bench_bulk_status(records: int, folder: Path) -> None:
     )
 
 
+def bench_duplicates(count: int, dim: int, folder: Path, runs: int = 5) -> None:
+    """Duplicate groups for one user's `count` memories (AgentMemory.find_duplicates, default
+    distance), with as many memories of other users beside them; one memory in ten rewords an
+    earlier one (one word of ten changed). Median of `runs` calls after a first (which loads the
+    in-memory index), on the index and on the SQL path (vectors read in one query), against one
+    raw NumPy pass of the same count x count cosine similarities (target: under 2 s)."""
+    import numpy as np
+
+    for index in (True, False):
+        store = SQLiteMemoryStore(
+            str(folder / f"duplicates-{index}.sqlite3"),
+            embedder=HashingEmbedder(dim),
+            schema_policy=SchemaPolicy.CREATE_IF_NECESSARY,
+            search_index=index,
+        )
+        rng = random.Random(7)
+        vocabulary = [f"{rng.choice(WORDS)}{n}" for n in range(3000)]
+        for user in ("user-one", "others"):
+            written: list[list[str]] = []
+            for start in range(0, count, BATCH):
+                ids = range(start, min(start + BATCH, count))
+                for i in ids:
+                    words = rng.sample(vocabulary, 10)
+                    if i % 10 == 9:  # a rewording of an earlier memory: one word of ten changed
+                        words = [*rng.choice(written)]
+                        words[rng.randrange(10)] = rng.choice(vocabulary)
+                    written.append(words)
+                store.add(
+                    [" ".join(words) for words in written[start:]],
+                    "fact",
+                    record_ids=[f"{user}-{i}" for i in ids],
+                    user_ids=user if user == "user-one" else [f"user-{i % 9}" for i in ids],
+                )
+        memory = AgentMemory(store)
+        memory.find_duplicates("user-one", limit=1000)  # loads the index (or warms the file cache)
+        times = []
+        for _ in range(runs):
+            started = time.perf_counter()
+            found = memory.find_duplicates("user-one", limit=1000)
+            times.append(time.perf_counter() - started)
+        took = sorted(times)[len(times) // 2]
+        if index:
+            units = store.index.records.matrix[: store.index.records.size]
+            units = np.ascontiguousarray(units[:count])
+            started = time.perf_counter()
+            units @ units.T  # the raw pass: every similarity, nothing kept
+            raw = time.perf_counter() - started
+        path = "in-memory index" if index else "SQL (vectors read in one query)"
+        print(
+            f"curation duplicate groups: {took:.3f} s for one user's {found.compared:,} memories on the {path} "
+            f"(target < 2 s; {took / raw:.2f}x one raw NumPy {count:,} x {count:,} similarity pass, {raw:.3f} s); "
+            f"{found.total_groups:,} groups, {sum(len(g.memories) for g in found.groups):,} memories in the first "
+            f"{len(found.groups):,} ({dim} dims)"
+        )
+        store.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=384)
+    parser.add_argument("--duplicates-records", type=int, default=10_000, help="one user's memories to group")
     parser.add_argument("--bulk-only", action="store_true", help="only the bulk status change")
     parser.add_argument("--bulk-records", type=int, default=10_000)
     args = parser.parse_args()
     if not args.bulk_only:
         with tempfile.TemporaryDirectory() as folder:
+            bench_duplicates(args.duplicates_records, args.dim, Path(folder))
+        with tempfile.TemporaryDirectory() as folder:
             bench_transfer(args.records, args.dim, Path(folder))
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder:  # last: it sets Django up
         bench_bulk_status(args.bulk_records, Path(folder))
 
 

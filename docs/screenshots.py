@@ -67,6 +67,38 @@ def create_a_token(page: Page) -> None:
         page.get_by_role("button", name="Create the token").click()
 
 
+def show_the_shortcuts(page: Page) -> None:
+    page.keyboard.press("?")
+
+
+def move_down_the_list(page: Page) -> None:
+    """Three rows down with j: the current row is highlighted (the focus on its link)."""
+    for _ in range(3):
+        page.keyboard.press("j")
+
+
+def show_check_problems(page: Page) -> None:
+    """The overview's consistency panel as a check that found problems shows it (the demo store is
+    consistent, so the latest check's findings are given counts), scrolled into view."""
+    from unittest import mock
+
+    from memory.models import CheckRun
+
+    with mock.patch.dict(os.environ, DJANGO_ALLOW_ASYNC_UNSAFE="true"):
+        run = CheckRun.objects.filter(ok=True).first()
+        found = {"missing_vectors": (3, ["mem-7f3a", "mem-80b1", "mem-9c04"]), "orphan_links": (1, ["rel-2210"])}
+        findings = [
+            {**finding, "found": found[finding["name"]][0], "remaining": found[finding["name"]][0],
+             "examples": found[finding["name"]][1]} if finding["name"] in found else finding
+            for finding in run.findings
+        ]  # fmt: skip
+        CheckRun.objects.create(
+            actor=run.actor, actor_name="manage.py oam_check", via="command", ok=False, findings=findings, seconds=0.41
+        )
+    page.reload(wait_until="networkidle")
+    page.locator("#check-heading").scroll_into_view_if_needed()
+
+
 def interrupt_a_reembedding(page: Page) -> None:
     """The overview while a re-embedding (manage.py oam_reembed) is unfinished: one batch of a move
     to 768 dimensions staged, then the embedder fails."""
@@ -85,6 +117,15 @@ def interrupt_a_reembedding(page: Page) -> None:
         with contextlib.suppress(RuntimeError):
             memory.reembed(OneBatch(768), batch_size=200)
     page.reload(wait_until="networkidle")
+
+
+def select_an_area(page: Page) -> None:
+    """The embedding map with a rectangle dragged across part of it: its memories selected."""
+    box = page.locator("#map").bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.35, box["y"] + box["height"] * 0.3)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] * 0.6, box["y"] + box["height"] * 0.65, steps=5)
+    page.mouse.up()
 
 
 PAGES = [
@@ -109,10 +150,21 @@ PAGES = [
     Shot("history", "/history/"),
     Shot("history-entry", "/history/{entry}/"),
     Shot("graph", "/graph/?user_id=alice", ready="#graph[data-drawn]"),
+    Shot("duplicates", "/review/duplicates/?user_id=alice", narrow=True),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
     Shot("memories-selected", "/memories/?user_id=alice", act=lambda page: tick_rows(page, 3)),
     Shot("bulk-preview", "/memories/bulk/?all=1&user_id=alice&memory_type=preference&action=set_status&status=invalid"),
     Shot("history-bulk", "/history/bulk/{bulk}/"),
+    Shot("shortcuts", "/memories/", act=show_the_shortcuts),
+    Shot("memories-current-row", "/memories/", act=move_down_the_list),
+    Shot("review", "/review/", narrow=True),
+    Shot("review-contradictions", "/review/?queue=contradictions"),
+    Shot("transfer", "/settings/transfer/"),
+    Shot("import-running", "/settings/transfer/imports/{import_running}/"),
+    Shot("import-done", "/settings/transfer/imports/{import_done}/"),
+    Shot("overview-check", "/", act=show_check_problems),
+    Shot("map", "/users/alice/map/", act=select_an_area),
+    Shot("message", "/threads/demo-lisbon-long-weekend/messages/{source_message}/"),
     Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]
 
@@ -165,8 +217,10 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     )
     [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
     add_tokens(curator)
-    bulk = review_a_thread(memory, Curation(memory, Actor(curator)), "demo-lisbon-long-weekend")
-    return USERNAME, password, {"memory": fact.id, "image": image.id, "entry": str(entry.pk), "bulk": str(bulk.pk)}
+    ids = {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+    ids["source_message"] = fact.metadata["source_message_ids"][0]  # a message with a memory extracted
+    ids["bulk"] = str(review_a_thread(memory, Curation(memory, Actor(curator)), "demo-lisbon-long-weekend").pk)
+    return USERNAME, password, ids | add_transfer_examples(curator, memory)
 
 
 def review_a_thread(memory, curation, thread_id: str):
@@ -198,6 +252,45 @@ def add_tokens(curator) -> None:
     trial, _ = create_token(curator, name="trial import", role="curator", expires_days=7)
     trial.created_at, trial.expires_at = now - timedelta(days=30), now - timedelta(days=23)
     trial.save()
+
+
+def add_transfer_examples(curator, memory) -> dict[str, str]:
+    """Imports in three states for the transfer pages (one running: this process's server holds
+    it as its own), and a consistency check of the demo store for the overview."""
+    import json
+    import os
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory import transfer_jobs
+    from memory.consistency import check_and_record
+    from memory.engine.transfer import export_lines
+    from memory.models import ImportJob, ImportStatus
+
+    counts = json.loads(next(export_lines(memory)))["counts"]
+    total, now = sum(counts.values()), timezone.now()
+    common = {"actor": curator, "actor_name": USERNAME, "path": ""}
+    done = ImportJob.objects.create(
+        **common, file_name="oam-export-store-2026-11-19.jsonl", size=1_284_511, status=ImportStatus.DONE,
+        done=total, total=total, restored=counts, started_at=now - timedelta(minutes=52),
+        finished_at=now - timedelta(minutes=51),
+        skipped=[{"kind": "relation", "reason": "no memory 'mem-0192' to link", "count": 2}],
+    )  # fmt: skip
+    ImportJob.objects.create(
+        **common, file_name="alice-backup.jsonl", size=48_020, status=ImportStatus.FAILED, total=61,
+        error="alice-backup.jsonl: line 38: not a JSON object (Expecting ',' delimiter at column 77). "
+        "Nothing was imported.", started_at=now - timedelta(minutes=30), finished_at=now - timedelta(minutes=30),
+    )  # fmt: skip
+    running = ImportJob.objects.create(
+        **common, file_name="oam-export-user-dana-2026-11-20.jsonl", size=3_911_870, status=ImportStatus.RUNNING,
+        done=1_500, total=4_212, pid=os.getpid(), started_at=now - timedelta(seconds=40),
+    )  # fmt: skip
+    transfer_jobs._running.add(running.pk)
+    for job, minutes in ((done, 53), (running, 1)):
+        ImportJob.objects.filter(pk=job.pk).update(at=now - timedelta(minutes=minutes))
+    check_and_record(memory, user=curator)
+    return {"import_running": str(running.pk), "import_done": str(done.pk)}
 
 
 def start_server():

@@ -7,11 +7,12 @@ Used by `manage.py oam_check` and the overview's panel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from dataclasses import asdict, dataclass
 
 from memory.engine import AgentMemory, CheckFinding, CheckReport, Snapshot
 from memory.engine.types import SEARCHABLE_TYPES
-from memory.models import Action, CurationEntry
+from memory.models import Action, CheckRun, CurationEntry
 
 PROBE_RECORDS = 200
 """How many of the most recently deleted records the probe searches for (one search each)."""
@@ -76,3 +77,22 @@ def run_check(agent_memory: AgentMemory, *, repair: bool = False, examples: int 
     index must not bring a deleted record back)."""
     report = agent_memory.check(repair=repair, examples=examples)
     return ConsistencyResult(report, deleted_still_searchable(agent_memory, examples=examples))
+
+
+def check_and_record(
+    agent_memory: AgentMemory, *, repair: bool = False, examples: int = 5, user=None, via: str = "dashboard"
+) -> tuple[ConsistencyResult, CheckRun]:
+    """run_check, and keep its result as a CheckRun (the overview shows the latest): by `user`
+    (None: the command line) through `via` ("dashboard" or "command")."""
+    started = time.perf_counter()
+    result = run_check(agent_memory, repair=repair, examples=examples)
+    run = CheckRun.objects.create(
+        actor=user,
+        actor_name=user.get_username() if user is not None else "manage.py oam_check",
+        via=via,
+        repaired=repair,
+        ok=result.ok,
+        findings=[{**asdict(finding), "examples": list(finding.examples)} for finding in result.findings],
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    return result, run

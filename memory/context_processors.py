@@ -20,6 +20,7 @@ NAVIGATION = (
     ("agents", "Agents", "memory:agent_list"),
     ("search", "Search", "memory:search"),
     ("graph", "Graph", "memory:graph"),
+    ("review", "Review", "memory:review"),
     ("history", "History", "memory:history"),
 )
 

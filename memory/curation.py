@@ -33,6 +33,7 @@ from django.db import transaction as django_transaction
 from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, StaleVersionError, TextContent
 from memory.engine.graph import relation_labels
 from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
+from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ImportReport, import_export
 from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
 
@@ -806,6 +807,140 @@ class Curation:
                     self._pending = None
         return failed
 
+    # --- review queues ------------------------------------------------------------------------
+
+    def purge_expired(self) -> Purge:
+        """Delete every expired record (AgentMemory.purge_expired), so that it can be undone: what
+        will go is read first (one snapshot, expired records included), then purged, and recorded
+        as one bulk change with an entry per record (a message with its images, a memory with its
+        links), which `revert_bulk` puts back exactly as it was: still expired, hidden from every
+        read, awaiting the next purge. A record that expired between the snapshot and the purge
+        went without a copy: `unsaved` counts those (the summary says so). Nothing expired:
+        nothing is recorded."""
+        expired = [(record.record_type, record.id) for record in self.memory.list_expired(limit=None)]
+        snapshot = self.memory.snapshot(record_ids=expired) if expired else Snapshot()  # no ids: the whole store
+        groups = purge_groups(snapshot)
+        with self.bulk(f"Purged {plural(len(snapshot.records), 'expired record')}") as change:
+            purged = self.memory.purge_expired()
+            for record, group in groups:
+                kind = PURGED_KINDS.get(record.record_type, ObjectKind.MEMORY)
+                went = describe_snapshot(group) if kind == ObjectKind.MESSAGE else plural(len(group.relations), "link")
+                self._record(
+                    kind,
+                    record.id,
+                    Action.DELETE,
+                    f"Purged the expired {record.record_type} (with {went})",
+                    before=group.to_json(),
+                    thread_id=getattr(record, "thread_id", None),
+                )
+            unsaved = max(0, purged - len(snapshot.records))
+            if unsaved:
+                change.summary = (
+                    f"Purged {plural(purged, 'expired record')} ({unsaved} expired during the purge and "
+                    "cannot be brought back)"
+                )[:300]
+                change.save(update_fields=["summary"])
+        if not purged and not groups:
+            change.delete()
+            return Purge(None, 0, 0)
+        return Purge(change, purged, unsaved)
+
+    def resolve_contradiction(self, relation_id: str, keep_id: str) -> BulkChange:
+        """Settle a `contradicts` pair: keep one memory and retire the other with a `supersedes`
+        link from the kept one (D2: a supersedes link makes its target invalid). A pair has one
+        link, so the contradicts link goes and the supersedes link takes its place, as one bulk
+        change (one undo brings the contradiction back)."""
+        relation = self.memory.get_relation(relation_id)  # KeyError: gone meanwhile
+        if relation.relation_type != "contradicts":
+            raise CurationError(f"this link is a {relation.relation_type} link now, not a contradiction")
+        ends = (relation.source_record_id, relation.target_record_id)
+        if keep_id not in ends:
+            raise CurationError("keep must be one of the two memories of the pair")
+        retired_id = ends[1] if keep_id == ends[0] else ends[0]
+        self._memory_end("keep", keep_id)
+        self._memory_end("retired", retired_id)
+        with self.bulk(f"Resolved a contradiction: {short(keep_id)} supersedes {short(retired_id)}") as change:
+            self.delete_link(relation_id)
+            self.create_link(
+                source_record_id=keep_id,
+                target_record_id=retired_id,
+                relation_type="supersedes",
+                metadata={"created_by": self.actor.name, "resolves": relation_id},
+            )
+        return change
+
+    # --- duplicates ---------------------------------------------------------------------------
+
+    def merge_duplicates(self, keep_id: str, retired_ids: list[str], *, how: str = "link") -> Merge:
+        """Resolve a group of near-duplicates (AgentMemory.find_duplicates) in one bulk change,
+        undone in one step: keep `keep_id` and retire each of `retired_ids`, linked as a
+        `duplicates` of the kept memory (`how="link"`: kept → duplicates → retired, which makes it
+        invalid but keeps it) or deleted (`how="delete"`).
+
+        The links of the retired memories move to the kept one first (same type, direction and
+        metadata), so that nothing the group knew is lost. A link that would join the kept memory
+        to itself (it joined the kept memory, or two retired ones) or to a memory it is already
+        linked with (one link per pair) is not moved, and is reported: it stays with the retired
+        memory (and goes with it when it is deleted; an undo brings it back).
+        """
+        if how not in ("link", "delete"):
+            raise CurationError(f"how must be 'link' or 'delete', not {how!r}")
+        retired_ids = list(dict.fromkeys(retired_ids))
+        if not retired_ids:
+            raise CurationError("retired_ids is empty: choose at least one memory to retire")
+        if keep_id in retired_ids:
+            raise CurationError("keep is among the memories to retire: keep one, retire the others")
+        keep = self._memory_end("keep", keep_id)
+        retired = [self._memory_end("retired_ids", memory_id) for memory_id in retired_ids]
+        group = {keep_id, *retired_ids}
+        partners = {other_end(link, keep_id) for link in self.memory.list_relations(record_id=keep_id, limit=None)}
+        done = "linked as its duplicates" if how == "link" else "deleted"
+        merge = Merge(keep=keep, how=how)
+        with self.bulk(f"Merged near-duplicates into {short(keep_id)}: {len(retired)} {done}") as change:
+            merge.change = change
+            for record in retired:
+                for link in self.memory.list_relations(record_id=record.id, limit=None):
+                    other = other_end(link, record.id)
+                    if other == keep_id:
+                        if how == "delete":
+                            merge.skipped.append((link, "it joins the kept memory: moved, it would link it to itself"))
+                        elif not is_duplicate_of(link, keep_id):  # one link per pair: the duplicates link replaces it
+                            self.delete_link(link.id)
+                            partners.discard(record.id)
+                            merge.skipped.append((link, "replaced by the duplicates link"))
+                        continue
+                    if other in group:
+                        merge.skipped.append((link, "it joins two of the retired memories"))
+                        continue
+                    if other in partners:
+                        merge.skipped.append((link, "the kept memory is already linked with its other end"))
+                        continue
+                    self._move_link(link, record.id, keep_id)
+                    partners.add(other)
+                    merge.moved += 1
+                if how == "delete":
+                    self.delete_memory(record.id)
+                elif record.id not in partners:  # a "duplicates" link from the kept memory may be there already
+                    self.create_link(source_record_id=keep_id, target_record_id=record.id, relation_type="duplicates")
+            if merge.moved:
+                change.summary = f"{change.summary}; moved {plural(merge.moved, 'link')}"[:300]
+                change.save(update_fields=["summary"])
+        return merge
+
+    def _move_link(self, link: Any, from_id: str, to_id: str) -> None:
+        """Make the same link on `to_id` in place of `from_id` (its direction, labels and
+        metadata kept), then delete the old one: two entries of the open bulk change."""
+        moved_source = link.source_record_id == from_id
+        relation_type = link.relation_type
+        self.create_link(
+            source_record_id=to_id if moved_source else link.source_record_id,
+            target_record_id=link.target_record_id if moved_source else to_id,
+            relation_type=relation_type,
+            opposite_relation_type=None if relation_type in BUILTIN_RELATIONS else link.opposite_relation_type,
+            metadata=link.metadata,
+        )
+        self.delete_link(link.id)
+
     # --- history ------------------------------------------------------------------------------
 
     def revert(self, entry: CurationEntry) -> CurationEntry:
@@ -822,6 +957,26 @@ class Curation:
         if undone.pk is not None:  # else it is written with its batch, as it is now
             undone.save(update_fields=["summary", "reverts"])
         return undone
+
+    def import_export(
+        self, lines: Any, *, summary: str, batch_size: int = DEFAULT_IMPORT_BATCH, progress: Any = None
+    ) -> tuple[ImportReport, BulkChange]:
+        """Import an oam-export file (memory.engine.transfer.import_export, a transaction per
+        batch) as one bulk change: each batch's new objects are recorded as creations, so that the
+        history lists the import as one change and `revert_bulk` undoes it in one step. A thread
+        stands for its messages, images and memories; a link for itself only when neither end came
+        with the import (deleting an end deletes its links). What the store already held is
+        skipped, and recorded nothing."""
+        with self.bulk(summary) as change:
+            report = import_export(_ImportRecorder(self), lines, batch_size=batch_size, progress=progress)
+        restored = report.restored
+        change.summary = (
+            f"{summary}: {plural(restored['threads'], 'thread')}, {plural(restored['records'], 'record')}, "
+            f"{plural(restored['relations'], 'link')}"
+            + (f" ({len(report.skipped)} already there, skipped)" if report.skipped else "")
+        )[:300]
+        change.save(update_fields=["summary"])
+        return report, change
 
     def revert_bulk(self, change: BulkChange) -> BulkUndo:
         """Undo a bulk change in one step: revert its entries newest first, as one new bulk change.
@@ -960,6 +1115,51 @@ class Curation:
         return undone
 
 
+PURGED_KINDS = {"message": ObjectKind.MESSAGE, "image": ObjectKind.IMAGE}
+"""The history's kind of a purged record (every other expiring type is a memory)."""
+
+
+@dataclass(frozen=True)
+class Purge:
+    """What a purge did: its bulk change (None when nothing had expired), how many records went,
+    and how many of them expired after the snapshot and so cannot be put back."""
+
+    change: BulkChange | None
+    purged: int
+    unsaved: int
+
+
+def purge_groups(snapshot: Snapshot) -> list[tuple[Any, Snapshot]]:
+    """A purge's snapshot split per record, each a snapshot that restores on its own: a message
+    with its images, a memory with its links, a standalone image. A link between two purged
+    memories goes with the first of them, whose entry is undone last (revert_bulk undoes the
+    newest first), when its other end is back."""
+    messages = {record.id for record in snapshot.records if record.record_type == "message"}
+    groups: dict[tuple[str, str], tuple[Any, Snapshot]] = {}
+    for record in snapshot.records:
+        if not (record.record_type == "image" and getattr(record, "message_id", None) in messages):
+            groups[(record.record_type, record.id)] = (record, Snapshot())
+    for record in snapshot.records:
+        key = (record.record_type, record.id)
+        _, group = groups[("message", record.message_id)] if key not in groups else groups[key]
+        group.records.append(record)
+        if key in snapshot.stored:
+            group.stored[key] = snapshot.stored[key]
+    position = {key: index for index, key in enumerate(groups)}
+    for relation in snapshot.relations:
+        ends = [
+            end
+            for end in (
+                (relation.source_record_type, relation.source_record_id),
+                (relation.target_record_type, relation.target_record_id),
+            )
+            if end in groups
+        ]
+        if ends:
+            groups[min(ends, key=position.__getitem__)][1].relations.append(relation)
+    return list(groups.values())
+
+
 @dataclass(frozen=True)
 class BulkOutcome:
     """What a bulk action did: its bulk change (None when nothing was left to change), how many
@@ -985,6 +1185,29 @@ def undone_by(change: BulkChange) -> BulkChange | None:
         if undone_by(undo) is None:
             return undo
     return None
+
+
+@dataclass
+class Merge:
+    """What merge_duplicates did: the memory kept, how the others were retired, the bulk change
+    that holds it all, how many links moved to the kept memory, and the links left where they
+    were (or that went), each with why."""
+
+    keep: Any
+    how: str
+    change: BulkChange | None = None
+    moved: int = 0
+    skipped: list[tuple[Any, str]] = field(default_factory=list)
+
+
+def other_end(link: Any, memory_id: str) -> str:
+    """The id at the other end of a link from `memory_id`."""
+    return link.target_record_id if link.source_record_id == memory_id else link.source_record_id
+
+
+def is_duplicate_of(link: Any, keep_id: str) -> bool:
+    """Whether a link already retires its target as a duplicate of `keep_id`."""
+    return link.source_record_id == keep_id and link.relation_type == "duplicates"
 
 
 @dataclass(frozen=True)
@@ -1107,3 +1330,53 @@ def describe_snapshot(snapshot: Snapshot) -> str:
 def plural(count: int, noun: str) -> str:
     irregular = {"memory": "memories"}
     return f"{count} {noun if count == 1 else irregular.get(noun, noun + 's')}"
+
+
+RECORD_KINDS = {"message": ObjectKind.MESSAGE, "image": ObjectKind.IMAGE, "user_profile": ObjectKind.USER}
+RECORD_KINDS |= {"agent_profile": ObjectKind.AGENT} | {memory_type: ObjectKind.MEMORY for memory_type in MEMORY_TYPES}
+
+
+class _ImportRecorder:
+    """What Curation.import_export hands the engine's import as its target: restores each batch
+    into the store, then records the objects the batch created (one bulk insert of entries per
+    batch, into the import's bulk change)."""
+
+    def __init__(self, curation: Curation) -> None:
+        self.curation = curation
+        self.imported: set[str] = set()  # threads and records this import created (any batch)
+
+    def restore(self, snapshot: Snapshot, **options: Any) -> Any:
+        report = self.curation.memory.restore(snapshot, **options)
+        skipped = {(kind, object_id) for kind, object_id, _ in report.skipped}
+        entries = []
+        for thread in snapshot.threads:
+            if ("thread", thread.id) not in skipped:
+                self.imported.add(thread.id)
+                entries.append(self._created(ObjectKind.THREAD, thread.id, thread_to_json(thread), thread.id))
+        for record in snapshot.records:
+            if ("record", record.id) in skipped:
+                continue
+            thread_id = getattr(record, "thread_id", None)  # profiles have none
+            covered = thread_id in self.imported  # deleting its thread deletes it
+            self.imported.add(record.id)
+            if not covered:
+                kind = RECORD_KINDS.get(record.record_type, ObjectKind.MEMORY)
+                entries.append(self._created(kind, record.id, record_to_json(record), thread_id))
+        for relation in snapshot.relations:
+            ends = {relation.source_record_id, relation.target_record_id}
+            if ("relation", relation.id) not in skipped and not ends & self.imported:
+                entries.append(self._created(ObjectKind.LINK, relation.id, relation_to_json(relation), None))
+        CurationEntry.objects.bulk_create(entries)
+        return report
+
+    def _created(self, kind: str, object_id: str, after: Any, thread_id: str | None) -> CurationEntry:
+        return CurationEntry(
+            **self.curation.actor.authorship(),
+            object_kind=kind,
+            object_id=object_id,
+            thread_id=thread_id or "",
+            action=Action.CREATE,
+            summary=f"Imported the {kind}",
+            after=after,
+            bulk=self.curation._bulk,
+        )

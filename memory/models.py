@@ -176,3 +176,118 @@ class ApiToken(models.Model):
     @property
     def expired(self) -> bool:
         return self.expires_at is not None and self.expires_at <= timezone.now()
+
+
+class ReviewKind(models.TextChoices):
+    ACCEPTED = "accepted", "accepted an automatic link's retirement"
+    DISMISSED = "dismissed", "dismissed a contradiction"
+
+
+class ReviewMark(Authored):
+    """A review queue's decision that changes nothing in the store, kept with who made it and when.
+
+    `accepted`: a memory an LLM-made lifecycle link retired was looked at and the link kept, so
+    the "retired by automatic links since the last review" queue no longer lists it. `dismissed`:
+    a `contradicts` pair was looked at and left as it is (both memories stay valid), so the
+    unresolved contradictions queue no longer lists it. Marks are per link (`relation_id`); the
+    link's ends and type are kept as they were, to say what was decided even after the link goes.
+    """
+
+    kind = models.CharField(max_length=20, choices=ReviewKind.choices)
+    relation_id = models.CharField(max_length=600)
+    relation_type = models.CharField(max_length=200)
+    source_record_id = models.CharField(max_length=600)
+    target_record_id = models.CharField(max_length=600)
+
+    class Meta(Authored.Meta):
+        ordering = ("-at", "-id")
+        constraints = (models.UniqueConstraint(fields=["kind", "relation_id"], name="review_mark_per_link"),)
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} {self.get_kind_display()} ({self.relation_id})"
+
+
+class ImportStatus(models.TextChoices):
+    QUEUED = "queued", "queued"
+    CHECKING = "checking", "checking the file"
+    RUNNING = "running", "importing"
+    DONE = "done", "done"
+    FAILED = "failed", "failed"
+    INTERRUPTED = "interrupted", "interrupted"
+
+
+class ImportJob(Authored):
+    """An oam-export file uploaded in the dashboard and imported into the store in the background
+    (memory.transfer_jobs): who uploaded it and when (`at`), the file, and how far the import got.
+
+    The import runs in a thread of the web server process that received the upload (`pid`); a job
+    left `checking` or `running` by a process that is gone is shown `interrupted`, and running it
+    again resumes (the import skips every id already in the store). `done` and `total` count the
+    file's lines after its header; `skipped` is the import's summary of what it left out and why
+    (a list of {"kind", "reason", "count"})."""
+
+    file_name = models.CharField(max_length=255, help_text="The name of the uploaded file, as sent.")
+    path = models.CharField(max_length=1000, help_text="Where the upload is kept while (and after) it is imported.")
+    size = models.BigIntegerField(help_text="The file's size in bytes.")
+    status = models.CharField(max_length=20, choices=ImportStatus.choices, default=ImportStatus.QUEUED)
+    done = models.PositiveIntegerField(default=0)
+    total = models.PositiveIntegerField(default=0)
+    restored = models.JSONField(default=dict, help_text="Imported threads, records and relations.")
+    skipped = models.JSONField(default=list)
+    error = models.TextField(blank=True)
+    pid = models.IntegerField(null=True, blank=True, help_text="The server process running the import.")
+    change = models.ForeignKey(
+        BulkChange,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The bulk change of the curation history that records what the import created.",
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta(Authored.Meta):
+        ordering = ("-at", "-id")
+
+    def __str__(self) -> str:
+        return f"import of {self.file_name} by {self.actor_name} ({self.status})"
+
+    @property
+    def active(self) -> bool:
+        """Queued, checking or importing: its page keeps polling."""
+        return self.status in (ImportStatus.QUEUED, ImportStatus.CHECKING, ImportStatus.RUNNING)
+
+    @property
+    def percent(self) -> int:
+        """How much of the file is imported, 0-100 (a done job of an empty file is at 100)."""
+        if not self.total:
+            return 100 if self.status == ImportStatus.DONE else 0
+        return min(100, self.done * 100 // self.total)
+
+    @property
+    def skipped_count(self) -> int:
+        return sum(item.get("count", 0) for item in self.skipped)
+
+
+class CheckRun(Authored):
+    """One run of the consistency check (memory.consistency.run_check), from `manage.py oam_check`
+    or the overview's buttons: when, by whom or what, whether it repaired, and its findings as
+    JSON (each finding's name, description, found, remaining, examples, repairable). The overview
+    shows the latest."""
+
+    repaired = models.BooleanField(default=False, help_text="Run with repair: the findings are what remained.")
+    ok = models.BooleanField()
+    findings = models.JSONField(default=list)
+    seconds = models.FloatField(default=0)
+
+    class Meta(Authored.Meta):
+        ordering = ("-at", "-id")
+
+    def __str__(self) -> str:
+        return f"check by {self.actor_name} at {self.at:%Y-%m-%d %H:%M}: {'ok' if self.ok else 'problems'}"
+
+    @property
+    def problems(self) -> list[dict]:
+        """The findings with something found (repaired or not)."""
+        return [finding for finding in self.findings if finding.get("found") or finding.get("remaining")]

@@ -5,18 +5,22 @@ from django.urls import path
 from memory.views import (
     bulk,
     cards,
+    duplicates,
     graph,
     history,
     images,
     links,
+    maps,
     memories,
     messages,
     overview,
     people,
     preferences,
+    review,
     search,
     threads,
     tokens,
+    transfer,
 )
 
 app_name = "memory"
@@ -51,6 +55,7 @@ urlpatterns = [
     path("links/<id:relation_id>/edit/", links.link_edit, name="link_edit"),
     path("links/<id:relation_id>/delete/", links.link_delete, name="link_delete"),
     path("search/", search.search, name="search"),
+    path("review/duplicates/", duplicates.review_duplicates, name="review_duplicates"),
     path("graph/", graph.graph_page, name="graph"),
     path("graph/data/", graph.graph_data, name="graph_data"),
     path("graph/node/<id:memory_id>/", graph.graph_node, name="graph_node"),
@@ -59,9 +64,22 @@ urlpatterns = [
     path("history/<int:entry_id>/revert/", history.history_revert, name="history_revert"),
     path("history/bulk/<int:change_id>/", history.history_bulk, name="history_bulk"),
     path("history/bulk/<int:change_id>/revert/", history.history_bulk_revert, name="history_bulk_revert"),
+    path("review/", review.review, name="review"),
+    path("review/purge/", review.review_purge, name="review_purge"),
+    path("review/links/<id:relation_id>/accept/", review.review_accept, name="review_accept"),
+    path("review/links/<id:relation_id>/revert/", review.review_revert, name="review_revert"),
+    path("review/contradictions/<id:relation_id>/keep/", review.review_keep, name="review_keep"),
+    path("review/contradictions/<id:relation_id>/dismiss/", review.review_dismiss, name="review_dismiss"),
+    path("review/decisions/<int:mark_id>/reopen/", review.review_reopen, name="review_reopen"),
     path("preferences/theme/", preferences.set_theme, name="set_theme"),
     path("settings/tokens/", tokens.token_list, name="tokens"),
     path("settings/tokens/<int:token_id>/revoke/", tokens.token_revoke, name="token_revoke"),
+    path("settings/transfer/", transfer.transfer, name="transfer"),
+    path("settings/transfer/export/", transfer.transfer_export, name="transfer_export"),
+    path("settings/transfer/imports/<int:job_id>/", transfer.import_job, name="import_job"),
+    path("settings/transfer/imports/<int:job_id>/resume/", transfer.import_resume, name="import_resume"),
+    path("checks/run/", overview.check_run, name="check_run"),
+    path("users/<id:owner_id>/map/", maps.user_map, name="user_map"),
 ]
 
 for kind, plural in (("user", "users"), ("agent", "agents")):

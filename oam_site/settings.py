@@ -97,6 +97,13 @@ OAM_LLM_API_KEY = os.environ.get("OAM_LLM_API_KEY", "")
 if OAM_LLM_BASE_URL.strip() and not OAM_LLM_MODEL.strip():
     raise ImproperlyConfigured("OAM_LLM_BASE_URL is set but OAM_LLM_MODEL is not: name the model to use")
 
+# Imports uploaded in the dashboard (memory.transfer_jobs): where uploads are kept, the largest
+# file taken, the lines per transaction, and (the tests) whether they run in the request instead.
+OAM_IMPORT_DIR = Path(os.environ.get("OAM_IMPORT_DIR") or VAR_DIR / "imports")
+OAM_IMPORT_MAX_BYTES = env_int("OAM_IMPORT_MAX_BYTES", 2 * 1024**3)
+OAM_IMPORT_BATCH_SIZE = env_int("OAM_IMPORT_BATCH_SIZE", 500)
+OAM_IMPORT_INLINE = env_bool("OAM_IMPORT_INLINE", default=False)
+
 DEBUG = env_bool("OAM_DEBUG", default=True)
 
 SECRET_KEY = os.environ.get("OAM_SECRET_KEY") or persisted_secret_key(VAR_DIR / "secret_key")

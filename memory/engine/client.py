@@ -6,6 +6,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
+import numpy as np
+
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
 from .embedders import Embedder
 from .extraction import LlmMemoryWork
@@ -26,6 +28,8 @@ from .search import SearchResult, search_records
 from .snapshot import Snapshot
 from .stores.base import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_DUPLICATE_DISTANCE,
+    DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
     DEFAULT_LIST_LIMIT,
     MemoryStore,
@@ -50,15 +54,18 @@ from .types import (
     MEMORY_TYPES,
     MESSAGE_TYPE,
     NOT_SET,
+    SOURCE_MESSAGES_KEY,
     USER_PROFILE_TYPE,
     AgentProfileRecord,
     CheckReport,
+    Duplicates,
     ImageInputLimitConfig,
     ImageRecord,
     Lifecycle,
     MemoryExtractionConfig,
     MemoryGraph,
     MemoryRecord,
+    MemoryVectors,
     MessageRecord,
     Page,
     RecordRelation,
@@ -70,6 +77,12 @@ from .types import (
     VectorState,
     check_bool,
 )
+
+EXPIRING_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
+"""The record types that can have a lifetime (profiles and threads have none)."""
+
+DEFAULT_MAP_MEMORIES = 2_000
+"""memory_vectors' default limit: what a 2-D map of one user's memories can show legibly."""
 
 
 class AgentMemory:
@@ -199,6 +212,21 @@ class AgentMemory:
         if record is None or record.thread_id != thread_id:
             raise KeyError(f"no message {message_id!r} in thread {thread_id!r}")
         return record
+
+    def memories_from_message(
+        self, thread_id: str, message_id: str, *, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None
+    ) -> Page:
+        """The live memories extracted from a message: those of its thread whose provenance
+        (metadata SOURCE_MESSAGES_KEY) names it, in insertion order. One filtered listing, in SQL."""
+        check_id("thread_id", thread_id)
+        check_id("message_id", message_id)
+        return self.store.list(
+            MEMORY_TYPES,
+            limit=limit,
+            thread_id=thread_id,
+            metadata_filter={SOURCE_MESSAGES_KEY: {"$array_contains": message_id}},
+            cursor=cursor,
+        )
 
     def update_thread(self, thread_id: str, metadata: Any = NOT_SET, *, expected_version: Any = NOT_SET) -> Thread:
         """Replace a thread's metadata; KeyError when there is no such thread, StaleVersionError
@@ -345,9 +373,10 @@ class AgentMemory:
         status: Any = NOT_SET,
         newest_first: bool = False,
         text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
     ) -> Page:
         """Memory-like records in insertion order (or `newest_first`), with exact scope filters
-        (None = unscoped); `status` and `text` filter as in MemoryStore.list."""
+        (None = unscoped); `status`, `text` and `expires_before` filter as in MemoryStore.list."""
         types = MEMORY_TYPES if memory_types is None else check_record_types(memory_types, MEMORY_TYPES)
         return self.store.list(
             types,
@@ -360,7 +389,34 @@ class AgentMemory:
             status=status,
             newest_first=newest_first,
             text=text,
+            expires_before=expires_before,
         )
+
+    def list_expired(
+        self,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """Records past their expiry that purge_expired would delete (messages, memories and
+        images, in insertion order), with exact scope filters: what a purge removes, listed
+        before it does (every read API hides them, D10)."""
+        return self.store.list(
+            EXPIRING_TYPES,
+            limit=limit,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            cursor=cursor,
+            status="expired",
+        )
+
+    def purge_expired(self) -> int:
+        """Delete every expired record with what depends on it (MemoryStore.purge_expired);
+        returns how many records went."""
+        return self.store.purge_expired()
 
     def list_messages(
         self,
@@ -616,6 +672,53 @@ class AgentMemory:
         if memory_id is not NOT_SET and not graph.nodes:
             raise KeyError(f"no memory {memory_id!r}")
         return graph
+
+    def find_duplicates(
+        self,
+        user_id: str,
+        *,
+        max_distance: float = DEFAULT_DUPLICATE_DISTANCE,
+        memory_types: Any = None,
+        statuses: Any = "valid",
+        limit: int = DEFAULT_DUPLICATE_GROUPS,
+    ) -> Duplicates:
+        """Groups of one user's near-duplicate memories, tightest first (MemoryStore.find_duplicates).
+
+        `user_id` (required) is matched exactly; `max_distance` (0-0.5, default 0.25) is the
+        cosine distance within which two memories count as near-duplicates, and a group is a
+        chain of such pairs; `memory_types` (a type or a list; None: all) and `statuses`
+        (effective: "valid" by default, None for valid and invalid) choose the candidates, live
+        memories with a vector only; `limit` (1-1,000, default 100) caps the groups returned
+        (`total_groups` counts them all). Each group lists its centre first, with every
+        member's distance to it. ValueError for bad arguments; a user without memories has no
+        groups."""
+        return self.store.find_duplicates(
+            user_id, max_distance=max_distance, memory_types=memory_types, statuses=statuses, limit=limit
+        )
+
+    def memory_vectors(
+        self,
+        user_id: str,
+        *,
+        memory_types: Any = None,
+        status: Any = NOT_SET,
+        limit: int = DEFAULT_MAP_MEMORIES,
+    ) -> MemoryVectors:
+        """A user's newest live memories (`limit` at most; `memory_types`, `status` as in
+        list_memories) with their stored vectors, for projections such as the dashboard's
+        embedding map. Memories without a vector (no text) are left out. Two queries: the
+        listing, then the vectors of what it found."""
+        check_id("user_id", user_id)
+        check_positive_int("limit", limit)
+        page = self.list_memories(
+            user_id=user_id, memory_types=memory_types, status=status, limit=limit, newest_first=True
+        )
+        vectors = self.store.memory_vectors([record.id for record in page])
+        records = [record for record in page if record.id in vectors]
+        matrix = np.zeros((len(records), self.store.vector_dim), dtype=np.float32)
+        for row, record in enumerate(records):
+            matrix[row] = vectors[record.id]
+        return MemoryVectors(records, matrix, more=page.next_cursor is not None)
 
     def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
         """For each live memory among `memory_ids` (missing ones are left out), its Lifecycle: its

@@ -24,12 +24,14 @@ from .types import (
     BUILTIN_RELATIONS,
     IMAGE_TYPE,
     MEMORY_TYPES,
+    SOURCE_MESSAGES_KEY,
     ImageInputLimitConfig,
     MemoryExtractionConfig,
     MemoryExtractionImageContext,
     MemoryLinkExtractionMode,
     MessageRecord,
     Record,
+    llm_link_metadata,
 )
 
 if TYPE_CHECKING:
@@ -494,9 +496,11 @@ class LlmMemoryWork:
         memory_type = item.get("memory_type")
         if memory_type not in MEMORY_TYPES:
             memory_type = "memory"
-        sources = [numbered[n] for n in item.get("source_messages") or () if n in numbered]
-        sources = sources or targets
-        metadata = self._inherited_metadata(sources)
+        named = item.get("source_messages")
+        numbers = sorted({n for n in named if isinstance(n, int) and n in numbered}) if isinstance(named, list) else []
+        sources = [numbered[n] for n in numbers] or targets
+        # Provenance: the ids of the messages it came from, whatever the inheritance setting.
+        metadata = {**(self._inherited_metadata(sources) or {}), SOURCE_MESSAGES_KEY: [m.id for m in sources]}
         timestamps = [message.timestamp for message in sources if message.timestamp]
         [memory_id] = self.store.add(
             [item["content"].strip()],
@@ -561,7 +565,9 @@ class LlmMemoryWork:
         return created
 
     def _add_link(self, source: Record | None, link: dict[str, Any], targets: dict[str, Record]) -> int:
-        """Create one LLM-proposed link if it names a shown memory and a known type; returns 0 or 1."""
+        """Create one LLM-proposed link if it names a shown memory and a known type; returns 0 or 1.
+        Its metadata marks it as the LLM's (types.LLM_LINK_ORIGIN), so that people can review what
+        automatic links retired."""
         target = targets.get(link.get("target_id"))
         relation_type = link.get("relation_type")
         if source is None or target is None or relation_type not in BUILTIN_RELATIONS or source.id == target.id:
@@ -576,7 +582,7 @@ class LlmMemoryWork:
                         "target_record_id": target.id,
                         "target_record_type": target.record_type,
                         "relation_type": relation_type,
-                        "metadata": {"created_by": self.llm.name},
+                        "metadata": llm_link_metadata(self.llm.name),
                     }
                 ]
             )

@@ -27,6 +27,12 @@ AGENT_PROFILE_TYPE = "agent_profile"
 PROFILE_TYPES = (USER_PROFILE_TYPE, AGENT_PROFILE_TYPE)
 SEARCHABLE_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE, *PROFILE_TYPES)
 
+SOURCE_MESSAGES_KEY = "source_message_ids"
+"""The metadata key under which an extracted memory keeps the ids of the messages it came from
+(a list, in thread order), in its own thread. Metadata rather than a column: it travels with the
+memory through snapshots, export and import, and the metadata filter language finds the memories
+of a message (`{"source_message_ids": {"$array_contains": id}}`) in SQL on every backend."""
+
 
 class _NotSet:
     """The type of NOT_SET: "argument omitted", which many APIs treat differently from None."""
@@ -523,6 +529,11 @@ class RecordRelation:
         """The label as read from `record_id`'s side of the link."""
         return self.relation_type if record_id == self.source_record_id else self.opposite_relation_type
 
+    @property
+    def made_by_llm(self) -> bool:
+        """Whether the LLM made this link (automatic linking): its metadata says so (LLM_LINK_ORIGIN)."""
+        return isinstance(self.metadata, dict) and self.metadata.get("origin") == LLM_LINK_ORIGIN
+
 
 BUILTIN_RELATIONS = {
     "supersedes": "is_superseded_by",
@@ -535,6 +546,16 @@ BUILTIN_RELATIONS = {
 
 LIFECYCLE_RELATIONS = ("supersedes", "refines", "duplicates")
 """Relations whose target becomes invalid: it is kept as history, not served as current."""
+
+LLM_LINK_ORIGIN = "llm"
+"""The `origin` in the metadata of a link the LLM made (automatic linking, during or after
+extraction): `{"created_by": <the LLM's name>, "origin": "llm"}`. People's links carry no such
+origin, so a dashboard can tell which memories an automatic link retired and have them reviewed."""
+
+
+def llm_link_metadata(llm_name: str) -> dict[str, str]:
+    """The metadata of a link the LLM made: which LLM, and that it was one (LLM_LINK_ORIGIN)."""
+    return {"created_by": llm_name, "origin": LLM_LINK_ORIGIN}
 
 
 @dataclass(frozen=True)
@@ -566,6 +587,50 @@ class MemoryGraph:
     truncated: bool = False
     total_nodes: int = 0
     total_edges: int = 0
+
+
+@dataclass
+class DuplicateGroup:
+    """Near-duplicate memories of one user (AgentMemory.find_duplicates): `memories`, the
+    centre first (the member with the least total distance to the others, ties to the older),
+    then the others nearest first; `distances`, each one's cosine distance to the centre (0.0
+    for the centre itself), in the same order. Each member is within the search's
+    `max_distance` of at least one other member, not necessarily of the centre."""
+
+    memories: list[MemoryRecord] = field(default_factory=list)
+    distances: list[float] = field(default_factory=list)
+
+    @property
+    def centre(self) -> MemoryRecord:
+        return self.memories[0]
+
+    @property
+    def spread(self) -> float:
+        """The largest distance of a member to the centre: how loose the group is."""
+        return max(self.distances, default=0.0)
+
+
+@dataclass
+class Duplicates:
+    """What AgentMemory.find_duplicates found: `groups`, tightest first (smallest spread, then
+    larger, then the older centre), at most the call's `limit`; `total_groups`, how many there
+    are in all; `compared`, how many memories were compared; `max_distance`, the threshold."""
+
+    groups: list[DuplicateGroup] = field(default_factory=list)
+    total_groups: int = 0
+    compared: int = 0
+    max_distance: float = 0.0
+
+
+@dataclass
+class MemoryVectors:
+    """Memories with their stored vectors (AgentMemory.memory_vectors): `records` and `matrix`
+    row for row (float32, one unit vector per row, the store's dimension), and whether more
+    memories matched than the limit let in (`more`)."""
+
+    records: list[MemoryRecord]
+    matrix: np.ndarray
+    more: bool = False
 
 
 class Page(list):

@@ -29,6 +29,7 @@ class DemoLink:
     relation_type: str
     target: str
     opposite: str | None = None
+    by_llm: bool = False  # made by automatic linking (its metadata says so), for the review queue
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,20 @@ USER_MEMORIES = {
         preference("Dana prefers explanations with small runnable examples.", "coding", "communication"),
         preference("Dana's first language is Polish; English is fine for technical topics.", "communication"),
     ),
+}
+
+NEAR_DUPLICATES = {
+    # What agents keep writing again in other words, months in: each restates a memory above or
+    # one of a thread's, for the duplicate finder (/review/duplicates/) to group with it.
+    "alice": (
+        fact("Alice works as a product designer and lives in Lyon.", "profile", "work"),
+        preference("Alice prefers concise answers in bullet points.", "communication"),
+        preference("Alice prefers short, concise answers with bullet points.", "communication"),
+        preference("Alice dislikes coriander; use parsley or mint instead.", "food"),
+    ),
+    "bruno": (preference("Bruno prefers recipes in grams and Celsius.", "cooking", "units"),),
+    "chen": (fact("Chen is allergic to shellfish (shrimp, crab).", "health", "food"),),
+    "dana": (preference("Dana prefers explanations with small, runnable code examples.", "coding"),),
 }
 
 AGENT_GUIDELINES = {
@@ -1305,7 +1320,7 @@ THREADS = (
                 "hosting",
                 key="museum-round",
             ),
-            memory("The next book club read is Educated by Tara Westover, hosted by Ola.", "book-club", ttl_days=60),
+            memory("The next book club read is Educated by Tara Westover, hosted by Ola.", "book-club", ttl_days=6),
             fact(
                 "In Dana's book club, Piotr tends to dominate; rounds keep the discussion balanced.",
                 "book-club",
@@ -1331,11 +1346,13 @@ DEMO_LINKS = (
     DemoLink("shoes-new", "supersedes", "shoes-700-km"),
     DemoLink("saves-450", "supersedes", "saves-400"),
     DemoLink("saves-488", "supersedes", "saves-450"),
-    DemoLink("japanese-anki", "supersedes", "japanese-wanikani"),
+    # Made by automatic (LLM) linking: the review queue asks a curator to accept or revert it.
+    DemoLink("japanese-anki", "supersedes", "japanese-wanikani", by_llm=True),
     # Refines: the precise diagnosis replaces the vague complaint.
     DemoLink("knee-it-band", "refines", "knee-aches"),
-    # Duplicates: the fuller memory of the meal-prep thread makes the Lisbon one redundant.
-    DemoLink("meal-prep-vegetarian", "duplicates", "lisbon-vegetarian"),
+    # Duplicates: the fuller memory of the meal-prep thread makes the Lisbon one redundant (the
+    # LLM's automatic linking found it).
+    DemoLink("meal-prep-vegetarian", "duplicates", "lisbon-vegetarian", by_llm=True),
     # Supports: evidence for another memory.
     DemoLink("lisbon-quiet", "supports", "lisbon-principe-real"),
     DemoLink("alice-sam", "supports", "lisbon-trip"),

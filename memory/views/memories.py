@@ -14,13 +14,14 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
 from memory.bulk import filter_query
-from memory.engine.types import LIFECYCLE_RELATIONS, MemoryRecord, RecordRelation
+from memory.engine.types import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, MemoryRecord, MessageRecord, RecordRelation
 from memory.forms import MemoryEditForm, MemoryForm
 from memory.listing import MemoryFilters, active_filters
 from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
 
 LINKS_SHOWN = 200
+SOURCES_SHOWN = 20
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,31 @@ def links_of(memory_id: str, limit: int) -> tuple[list[LinkRow], bool]:
         other = link.target_record_id if outgoing else link.source_record_id
         rows.append(LinkRow(link, link.label_from(memory_id), other, neighbours.get(other), outgoing))
     return rows, links.next_cursor is not None
+
+
+@dataclass(frozen=True)
+class SourceRow:
+    """A message an extracted memory came from: its id, and the message (None when it is gone)."""
+
+    message_id: str
+    message: MessageRecord | None
+
+
+def sources_of(record: MemoryRecord) -> tuple[list[SourceRow], int]:
+    """The first SOURCES_SHOWN messages a memory was extracted from (its provenance, in its own
+    thread), and how many it names in all. A hand-written memory names none."""
+    named = (record.metadata or {}).get(SOURCE_MESSAGES_KEY)
+    if not record.thread_id or not isinstance(named, list):
+        return [], 0
+    ids = [message_id for message_id in dict.fromkeys(named) if isinstance(message_id, str) and message_id]
+    rows = []
+    for message_id in ids[:SOURCES_SHOWN]:
+        try:
+            message = engine().get_message_record(record.thread_id, message_id)
+        except (KeyError, ValueError):  # deleted, expired, or an id no message can have
+            message = None
+        rows.append(SourceRow(message_id, message))
+    return rows, len(ids)
 
 
 @viewer_required
@@ -91,6 +117,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
     links, more_links = links_of(memory_id, LINKS_SHOWN)
+    sources, source_count = sources_of(record)
     return render_page(
         request,
         "memories/detail.html",
@@ -98,6 +125,9 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             "memory": record,
             "links": links,
             "more_links": more_links,
+            "sources": sources,
+            "source_count": source_count,
+            "more_sources": source_count - len(sources),
             "retiring": [row for row in links if not row.outgoing and row.link.relation_type in LIFECYCLE_RELATIONS],
             "history": CurationEntry.objects.of_memory(memory_id),
             "here": request.get_full_path(),  # where link changes come back to

@@ -17,6 +17,7 @@ from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, render_page, saved, submit
 
 ROLES = ("user", "assistant", "system", "tool")
+EXTRACTED_SHOWN = 50
 
 
 def thread_url(thread_id: str) -> str:
@@ -26,7 +27,8 @@ def thread_url(thread_id: str) -> str:
 @viewer_required
 @vary_on_headers("HX-Request")
 def message_detail(request: HttpRequest, thread_id: str, message_id: str) -> HttpResponse:
-    """A message with its parts and history. For htmx, just its timeline item (what "cancel" on
+    """A message with its parts, the memories extracted from it (their provenance names it) and
+    its history. For htmx, just its timeline item (what "cancel" on
     an inline edit puts back)."""
     memory = engine()
     try:
@@ -37,6 +39,7 @@ def message_detail(request: HttpRequest, thread_id: str, message_id: str) -> Htt
     if request.htmx and not request.htmx.boosted:
         return render_page(request, "messages/item.html", context)
     context["history"] = CurationEntry.objects.filter(object_kind=ObjectKind.MESSAGE, object_id=message_id)
+    context["extracted"] = memory.memories_from_message(thread_id, message_id, limit=EXTRACTED_SHOWN)
     return render_page(request, "messages/detail.html", context)
 
 

@@ -1,4 +1,5 @@
-"""The overview (/): what the store holds, from one engine call, and the latest curation changes."""
+"""The overview (/): what the store holds, from one engine call, the latest curation changes, and
+the latest consistency check (with a button for curators to run it again, or to repair)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,17 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from django.conf import settings
+from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
 
-from memory.access import viewer_required
+from memory.access import curator_required, viewer_required
+from memory.consistency import check_and_record
 from memory.engine.types import MEMORY_TYPES
 from memory.listing import one_row_per_bulk_change
-from memory.models import CurationEntry
+from memory.models import CheckRun, CurationEntry
 from memory.views.common import engine
 
 CHART_DAYS = 60
@@ -103,8 +108,27 @@ def overview(request: HttpRequest) -> HttpResponse:
             "chart": activity_chart(stats.by_day, datetime.now(UTC).date()),
             "latest_changes": CurationEntry.objects.filter(one_row_per_bulk_change()).select_related("bulk")[:8],
             "bulk_as_one": True,
+            "last_check": CheckRun.objects.first(),
             # The store's recorded embedder beside OAM_EMBEDDER's: another process may have re-embedded it.
             "vectors": engine().vector_state(),
             "configured_embedder": settings.OAM_EMBEDDER,
         },
     )
+
+
+@curator_required
+@require_POST
+def check_run(request: HttpRequest) -> HttpResponse:
+    """Run the consistency check now (`repair=1`: repair what is safe first, as `manage.py
+    oam_check --repair`), keep its result, and go back to the overview's panel. It runs in the
+    request: on the demo store it takes a fraction of a second (the probe's searches dominate)."""
+    repair = request.POST.get("repair") == "1"
+    result, run = check_and_record(engine(), repair=repair, user=request.user, via="dashboard")
+    if result.ok:
+        repaired = sum(finding.repaired for finding in result.findings)
+        done = f" after repairing {repaired}" if repair and repaired else ""
+        messages.success(request, f"The memory store is consistent{done} (checked in {run.seconds:.2f} s).")
+    else:
+        remaining = sum(finding.remaining for finding in result.findings)
+        messages.warning(request, f"The check found {remaining} problem{'' if remaining == 1 else 's'}: see below.")
+    return redirect(reverse("memory:overview") + "#check-heading")

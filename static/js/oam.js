@@ -1,18 +1,6 @@
-// Small enhancements; every page works without them.
-// - "/" focuses the search box (unless typing in a field already).
+// Small enhancements; every page works without them (the keyboard shortcuts are in shortcuts.js).
 // - Buttons with data-copy copy their value to the clipboard (data-copy-select: what to select
 //   when the clipboard is out of reach).
-document.addEventListener("keydown", (event) => {
-  if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
-  const target = event.target;
-  if (target.closest("input, textarea, select, [contenteditable]")) return;
-  const search = document.getElementById("global-search");
-  if (search) {
-    event.preventDefault();
-    search.focus();
-    search.select();
-  }
-});
 
 // Without the clipboard (a page served over plain HTTP from another machine), a button with
 // data-copy-select selects the element it names instead, for Ctrl+C.

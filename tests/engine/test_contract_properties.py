@@ -76,6 +76,7 @@ from .properties import (
     hostile_scope_object,
     hostile_search_config,
     hostile_text,
+    hostile_timestamp,
     id_param,
     image_part,
     int_param,
@@ -98,6 +99,7 @@ from .properties import (
     valid_scope_object,
     valid_search_config,
     valid_text,
+    valid_timestamp,
     version_param,
     wide_dict,
 )
@@ -505,6 +507,12 @@ SPECS = [
     ),
     Spec(
         "client",
+        "memories_from_message",
+        listing(thread_id=id_param("thread").req(), message_id=id_param("message").req()),
+        readonly=True,
+    ),
+    Spec(
+        "client",
         "update_thread",
         {"thread_id": id_param("thread").req(), "metadata": metadata_param(), "expected_version": version_param()},
         LOOKUP,
@@ -536,9 +544,28 @@ SPECS = [
     Spec(
         "client",
         "list_memories",
-        record_listing(**scope_args(), memory_types=memory_types, metadata_filter=filter_param()),
+        record_listing(
+            **scope_args(),
+            memory_types=memory_types,
+            metadata_filter=filter_param(),
+            expires_before=P(valid_timestamp.filter(lambda value: value is not None), hostile_timestamp),
+        ),
         readonly=True,
     ),
+    Spec(
+        "client",
+        "memory_vectors",
+        {
+            "user_id": id_param("user").req(),
+            "memory_types": memory_types,
+            "status": record_listing()["status"],
+            "limit": int_param(st.integers(1, 5), 0, -1),
+        },
+        readonly=True,
+    ),
+    Spec("client", "vector_state", {}, readonly=True),
+    Spec("client", "list_expired", listing(**scope_args()), readonly=True),
+    Spec("client", "purge_expired", {}),
     Spec("client", "list_messages", record_listing(**scope_args(), metadata_filter=filter_param()), readonly=True),
     Spec("client", "add_image", add_image_params()),
     Spec(
@@ -603,6 +630,25 @@ SPECS = [
         LOOKUP,  # a missing or expired memory_id
         readonly=True,
         bases=(("", {}), ("user", {"user_id": "u1"}), ("memory", {"memory_id": "mem-2", "hops": 2})),
+    ),
+    Spec(
+        "client",
+        "find_duplicates",
+        {
+            "user_id": scope_param("user").req(),
+            "max_distance": P(
+                st.one_of(st.sampled_from([0, 0.25, 0.5]), st.floats(0, 0.5)),
+                st.one_of(st.sampled_from([-0.01, 0.51, 2, float("nan"), float("inf"), "0.2", True]), hostile_scalar),
+            ),
+            "memory_types": memory_types,
+            "statuses": P(
+                st.one_of(st.none(), st.sampled_from(["valid", "invalid"]), st.just(["valid", "invalid"])),
+                st.one_of(st.sampled_from([[], ["expired"], "Valid", [None]]), hostile_scalar),
+            ),
+            "limit": int_param(st.integers(1, 1000), 0, 1001),
+        },
+        readonly=True,
+        bases=(("", {}), ("user", {"user_id": "u1", "max_distance": 0.5})),
     ),
     Spec(
         "client",
@@ -806,7 +852,10 @@ SPECS = [
     Spec("thread", "messages_due_for_summary", {}, readonly=True),
 ]
 BY_LABEL = {spec.label: spec for spec in SPECS}
-NOT_COVERED = {"client.close": "it closes the store the other calls need; it takes no arguments"}
+NOT_COVERED = {
+    "client.close": "it closes the store the other calls need; it takes no arguments",
+    "client.reembed": "it moves the whole store to another dimension; tests/engine/test_reembed.py checks it",
+}
 
 
 def test_every_public_method_has_a_spec_with_its_real_parameters():

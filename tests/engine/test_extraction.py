@@ -23,6 +23,7 @@ from memory.engine import (
     Thread,
     connect,
 )
+from memory.engine.types import SOURCE_MESSAGES_KEY
 
 from .helpers import FakeMemoryLlm, RecordedRequest, fake_memory_llm
 
@@ -372,8 +373,44 @@ def test_metadata_inheritance(fake, make_client, inherit, expected):
             {"role": "user", "content": "I ate carbonara.", "metadata": M2},
         ]
     )
-    inherited = {m.content: m.metadata or {} for m in client.list_memories(thread_id="t1")}
+    inherited = {
+        m.content: {k: v for k, v in m.metadata.items() if k != SOURCE_MESSAGES_KEY}
+        for m in client.list_memories(thread_id="t1")
+    }
     assert inherited == expected
+
+
+def test_extracted_memories_record_the_ids_of_their_source_messages(fake, make_client):
+    fake.answers["memory_extraction"] = remember(
+        ("from 2", "fact", [2]),
+        ("from 3 and 1, named twice and out of order", "fact", [3, 1, 3]),
+        ("no sources named: the whole batch", "fact", []),
+        ("only unknown numbers: the whole batch", "fact", [7, "2", None]),
+    )
+    client = make_client(cfg(memory_extraction_inherit_message_metadata=False))
+    thread = client.create_thread(**SCOPE)
+    ids = thread.add_messages([{"role": "user", "content": text} for text in ("one", "two", "three")])
+
+    sources = {m.content: m.metadata[SOURCE_MESSAGES_KEY] for m in client.list_memories(thread_id="t1")}
+    assert sources == {
+        "from 2": [ids[1]],
+        "from 3 and 1, named twice and out of order": [ids[0], ids[2]],
+        "no sources named: the whole batch": ids,
+        "only unknown numbers: the whole batch": ids,
+    }
+    assert SOURCE_MESSAGES_KEY == "source_message_ids"  # documented in the README: a stable name
+    from_first = client.memories_from_message("t1", ids[0])
+    assert sorted(m.content for m in from_first) == [
+        "from 3 and 1, named twice and out of order",
+        "no sources named: the whole batch",
+        "only unknown numbers: the whole batch",
+    ]
+    assert [m.content for m in client.memories_from_message("t1", ids[1])] == [
+        "from 2",
+        "no sources named: the whole batch",
+        "only unknown numbers: the whole batch",
+    ]
+    assert client.memories_from_message("t2", ids[1]) == []  # another thread's message id
 
 
 def test_metadata_inheritance_refuses_a_bare_string_and_keeps_key_lists():
@@ -674,7 +711,10 @@ def test_post_extraction_makes_one_link_request_with_new_memories_and_candidates
         (new["The user now prefers sourdough pizza."], old, "supersedes"),
         (new["The user's bicycle is blue."], other, "refines"),
     }
-    assert all(r.metadata == {"created_by": "openai:test-model"} for r in client.list_relations(thread_id="t1"))
+    assert all(
+        r.metadata == {"created_by": "openai:test-model", "origin": "llm"}
+        for r in client.list_relations(thread_id="t1")
+    )
     assert client.get_memory(old).status is RecordStatus.INVALID
 
 

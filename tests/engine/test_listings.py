@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+
 import pytest
 
 from memory.engine import RecordStatus, TimeToLiveAnchor
@@ -149,3 +151,49 @@ def test_text_matches_any_case_in_ascii_and_beyond(memory):
     assert found("kelvin") == {"Zero \u212aelvin"}
     assert found("KRAKÓW") == {"Kraków coupon"}
     assert len(ids) == 5
+
+
+def test_expires_before_keeps_live_records_whose_expiry_comes_by_then(memory):
+    """The review queue's "expiring within N days": an expiry at or before the instant, live
+    records only (expired ones with status="expired"); records without a lifetime never match."""
+    memory.add_memory("forever", user_id="u1", memory_id="forever")
+    memory.add_memory("two days", user_id="u1", memory_id="soon", ttl_days=2)
+    memory.add_memory("thirty days", user_id="u1", memory_id="later", ttl_days=30)
+    memory.add_memory("other user", user_id="u2", memory_id="soon-u2", ttl_days=3)
+    memory.add_memory("long gone", user_id="u1", memory_id="gone", **EXPIRED)
+    week = datetime.now(UTC) + timedelta(days=7)
+    assert ids(memory.list_memories(expires_before=week)) == ["soon", "soon-u2"]
+    assert ids(memory.list_memories(expires_before=week.isoformat(), user_id="u1")) == ["soon"]
+    assert ids(memory.list_memories(expires_before=week + timedelta(days=30))) == ["soon", "later", "soon-u2"]
+    assert ids(memory.list_memories(expires_before=week, status="expired")) == ["gone"]
+    first = memory.list_memories(expires_before=week, limit=1)
+    assert ids(first) == ["soon"]
+    assert ids(memory.list_memories(expires_before=week, limit=1, cursor=first.next_cursor)) == ["soon-u2"]
+    for bad in (None, "next week", 7):
+        with pytest.raises(ValueError, match="expires_before"):
+            memory.list_memories(expires_before=bad)
+
+
+def test_list_expired_names_every_kind_purge_expired_deletes(memory, thread):
+    """What a purge will remove, listed first (messages, memories and images alike), then gone."""
+    thread.add_messages(
+        [{"role": "user", "content": "old news", "id": "msg-old", "timestamp": EXPIRED["timestamp"]}],
+        ttl_days=1,
+        ttl_anchor=TimeToLiveAnchor.TIMESTAMP,
+    )
+    thread.add_messages([{"role": "user", "content": "still here", "id": "msg-live"}])
+    memory.add_memory("long gone", user_id="u1", memory_id="gone", **EXPIRED)
+    memory.add_memory("long gone too", user_id="u2", memory_id="gone-u2", **EXPIRED)
+    memory.add_memory("plain valid", user_id="u1", memory_id="valid")
+
+    assert ids(memory.list_expired()) == ["msg-old", "gone", "gone-u2"]
+    assert ids(memory.list_expired(user_id="u2")) == ["gone-u2"]
+    first = memory.list_expired(limit=2)
+    assert ids(first) == ["msg-old", "gone"]
+    assert ids(memory.list_expired(limit=2, cursor=first.next_cursor)) == ["gone-u2"]
+
+    assert memory.purge_expired() == 3
+    assert ids(memory.list_expired()) == []
+    assert ids(memory.list_memories()) == ["valid"]
+    assert [m.id for m in memory.list_messages()] == ["msg-live"]
+    assert memory.purge_expired() == 0

@@ -551,7 +551,8 @@ def test_the_pizza_walk_through_links_sourdough_as_superseding_thin_crust(fake, 
         thin,
         "supersedes",
     )
-    assert relation.metadata == {"created_by": llm.name}
+    assert relation.metadata == {"created_by": llm.name, "origin": "llm"}
+    assert relation.made_by_llm
     assert client.get_memory(thin).status is RecordStatus.INVALID
     assert client.get_memory(sourdough).status is RecordStatus.VALID
 

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import oracledb
 import pytest
 from PIL import Image
@@ -502,6 +503,13 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("list_expiring_before")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    store.list(["fact", "memory"], expires_before="2030-01-08T00:00:00+00:00", user_id="u1", limit=10)
+    return conn.statements
+
+
 @scenario("list_include_expired")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -796,6 +804,25 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("find_duplicates")
+def _() -> list[Statement]:
+    """The near pairs from a self-join on VECTOR_DISTANCE (the user and the distance as binds),
+    the candidates counted, the paired memories' vectors, then their records."""
+    conn, store = open_store()
+    conn.answer(r"AS first_pk", [{"first_pk": 1, "second_pk": 2}, {"first_pk": 2, "second_pk": 5}])
+    conn.answer(r"count\(\*\) AS n", [{"n": 4}])
+    embeddings = {1: vector(1.0), 2: vector(1.0, 0.1), 5: vector(1.0, 0.2)}
+    conn.answer(
+        r"SELECT r\.pk, r\.embedding FROM",
+        [{"pk": pk, "embedding": array.array("f", values)} for pk, values in embeddings.items()],
+    )
+    conn.answer(r"r\.id, .*WHERE r\.pk IN", [record_row(pk=pk, id=f"m{pk}") for pk in embeddings])
+    found = store.find_duplicates("u1", max_distance=0.1, memory_types=["fact", "memory"], limit=5)
+    assert [[record.id for record in group.memories] for group in found.groups] == [["m2", "m5", "m1"]]
+    assert (found.total_groups, found.compared) == (1, 4)
+    return conn.statements
+
+
 @scenario("lifecycle")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -812,6 +839,17 @@ def _() -> list[Statement]:
         "m2": Lifecycle(RecordStatus.INVALID, ()),
         "m1": Lifecycle(RecordStatus.VALID, ("rel-1", "rel-2")),
     }
+    return conn.statements
+
+
+@scenario("memory_vectors")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.id, r\.embedding", [{"id": "m1", "embedding": array.array("f", vector(0.6, 0.8))}])
+    found = store.memory_vectors(["m1", "missing", "m1"])
+    assert list(found) == ["m1"]
+    assert found["m1"].dtype == np.float32 and found["m1"].tolist()[:3] == pytest.approx([0.6, 0.8, 0.0])
+    assert store.memory_vectors([]) == {}
     return conn.statements
 
 
@@ -1537,8 +1575,10 @@ def test_hostile_values_travel_only_as_binds() -> None:
     )
     store.list_relations(record_id=h["mid"] + "1", thread_id=h["tid"])
     store.lifecycle([h["mid"] + "1", h["mid"] + "2"])
+    store.memory_vectors([h["mid"] + "1", h["mid"] + "2"])
     store.memory_graph(user_id=h["uid"], relation_types=[h["label"]], hops=2)
     store.memory_graph(memory_id=h["mid"] + "1")
+    store.find_duplicates(h["uid"])
     store.update_relations(h["rel"], relation_type=h["label"] + "2", thread_id=h["tid"])
     store.delete_relations(h["rel"], thread_id=h["tid"])
     store.save_thread(h["tid"] + "x", h["uid"], h["aid"], {"k": h["meta"]}, {"s": h["meta"]})

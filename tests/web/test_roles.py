@@ -47,6 +47,9 @@ def read_urls(world: World) -> dict[str, str]:
         "tokens": reverse("memory:tokens"),
         # a preview: viewers may look, its POST is for curators (tests/web/test_bulk.py)
         "memory_bulk": reverse("memory:memory_bulk") + f"?ids={world.fact_id}&action=delete",
+        "review": reverse("memory:review"),
+        "user_map": reverse("memory:user_map", args=[world.user_id]),
+        "review_duplicates": reverse("memory:review_duplicates") + f"?user_id={world.user_id}",  # POST: curators
     }
 
 
@@ -74,6 +77,15 @@ def write_urls(world: World) -> dict[str, str]:
         "link_edit": reverse("memory:link_edit", args=[world.link_id]),
         "link_delete": reverse("memory:link_delete", args=[world.link_id]),
         "message_bulk_delete": reverse("memory:message_bulk_delete", args=[world.thread_id]) + f"?ids={message}",
+        "review_purge": reverse("memory:review_purge"),
+        **{
+            name: reverse(f"memory:{name}", args=[world.link_id])
+            for name in ("review_accept", "review_revert", "review_keep", "review_dismiss")
+        },
+        "review_reopen": reverse("memory:review_reopen", args=[1]),
+        "transfer": reverse("memory:transfer"),
+        "transfer_export": reverse("memory:transfer_export"),
+        "check_run": reverse("memory:check_run"),
     }
 
 
@@ -81,12 +93,15 @@ def write_urls(world: World) -> dict[str, str]:
 # logged-in account (set_theme) or any role (API tokens: tests/web/test_tokens.py) may post to.
 HISTORY_ROUTES = {"history_entry", "history_revert", "history_bulk", "history_bulk_revert"}
 PERSONAL_ROUTES = {"set_theme", "token_revoke"}
-POST_ONLY = {"image_describe", "summary_refresh", "memories_extract"}
+POST_ONLY = {"image_describe", "summary_refresh", "memories_extract", "check_run"}
+# Routes of one import job (curators only: tests/web/test_transfer.py).
+IMPORT_ROUTES = {"import_job", "import_resume"}
+POST_ONLY |= {"review_accept", "review_revert", "review_keep", "review_dismiss", "review_reopen"}
 
 
 def test_every_route_is_classified(world):
     routes = {pattern.name for pattern in dashboard_urls.urlpatterns}
-    classified = set(read_urls(world)) | set(write_urls(world)) | HISTORY_ROUTES | PERSONAL_ROUTES
+    classified = set(read_urls(world)) | set(write_urls(world)) | HISTORY_ROUTES | PERSONAL_ROUTES | IMPORT_ROUTES
     assert routes == classified
 
 

@@ -88,7 +88,11 @@ def test_demo_memories_are_linked_by_every_built_in_type_and_a_custom_one(agent_
         "contradicts": 1,
         "inspired": 1,
     }
-    assert all(link.metadata == {"created_by": "demo"} for link in links)
+    # Two retirements come from automatic (LLM) linking, for the review queue; people made the rest.
+    by_llm = [link for link in links if link.made_by_llm]
+    assert sorted(link.relation_type for link in by_llm) == ["duplicates", "supersedes"]
+    assert all(link.metadata == {"created_by": "demo-llm", "origin": "llm"} for link in by_llm)
+    assert all(link.metadata == {"created_by": "demo"} for link in links if not link.made_by_llm)
     [custom] = [link for link in links if link.relation_type == "inspired"]
     assert custom.opposite_relation_type == "inspired_by"
     # The contradiction is unresolved: both memories stay valid.
@@ -142,6 +146,18 @@ def test_demo_memories_carry_rich_metadata(agent_memory):
     assert open_reviews
     assert travel
     assert all(isinstance(m.metadata["tags"], list) for m in travel)
+
+
+def test_demo_chat_memories_name_the_message_they_came_from(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    chat = agent_memory.list_memories(metadata_filter={"source": "chat"}, limit=None)
+    assert chat
+    for memory in chat:
+        [message_id] = memory.metadata["source_message_ids"]
+        message = agent_memory.get_message_record(memory.thread_id, message_id)
+        assert message.role == "assistant"
+        assert memory.id in [m.id for m in agent_memory.memories_from_message(memory.thread_id, message_id)]
 
 
 def test_demo_conversations_span_several_weeks(agent_memory):
@@ -231,3 +247,10 @@ def test_ensure_demo_user_leaves_an_existing_demo_user_alone(monkeypatch, capsys
 
     assert authenticate(username="demo", password="changed-by-the-admin") is not None
     assert "other" not in capsys.readouterr().out
+
+
+def test_the_demo_has_near_duplicates_for_every_user(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+    groups = {user.id: agent_memory.find_duplicates(user.id).groups for user in agent_memory.list_users()}
+    assert {user_id: len(found) for user_id, found in groups.items()} == {"alice": 3, "bruno": 1, "chen": 1, "dana": 1}
+    assert max(len(group.memories) for group in groups["alice"]) == 3

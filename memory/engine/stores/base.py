@@ -46,6 +46,7 @@ from ..types import (
     USER_PROFILE_TYPE,
     AgentProfileRecord,
     CheckReport,
+    Duplicates,
     ImageMimeType,
     ImageRecord,
     Lifecycle,
@@ -80,6 +81,14 @@ DEFAULT_LIST_LIMIT = 100
 MAX_HOPS = 5
 DEFAULT_GRAPH_NODES = 2000
 MAX_GRAPH_NODES = 10_000
+DEFAULT_DUPLICATE_DISTANCE = 0.25
+"""find_duplicates' default threshold (cosine distance): rewordings of one fact with the local
+hashing embedder fall within it (0.1-0.21: "Alice is vegetarian." and "Alice is a vegetarian."),
+different facts of one topic do not (0.45 and beyond)."""
+MAX_DUPLICATE_DISTANCE = 0.5
+"""Beyond it, "near-duplicate" means related at best, and the pairs grow towards all of them."""
+DEFAULT_DUPLICATE_GROUPS = 100
+MAX_DUPLICATE_GROUPS = 1000
 
 
 class SchemaError(RuntimeError):
@@ -814,10 +823,15 @@ class MemoryStore(ABC):
         status: Any = NOT_SET,
         newest_first: bool = False,
         text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
     ) -> Page:
         """Records of these types in insertion order, filtered exactly by scope (None matches
         unscoped), id (one or a list) and metadata (`None`: records without metadata); a Page
         whose `next_cursor` continues it, stable while records are added.
+
+        `expires_before`: an ISO-8601 instant or datetime; only records with an expiry at or
+        before it (a review queue's "expiring within N days": live ones unless `include_expired`
+        or `status="expired"`).
 
         `status`: "valid" or "invalid" (the effective status, D2; RecordStatus members too), or
         "expired" (only records past their expiry, awaiting purge_expired). `newest_first`: key
@@ -1047,10 +1061,38 @@ class MemoryStore(ABC):
         consistent read: a query per hop, or the in-memory indexes."""
 
     @abstractmethod
+    def find_duplicates(
+        self,
+        user_id: str,
+        *,
+        max_distance: float = DEFAULT_DUPLICATE_DISTANCE,
+        memory_types: Any = None,
+        statuses: Any = "valid",
+        limit: int = DEFAULT_DUPLICATE_GROUPS,
+    ) -> Duplicates:
+        """Groups of one user's near-duplicate memories (Duplicates): the live (unexpired)
+        memories whose `user_id` is exactly `user_id`, of `memory_types` (a type or a list;
+        None: all four) and effective `statuses` ("valid" by default, so that memories already
+        retired as duplicates do not come back; None: valid and invalid), that have a vector.
+        Two are near-duplicates when the cosine distance of their vectors is at most
+        `max_distance` (0-0.5, inclusive to float32 precision); a group is a connected
+        component of that relation, of two memories or more. Groups come tightest first, the
+        first `limit` (1-1,000) of `total_groups`. Vector math over all the candidates at
+        once: a blocked matrix product on the in-memory index or on the vectors read in one
+        query, or, on Oracle without the index, a VECTOR_DISTANCE self-join in the database;
+        never a loop over pairs. ValueError for bad arguments; an unknown user has no groups."""
+
+    @abstractmethod
     def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
         """For each live memory among `memory_ids`, its Lifecycle: its own status flag and the ids
         of the lifecycle links (supersedes, refines, duplicates) pointing at it, in link order.
         Missing, expired and non-memory ids are left out. One query whatever the number of ids."""
+
+    @abstractmethod
+    def memory_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored unit vector (float32, the store's dimension) of each live memory among
+        `memory_ids`. Missing, expired and non-memory ids, and memories without a vector, are left
+        out. One query whatever the number of ids."""
 
     @abstractmethod
     def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
@@ -1587,26 +1629,74 @@ def graph_request(
     if isinstance(max_nodes, bool) or not isinstance(max_nodes, int) or not 1 <= max_nodes <= MAX_GRAPH_NODES:
         raise ValueError(f"max_nodes must be an integer from 1 to {MAX_GRAPH_NODES:,}, not {max_nodes!r}")
     labels = relation_type_list(relation_types)
-    omitted = memory_types is NOT_SET or memory_types is None
-    types = MEMORY_TYPES if omitted else check_record_types(memory_types, MEMORY_TYPES)
-    wanted = frozenset(("valid", "invalid"))
-    if statuses is not NOT_SET and statuses is not None:
-        values = (statuses,) if isinstance(statuses, str) else statuses
-        if not isinstance(values, (list, tuple, set, frozenset)) or not values:
-            raise ValueError(f"statuses must be 'valid', 'invalid' or a non-empty list of them, not {statuses!r}")
-        for status in values:
-            if not isinstance(status, str) or status not in wanted:
-                raise ValueError(f"statuses must be 'valid', 'invalid' or a non-empty list of them, not {statuses!r}")
-        wanted = frozenset(str(RecordStatus(status).value) for status in values)
     centre = value if name == "memory_id" else None
     return GraphRequest(
         scope=None if centre is not None else (name, value),
         centre=centre,
         hops=hops,
         relation_types=labels,
-        memory_types=types,
-        statuses=wanted,
+        memory_types=memory_type_list(memory_types),
+        statuses=status_set(statuses),
         max_nodes=max_nodes,
+    )
+
+
+def memory_type_list(memory_types: Any) -> tuple[str, ...]:
+    """A `memory_types` filter (a type or a list of them) as sorted types; omitted (NOT_SET or
+    None): every memory type."""
+    if memory_types is NOT_SET or memory_types is None:
+        return MEMORY_TYPES
+    try:
+        return check_record_types(memory_types, MEMORY_TYPES)
+    except ValueError as error:  # said with this argument's name ("record_type must be…" names another)
+        raise ValueError(f"memory_types: {error}") from None
+
+
+def status_set(statuses: Any) -> frozenset[str]:
+    """A `statuses` filter ("valid", "invalid" or a non-empty list of them: effective statuses)
+    as a set; omitted (NOT_SET or None): both."""
+    wanted = frozenset(("valid", "invalid"))
+    if statuses is NOT_SET or statuses is None:
+        return wanted
+    values = (statuses,) if isinstance(statuses, str) else statuses
+    if not isinstance(values, (list, tuple, set, frozenset)) or not values:
+        raise ValueError(f"statuses must be 'valid', 'invalid' or a non-empty list of them, not {statuses!r}")
+    for status in values:
+        if not isinstance(status, str) or status not in wanted:
+            raise ValueError(f"statuses must be 'valid', 'invalid' or a non-empty list of them, not {statuses!r}")
+    return frozenset(str(RecordStatus(status).value) for status in values)
+
+
+@dataclass(frozen=True)
+class DuplicatesRequest:
+    """find_duplicates' arguments, checked (memory_types and statuses as memory_graph's)."""
+
+    user_id: str
+    max_distance: float
+    memory_types: tuple[str, ...]
+    statuses: frozenset[str]
+    limit: int
+
+
+def duplicates_request(
+    *, user_id: Any, max_distance: Any, memory_types: Any, statuses: Any, limit: Any
+) -> DuplicatesRequest:
+    """Check find_duplicates' arguments (ValueError naming the first bad one)."""
+    check_id("user_id", user_id)
+    if (
+        isinstance(max_distance, bool)
+        or not isinstance(max_distance, (int, float))
+        or not 0 <= max_distance <= MAX_DUPLICATE_DISTANCE  # also refuses NaN
+    ):
+        raise ValueError(f"max_distance must be a number from 0 to {MAX_DUPLICATE_DISTANCE}, not {max_distance!r}")
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_DUPLICATE_GROUPS:
+        raise ValueError(f"limit must be an integer from 1 to {MAX_DUPLICATE_GROUPS:,}, not {limit!r}")
+    return DuplicatesRequest(
+        user_id=user_id,
+        max_distance=float(max_distance),
+        memory_types=memory_type_list(memory_types),
+        statuses=status_set(statuses),
+        limit=limit,
     )
 
 

@@ -329,6 +329,9 @@ class OracleDialect(SQLDialect):
     def vector_distance(self, column: str, bind: str) -> str:
         return f"VECTOR_DISTANCE({column}, :{bind}, COSINE)"
 
+    def vector_pair_distance(self, left: str, right: str) -> str | None:
+        return f"VECTOR_DISTANCE({left}, {right}, COSINE)"
+
     def vector_dimension(self, column: str) -> str:
         return f"VECTOR_DIMENSION_COUNT({column})"
 

@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from ..duplicates import DISTANCE_TOLERANCE, MAX_PAIRS, check_pair_count, group_rows, similar_pairs, unit_rows
 from ..embedders import Embedder, HashingEmbedder
 from ..filters import parse_filter
 from ..graph import GraphLink, grow_trees, walk_nodes
@@ -58,6 +59,8 @@ from ..types import (
     AgentProfileRecord,
     CheckFinding,
     CheckReport,
+    DuplicateGroup,
+    Duplicates,
     ImageRecord,
     Lifecycle,
     MemoryGraph,
@@ -80,10 +83,13 @@ from ..types import (
 )
 from .base import (
     DEFAULT_BATCH_SIZE,
+    DEFAULT_DUPLICATE_DISTANCE,
+    DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
     DEFAULT_LIST_LIMIT,
     AddPlan,
     DeleteScope,
+    DuplicatesRequest,
     EmbedderMismatchError,
     GraphRequest,
     MemoryStore,
@@ -107,6 +113,7 @@ from .base import (
     delete_scope,
     dump_metadata,
     dump_parts,
+    duplicates_request,
     encode_cursor,
     expected_version_of,
     graph_request,
@@ -320,6 +327,11 @@ class SQLDialect(ABC):
     @abstractmethod
     def vector_distance(self, column: str, bind: str) -> str:
         """The cosine distance between a vector column and a vector bind."""
+
+    def vector_pair_distance(self, left: str, right: str) -> str | None:
+        """The cosine distance of two vector columns in SQL, or None when the database has no
+        native one (SQLite's is a Python function: a self-join would call it once per pair)."""
+        return None
 
     @abstractmethod
     def vector_dimension(self, column: str) -> str:
@@ -1577,8 +1589,9 @@ class SQLMemoryStore(MemoryStore):
                     return self._graph_from_index(cursor, index, request)
             return self._graph_from_sql(cursor, request)
 
-    def _node_filter(self, alias: str, request: GraphRequest, params: dict[str, Any]) -> str:
-        """A graph's node filters on a record row: a live memory of the wanted types and statuses."""
+    def _node_filter(self, alias: str, request: GraphRequest | DuplicatesRequest, params: dict[str, Any]) -> str:
+        """A graph's node filters on a record row (also find_duplicates'): a live memory of the
+        wanted types and statuses."""
         params.setdefault("now", self.dialect.db_time(utc_now()))
         where = [
             f"{alias}.kind = 'memory'",
@@ -1682,6 +1695,104 @@ class SQLMemoryStore(MemoryStore):
         )
         return {row["id"]: self._record(row) for row in rows}
 
+    def find_duplicates(
+        self,
+        user_id: str,
+        *,
+        max_distance: float = DEFAULT_DUPLICATE_DISTANCE,
+        memory_types: Any = None,
+        statuses: Any = "valid",
+        limit: int = DEFAULT_DUPLICATE_GROUPS,
+    ) -> Duplicates:
+        """One user's near-duplicate groups (MemoryStore.find_duplicates), in one read: from the
+        in-memory index's matrix, from a self-join in the database when the dialect has a vector
+        distance of two columns (Oracle), else from the candidates' vectors read in one query."""
+        request = duplicates_request(
+            user_id=user_id, max_distance=max_distance, memory_types=memory_types, statuses=statuses, limit=limit
+        )
+        # Inside a transaction that has written, the index must not learn uncommitted changes.
+        memory_index = None if self._written() else self.index
+        with self._read() as cursor:
+            if memory_index is not None:
+                with memory_index.reading(_IndexSource(self, cursor)) as index:
+                    cache = index.records
+                    mask = cache.status_mask(
+                        request.memory_types, {"user_id": request.user_id}, request.statuses, time.time()
+                    )
+                    rows = np.flatnonzero(mask & cache.has_vector[: cache.size])
+                    pks, units = cache.pks[rows], cache.matrix[rows]  # copies: the lock can go
+                compared = len(pks)
+                first, second = similar_pairs(units, request.max_distance)
+            elif self.dialect.vector_pair_distance("a.embedding", "b.embedding") is not None:
+                compared, pks, units, first, second = self._duplicate_pairs_in_sql(cursor, request)
+            else:
+                params: dict[str, Any] = {}
+                pks, units = self._candidate_vectors(cursor, self._candidates("r", request, params), params)
+                compared = len(pks)
+                first, second = similar_pairs(units, request.max_distance)
+            found = group_rows(units, first, second)
+            shown = found[: request.limit]
+            records = self._records_by_pk(cursor, [int(pk) for group in shown for pk in pks[group.rows]])
+        groups = []
+        for group in shown:
+            members = [(records.get(int(pk)), float(d)) for pk, d in zip(pks[group.rows], group.distances, strict=True)]
+            members = [(record, distance) for record, distance in members if record is not None]
+            if len(members) > 1:
+                groups.append(DuplicateGroup([record for record, _ in members], [d for _, d in members]))
+        return Duplicates(groups, total_groups=len(found), compared=compared, max_distance=request.max_distance)
+
+    def _candidates(self, alias: str, request: DuplicatesRequest, params: dict[str, Any]) -> str:
+        """find_duplicates' candidates on a record row: the user's live memories of the wanted
+        types and statuses that have a vector."""
+        params["user_id"] = request.user_id
+        return f"{alias}.user_id = :user_id AND {alias}.embedding IS NOT NULL AND " + self._node_filter(
+            alias, request, params
+        )
+
+    def _candidate_vectors(self, cursor: Any, condition: str, params: dict[str, Any]) -> tuple[np.ndarray, Any]:
+        """The pks (in order) and unit vectors of the records passing `condition`, in one query;
+        a vector of another dimension than the store's (oam_check's wrong_dimension) is left out."""
+        rows = self._fetch(
+            f"SELECT r.pk, r.embedding FROM {self._records} r WHERE {condition} ORDER BY r.pk", params, cursor
+        )
+        size = 4 * self.vector_dim
+        rows = [row for row in rows if len(memoryview(row["embedding"]).cast("B")) == size]
+        pks = np.fromiter((int(row["pk"]) for row in rows), dtype=np.int64, count=len(rows))
+        return pks, unit_rows([row["embedding"] for row in rows], self.vector_dim)
+
+    def _duplicate_pairs_in_sql(
+        self, cursor: Any, request: DuplicatesRequest
+    ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The near pairs from the database (a self-join of the user's candidates on the vector
+        distance, each pair once), then the vectors of the memories in a pair, for the groups'
+        centres: how many were compared, their pks, unit vectors and the pairs as rows of them."""
+        params: dict[str, Any] = {"max_distance": request.max_distance + DISTANCE_TOLERANCE, "max_pairs": MAX_PAIRS + 1}
+        distance = self.dialect.vector_pair_distance("a.embedding", "b.embedding")
+        pairs = self._fetch(
+            f"SELECT a.pk AS first_pk, b.pk AS second_pk FROM {self._records} a "
+            f"JOIN {self._records} b ON b.user_id = a.user_id AND b.pk > a.pk "
+            f"WHERE {self._candidates('a', request, params)} AND {self._candidates('b', request, params)} "
+            f"AND {distance} <= :max_distance" + self.dialect.first_rows(":max_pairs"),
+            params,
+            cursor,
+        )
+        check_pair_count(len(pairs), request.max_distance)
+        count_params: dict[str, Any] = {}
+        [counted] = self._fetch(
+            f"SELECT count(*) AS n FROM {self._records} r WHERE {self._candidates('r', request, count_params)}",
+            count_params,
+            cursor,
+        )
+        ends = np.array([(int(row["first_pk"]), int(row["second_pk"])) for row in pairs], dtype=np.int64)
+        ends = ends.reshape(-1, 2)
+        paired = np.unique(ends)
+        pks, units = self._candidate_vectors(
+            cursor, self._in("r.pk", "pks", numeric=True), {"pks": _ids_json(paired.tolist())}
+        )
+        keep = np.isin(ends, pks).all(axis=1)  # a vector of the wrong dimension leaves its pairs out
+        ends = ends[keep]
+        return int(counted["n"]), pks, units, np.searchsorted(pks, ends[:, 0]), np.searchsorted(pks, ends[:, 1])
+
     def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:
         """Each live memory's own status and the lifecycle links pointing at it, in one query."""
         ids = memory_id_list(memory_ids)
@@ -1706,6 +1817,19 @@ class SQLMemoryStore(MemoryStore):
             for memory_id in ids
             if memory_id in links
         }
+
+    def memory_vectors(self, memory_ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """Live memories' stored vectors, in one query (SQLite gives bytes, Oracle a float32 array)."""
+        ids = memory_id_list(memory_ids)
+        if not ids:
+            return {}
+        rows = self._fetch(
+            f"SELECT r.id, r.embedding FROM {self._records} r "
+            f"WHERE r.kind = 'memory' AND {self._in('r.id', 'ids')} AND r.embedding IS NOT NULL "
+            "AND (r.expires_at IS NULL OR r.expires_at > :now)",
+            {"ids": _ids_json(ids), "now": self.dialect.db_time(utc_now())},
+        )
+        return {row["id"]: np.frombuffer(row["embedding"], dtype=np.float32) for row in rows}
 
     # --- threads ----------------------------------------------------------------------------
 
@@ -2511,9 +2635,10 @@ class SQLMemoryStore(MemoryStore):
         status: Any = NOT_SET,
         newest_first: bool = False,
         text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
     ) -> Page:
         """Records of one or more types in insertion order (or newest first), with exact scope
-        filters, status and text filters (MemoryStore.list)."""
+        filters, status, text and expiry filters (MemoryStore.list)."""
         types = check_record_types(record_type)
         check_positive_int("limit", limit, allow_none=True)
         check_bool("include_expired", include_expired)
@@ -2550,6 +2675,11 @@ class SQLMemoryStore(MemoryStore):
             where.append(INVALID_SQL)
         if wanted == "expired" or not include_expired:
             params["now"] = self.dialect.db_time(utc_now())
+        if expires_before is not NOT_SET:
+            if expires_before is None:
+                raise ValueError("expires_before must be an ISO-8601 timestamp, not None")
+            where.append("r.expires_at IS NOT NULL AND r.expires_at <= :expires_before")
+            params["expires_before"] = self.dialect.db_time(normalize_timestamp(expires_before, "expires_before"))
         matching = self._text_condition(["r.content", "r.id", self.dialect.json_text("r.metadata")], text, params)
         if matching is not None:
             where.append(matching)

@@ -5,13 +5,14 @@ vector or with a vector of the wrong dimension, orphan links, orphan images and 
 in-memory index out of step with the database, and records deleted through the dashboard that
 search still returns. `--repair` fixes what is safe (re-embeds, deletes orphan links, rebuilds
 the index; never a record) and checks again. Exit status 0 when nothing remains, 1 otherwise.
+Each run is kept in Django's database (CheckRun): the overview shows the latest.
 """
 
 from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.consistency import run_check
+from memory.consistency import check_and_record
 from memory.services import get_agent_memory
 
 
@@ -25,7 +26,7 @@ class Command(BaseCommand):
     def handle(self, *args, repair: bool, examples: int, **options) -> None:
         if examples < 1:
             raise CommandError("--examples must be at least 1")
-        result = run_check(get_agent_memory(), repair=repair, examples=examples)
+        result, _ = check_and_record(get_agent_memory(), repair=repair, examples=examples, via="command")
         for finding in result.findings:
             if not finding.found:
                 self.stdout.write(f"ok    {finding.name}: none ({finding.description})")

@@ -14,11 +14,12 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.engine import AgentMemory, ImageContent, MemoryExtractionConfig, TextContent, TimeToLiveAnchor
-from memory.engine.types import LIFECYCLE_RELATIONS
+from memory.engine.types import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, llm_link_metadata
 from memory.management.demo_data import (
     AGENT_GUIDELINES,
     AGENTS,
     DEMO_LINKS,
+    NEAR_DUPLICATES,
     THREADS,
     USER_MEMORIES,
     USERS,
@@ -32,6 +33,8 @@ CHANNELS = ("web", "mobile", "slack")
 REVIEWERS = ("moderator-1", "moderator-2")
 NO_LLM_WORK = MemoryExtractionConfig(extract_memories=False, enable_context_summary=False)
 LINK_METADATA = {"created_by": "demo"}
+LLM_NAME = "demo-llm"
+"""The LLM named in the metadata of the demo links automatic linking made (no LLM is called)."""
 RETIRED_BECAUSE = {"supersedes": "superseded", "refines": "refined", "duplicates": "duplicate"}
 """Why a memory that a lifecycle link points at was rejected in review."""
 
@@ -75,6 +78,11 @@ class DemoSeeder:
         for demo, times in sorted(timelines, key=lambda timeline: timeline[1][-1][1]):
             self.seed_thread(demo, times)
         self.link_memories()
+        # Last, so that the ids and times of everything above stay what they were before these.
+        for user_id, memories in NEAR_DUPLICATES.items():
+            for demo in memories:
+                when = self.end - timedelta(days=self.rng.randint(1, 6), minutes=self.rng.randint(0, 1440))
+                self.add_memory(demo, when, user_id=user_id, source="profile")
         return {"users": len(USERS), "agents": len(AGENTS), "threads": len(THREADS), **self.counts}
 
     def link_memories(self) -> None:
@@ -94,7 +102,7 @@ class DemoSeeder:
                 link.relation_type,
                 relation_id=self.new_id(),
                 timestamp=iso(max(source_when, target_when) + timedelta(minutes=self.rng.randint(1, 60))),
-                metadata=dict(LINK_METADATA),
+                metadata=llm_link_metadata(LLM_NAME) if link.by_llm else dict(LINK_METADATA),
                 **options,
             )
             self.counts["links"] += 1
@@ -117,7 +125,8 @@ class DemoSeeder:
         thread.add_messages(messages)
         self.counts["messages"] += len(messages)
         for remembered in demo.memories:
-            # Each memory was drawn from one of the assistant's replies, and points back to it.
+            # Each memory was drawn from one of the assistant's replies and points back to it, as
+            # an extracted memory does (its provenance: the engine's SOURCE_MESSAGES_KEY).
             source = self.rng.choice(messages[1::2])
             self.add_memory(
                 remembered,
@@ -126,7 +135,7 @@ class DemoSeeder:
                 agent_id=demo.agent_id,
                 thread_id=thread.thread_id,
                 source="chat",
-                origin={"thread_id": thread.thread_id, "message_id": source["id"]},
+                source_message_ids=[source["id"]],
             )
         for image in DEMO_IMAGES:
             if image.thread_slug == demo.slug:
@@ -171,14 +180,20 @@ class DemoSeeder:
         return [(asked + shift, answered + shift) for asked, answered in times]
 
     def add_memory(
-        self, demo: DemoMemory, when: datetime, *, source: str, origin: dict[str, str] | None = None, **scope: str
+        self,
+        demo: DemoMemory,
+        when: datetime,
+        *,
+        source: str,
+        source_message_ids: list[str] | None = None,
+        **scope: str,
     ) -> None:
         review: dict[str, Any] = {"status": self.rng.choice(("open", "approved", "approved"))}
         if review["status"] == "approved":
             review["by"] = self.rng.choice(REVIEWERS)
         metadata: dict[str, Any] = {"source": source, "tags": list(demo.tags), "review": review}
-        if origin:
-            metadata["origin"] = origin
+        if source_message_ids:
+            metadata[SOURCE_MESSAGES_KEY] = source_message_ids
         options: dict[str, Any] = {}
         if demo.expired:
             # The event happened weeks ago and was only relevant for a few days after it.

@@ -1,0 +1,219 @@
+"""The near-duplicate finder (/review/duplicates/): one user's groups of near-duplicate memories,
+side by side with a word diff against each group's centre, resolved in one click per group.
+
+GET is the state (`user_id`, `max_distance`, `memory_type`, and `merged`: a merge just made, shown
+with its undo). A POST merges a group (`action=merge`: keep one, link the others as its
+`duplicates` or delete them, Curation.merge_duplicates) or undoes a merge (`action=undo`,
+Curation.revert_bulk); without JavaScript it redirects back to the same groups, with htmx it
+swaps the resolved group's card in place.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse, QueryDict
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import reswap, retarget
+
+from memory.access import can_curate, viewer_required
+from memory.curation import CurationError, plural, undone_by
+from memory.diffs import word_diff
+from memory.engine import DuplicateGroup
+from memory.engine.stores.base import DEFAULT_DUPLICATE_DISTANCE, MAX_DUPLICATE_DISTANCE
+from memory.listing import FILTER_ID_INPUT, FILTER_INPUT, memory_type_filter
+from memory.models import BulkChange
+from memory.views.common import curation, engine, refuse, render_page
+
+GROUPS_SHOWN = 50
+USERS_CONSIDERED = 200
+"""The default user is the one with the most memories among the first this many users."""
+
+
+class DuplicateFilters(forms.Form):
+    """Whose memories, and how close counts as a near-duplicate (the engine's argument names)."""
+
+    user_id = forms.CharField(
+        label="User",
+        max_length=512,
+        widget=forms.TextInput(attrs={**FILTER_ID_INPUT, "list": "duplicate-users", "data-shortcut": "search"}),
+    )
+    max_distance = forms.FloatField(
+        label="Max distance",
+        required=False,
+        min_value=0,
+        max_value=MAX_DUPLICATE_DISTANCE,
+        widget=forms.NumberInput(attrs={**FILTER_INPUT, "step": "0.01"}),
+        help_text=f"Cosine distance, 0 (identical) to {MAX_DUPLICATE_DISTANCE}; default {DEFAULT_DUPLICATE_DISTANCE}.",
+    )
+    memory_type = memory_type_filter()
+
+    def engine_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        distance = data.get("max_distance")
+        return {
+            "user_id": data["user_id"],
+            "max_distance": DEFAULT_DUPLICATE_DISTANCE if distance is None else distance,
+            "memory_types": data.get("memory_type") or None,
+            "limit": GROUPS_SHOWN,
+        }
+
+
+class MergeForm(forms.Form):
+    """One group resolved: the memory to `keep` among the group's `members`, and `how` the others
+    are retired."""
+
+    keep = forms.CharField(max_length=512, error_messages={"required": "Choose the memory to keep."})
+    members = forms.MultipleChoiceField(choices=())
+    how = forms.ChoiceField(choices=[("link", "link as duplicates"), ("delete", "delete")])
+
+    def __init__(self, data: Any) -> None:
+        super().__init__(data)
+        # Any ids: the curation service checks that each names a memory.
+        self.fields["members"].choices = [(value, value) for value in data.getlist("members")]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if "keep" in data and "members" in data and data["keep"] not in data["members"]:
+            self.add_error("keep", "Choose the memory to keep among the group's memories.")
+        return data
+
+
+def default_user() -> str | None:
+    """The user with the most memories (among the first users listed), or None without users."""
+    memory = engine()
+    users = [profile.id for profile in memory.list_users(limit=USERS_CONSIDERED)]
+    counts = memory.owner_counts("user", users) if users else {}
+    ranked = sorted(users, key=lambda user_id: -counts.get(user_id, {}).get("memories", 0))
+    return ranked[0] if ranked else None
+
+
+def group_view(group: DuplicateGroup) -> list[dict[str, Any]]:
+    """A group's memories as the page shows them: each with its distance to the centre and its
+    text as a word diff from the centre's (the centre's own text as it is)."""
+    centre = group.centre.content or ""
+    return [
+        {
+            "memory": record,
+            "distance": distance,
+            "diff": None if i == 0 else word_diff(centre, record.content or ""),
+        }
+        for i, (record, distance) in enumerate(zip(group.memories, group.distances, strict=True))
+    ]
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+@require_http_methods(["GET", "POST"])
+def review_duplicates(request: HttpRequest) -> HttpResponse:
+    """The groups of the chosen user (GET), or a group merged or a merge undone (POST, curators)."""
+    if request.method == "POST":
+        if not can_curate(request.user):
+            raise PermissionDenied("Only curators can change the memory store; your account can read it.")
+        return resolve(request)
+    return groups_page(request, request.GET, merged=merged_change(request.GET.get("merged")))
+
+
+def groups_page(
+    request: HttpRequest, query: Any, *, merged: BulkChange | None = None, refused: str = "", status: int = 200
+) -> HttpResponse:
+    """The page for a query (the GET parameters, or a POST's `state_` fields): the filters and
+    the groups they find; `refused`, why a merge or an undo was not done (then a 400)."""
+    query = query.copy()
+    if not query.get("user_id"):
+        query["user_id"] = default_user() or ""
+    if not query.get("max_distance"):
+        query["max_distance"] = str(DEFAULT_DUPLICATE_DISTANCE)  # shown in its field, not implied
+    form = DuplicateFilters(query)
+    found = None
+    if form.is_valid():
+        arguments = form.engine_arguments()
+        try:
+            found = engine().find_duplicates(**arguments)
+        except ValueError as error:
+            refuse(form, error)
+        else:
+            user_id = arguments["user_id"]
+            if not engine().owner_counts("user", [user_id])[user_id]["memories"]:
+                form.add_error("user_id", f"No user {user_id!r} with memories: check the id.")
+                found = None
+    if form.errors or refused:
+        status = 400
+    context = {
+        "form": form,
+        "found": found,
+        "groups": [group_view(group) for group in found.groups] if found else [],
+        "users": [profile.id for profile in engine().list_users(limit=USERS_CONSIDERED)],
+        "merged": merged,
+        "merged_undone": merged is not None and undone_by(merged) is not None,
+        "refused": refused,
+        "state": [
+            (name, value) for name in ("user_id", "max_distance", "memory_type") for value in query.getlist(name)
+        ],
+    }
+    response = render_page(request, "review/duplicates.html", context, status=status)
+    if refused and getattr(request, "htmx", False):  # over the whole page, not into the group's card
+        response = reswap(retarget(response, "#main"), "outerHTML")
+        response["HX-Reselect"] = "#main"
+    return response
+
+
+def merged_change(value: str | None) -> BulkChange | None:
+    """The bulk change a `merged` (or `change`) parameter names, if it exists."""
+    if not value or not value.isdigit():
+        return None
+    return BulkChange.objects.filter(pk=int(value)).first()
+
+
+def resolve(request: HttpRequest) -> HttpResponse:
+    """Merge a group, or undo a merge; then back to the same groups (a redirect), or, with htmx,
+    the resolved group's card in place of the group. Refused: the page again, saying why (400)."""
+    service = curation(request)
+    state = QueryDict(mutable=True)
+    for name in ("user_id", "max_distance", "memory_type"):
+        state.setlist(name, request.POST.getlist(f"state_{name}"))
+    if request.POST.get("action") == "undo":
+        change = merged_change(request.POST.get("change"))
+        if change is None:
+            return groups_page(request, state, refused="Nothing was undone: change names no merge.")
+        try:
+            undo = service.revert_bulk(change)
+        except CurationError as error:
+            return groups_page(request, state, refused=f"Nothing was undone: {error}.")
+        failed = f" ({plural(len(undo.failed), 'change')} could not be undone)" if undo.failed else ""
+        messages.success(request, f"Undone: {change.summary}{failed}.")
+        return redirect(page_url(state))
+    form = MergeForm(request.POST)
+    if form.is_valid():
+        data = form.cleaned_data
+        retired = [member for member in data["members"] if member != data["keep"]]
+        try:
+            merge = service.merge_duplicates(data["keep"], retired, how=data["how"])
+        except ValueError as error:
+            refuse(form, error)
+        else:
+            if getattr(request, "htmx", False):
+                context = {"merge": merge, "change": merge.change, "state": state_fields(state)}
+                return render_page(request, "review/duplicates_resolved.html", context)
+            messages.success(request, merge.change.summary + ".")
+            return redirect(page_url(state, merged=merge.change.pk))
+    reasons = " ".join(str(message) for errors in form.errors.values() for message in errors)
+    return groups_page(request, state, refused=f"Nothing was merged: {reasons}")
+
+
+def state_fields(state: QueryDict) -> list[tuple[str, str]]:
+    return [(name, value) for name, values in state.lists() for value in values]
+
+
+def page_url(state: QueryDict, **extra: Any) -> str:
+    """The page of these groups (the same filters), with `extra` parameters."""
+    query = [(name, value) for name, value in state_fields(state) if value]
+    query += [(name, value) for name, value in extra.items()]
+    return f"{reverse('memory:review_duplicates')}?{urlencode(query)}" if query else reverse("memory:review_duplicates")

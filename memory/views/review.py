@@ -1,0 +1,193 @@
+"""The review queues (/review/, memory.review): one queue at a time as a tab with every queue's
+count, and the one-click decisions on its rows (accept or revert an automatic link, purge the
+expired records, keep one memory of a contradiction or dismiss it). Decisions are POSTs for
+curators; each goes back to the queue it came from."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+
+from memory.access import curator_required, viewer_required
+from memory.curation import CurationError, plural, short
+from memory.engine.types import LIFECYCLE_RELATIONS
+from memory.models import ObjectKind, ReviewKind, ReviewMark
+from memory.review import QUEUES, KeepForm, ReviewFilters, counts, mark, queue_page, recent_marks
+from memory.views.common import curation, engine, gone, refuse, render_page, safe_next
+
+
+def back(request: HttpRequest, queue: str) -> str:
+    """The queue page the decision was made on (`next`), else that queue's first page."""
+    return safe_next(request, f"{reverse('memory:review')}?queue={queue}")
+
+
+def refused(request: HttpRequest, message: str, queue: str) -> HttpResponse:
+    """400: a decision that cannot be made as asked, said on a page that links back to the queue."""
+    return render(request, "review/refused.html", {"message": message, "back": back(request, queue)}, status=400)
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def review(request: HttpRequest) -> HttpResponse:
+    """Every queue's count as tabs, and one page of the chosen queue (`queue`, `user_id`, `days`,
+    `cursor`, `limit`)."""
+    form = ReviewFilters(request.GET)
+    rows, next_cursor, tallies, arguments = [], None, {}, {"queue": "llm", "days": 7}
+    if form.is_valid():
+        arguments = form.review_arguments()
+        memory = engine()
+        try:
+            tallies = counts(memory, arguments["user_id"], arguments["days"])
+            rows, next_cursor = queue_page(memory, **arguments)
+        except ValueError as error:  # a damaged cursor, a user id beyond the engine's limits
+            refuse(form, error)
+    return render_page(
+        request,
+        "review/queues.html",
+        {
+            "form": form,
+            "queues": [(name, label, tallies.get(name)) for name, label in QUEUES.items()],
+            "queue": arguments["queue"],
+            "days": arguments["days"],
+            "user_id": arguments.get("user_id") or "",
+            "rows": rows,
+            "next_cursor": next_cursor,
+            "marks": recent_marks(),
+            "here": request.get_full_path(),
+        },
+        fragment="queue",
+        status=400 if form.errors else 200,
+    )
+
+
+def lifecycle_link(request: HttpRequest, relation_id: str):
+    """The automatic lifecycle link a decision names, or the answer that refuses it."""
+    try:
+        link = engine().get_relation(relation_id)
+    except KeyError:
+        return None, gone(request, ObjectKind.LINK, relation_id)
+    if link.relation_type not in LIFECYCLE_RELATIONS:
+        return None, refused(request, f"This link is a {link.relation_type} link now: it retires no memory.", "llm")
+    return link, None
+
+
+@curator_required
+@require_POST
+def review_accept(request: HttpRequest, relation_id: str) -> HttpResponse:
+    """Keep an automatic link and the retirement it made: the memory stays invalid, and the link
+    leaves the queue (a review mark, with who and when)."""
+    link, answer = lifecycle_link(request, relation_id)
+    if answer:
+        return answer
+    mark(curation(request).actor, ReviewKind.ACCEPTED, link)
+    messages.success(request, f"Accepted: {short(link.target_record_id)} stays {link.relation_type} by the link.")
+    return redirect(back(request, "llm"))
+
+
+@curator_required
+@require_POST
+def review_revert(request: HttpRequest, relation_id: str) -> HttpResponse:
+    """Delete an automatic link through the curation service (recorded, undoable from the
+    history): the memory it retired is valid again unless another link retires it."""
+    link, answer = lifecycle_link(request, relation_id)
+    if answer:
+        return answer
+    service = curation(request)
+    effects = service.link_effects(remove=link)
+    try:
+        service.delete_link(relation_id)
+    except KeyError:
+        return gone(request, ObjectKind.LINK, relation_id)
+    outcome = "is valid again" if effects else "is still invalid (another link or its own flag retires it)"
+    messages.success(request, f"Reverted the automatic link: {short(link.target_record_id)} {outcome}.")
+    return redirect(back(request, "llm"))
+
+
+@curator_required
+@require_POST
+def review_keep(request: HttpRequest, relation_id: str) -> HttpResponse:
+    """Resolve a contradiction: keep one memory, supersede the other (one bulk change)."""
+    form = KeepForm(request.POST)
+    if not form.is_valid():
+        return refused(request, "Say which memory to keep.", "contradictions")
+    try:
+        curation(request).resolve_contradiction(relation_id, form.cleaned_data["keep"])
+    except KeyError:
+        return gone(request, ObjectKind.LINK, relation_id)
+    except (CurationError, ValueError) as error:
+        return refused(request, str(error), "contradictions")
+    messages.success(
+        request,
+        f"Kept {short(form.cleaned_data['keep'])}; the other memory is superseded by it. "
+        "Undo it from the history if that was wrong.",
+    )
+    return redirect(back(request, "contradictions"))
+
+
+@curator_required
+@require_POST
+def review_dismiss(request: HttpRequest, relation_id: str) -> HttpResponse:
+    """Leave a contradiction as it is (both memories stay valid); it leaves the queue."""
+    try:
+        link = engine().get_relation(relation_id)
+    except KeyError:
+        return gone(request, ObjectKind.LINK, relation_id)
+    if link.relation_type != "contradicts":
+        return refused(request, f"This link is a {link.relation_type} link now, not a contradiction.", "contradictions")
+    mark(curation(request).actor, ReviewKind.DISMISSED, link)
+    messages.success(request, "Dismissed the contradiction: both memories stay as they are.")
+    return redirect(back(request, "contradictions"))
+
+
+@curator_required
+@require_POST
+def review_reopen(request: HttpRequest, mark_id: int) -> HttpResponse:
+    """Take back an accept or a dismissal: the link is in its queue again."""
+    review_mark = ReviewMark.objects.filter(pk=mark_id).first()
+    if review_mark is None:
+        return refused(request, "That decision was already taken back.", "llm")
+    review_mark.delete()
+    queue = "llm" if review_mark.kind == ReviewKind.ACCEPTED else "contradictions"
+    messages.success(request, "Reopened: the link is back in its queue.")
+    return redirect(back(request, queue))
+
+
+@curator_required
+@require_http_methods(["GET", "POST"])
+def review_purge(request: HttpRequest) -> HttpResponse:
+    """GET: what a purge deletes (every expired record of the store, whoever it belongs to) and
+    that it can be undone; POST: purge, recorded as one bulk change."""
+    memory = engine()
+    if request.method == "POST":
+        result = curation(request).purge_expired()
+        if result.change is None:
+            messages.info(request, "Nothing had expired: nothing was purged.")
+        else:
+            unsaved = (
+                f" {result.unsaved} expired during the purge and cannot be brought back." if result.unsaved else ""
+            )
+            messages.success(
+                request,
+                f"Purged {plural(result.purged, 'expired record')}. Undo it from the history "
+                f"(“{result.change.summary}”) to put them back, still expired.{unsaved}",
+            )
+        return redirect(back(request, "expired"))
+    expired = memory.list_expired(limit=None)
+    kinds: dict[str, int] = {}
+    for record in expired:
+        kinds[record.record_type] = kinds.get(record.record_type, 0) + 1
+    return render_page(
+        request,
+        "review/purge.html",
+        {
+            "total": len(expired),
+            "kinds": sorted(kinds.items()),
+            "cancel_url": back(request, "expired"),
+            "back": back(request, "expired"),
+            "action_label": f"Purge {plural(len(expired), 'expired record')}",
+        },
+    )

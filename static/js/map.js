@@ -1,0 +1,124 @@
+// The embedding map (templates/people/map.html): rectangle selection over the server-drawn SVG.
+// Dragging across the map selects the memories in the rectangle (Shift adds to the selection);
+// the selection is the ticked boxes of the list below it, a GET form to the bulk actions page,
+// so "Bulk actions for the selected" sends ?ids=<id>&ids=<id>… and the page without JavaScript
+// works by ticking the boxes by hand. A click that did not drag still opens the memory.
+(function () {
+  "use strict";
+
+  const DRAG_THRESHOLD = 4; // screen pixels before a press becomes a rectangle
+
+  function init() {
+    const svg = document.getElementById("map");
+    const form = document.getElementById("map-selection");
+    if (!svg || !form) return;
+    const lasso = document.getElementById("map-lasso");
+    const count = document.getElementById("map-count");
+    const bulk = document.getElementById("map-bulk");
+    const clear = document.getElementById("map-clear");
+    const boxes = new Map();
+    form.querySelectorAll('input[name="ids"]').forEach((box) => boxes.set(box.value, box));
+    const points = Array.from(svg.querySelectorAll(".oam-map-point")).map((link) => {
+      const circle = link.querySelector("circle");
+      return {
+        link: link,
+        id: link.dataset.id,
+        x: parseFloat(circle.getAttribute("cx")),
+        y: parseFloat(circle.getAttribute("cy")),
+      };
+    });
+
+    function refresh() {
+      let selected = 0;
+      points.forEach((point) => {
+        const box = boxes.get(point.id);
+        const on = Boolean(box && box.checked);
+        point.link.classList.toggle("oam-map-selected", on);
+        if (on) selected += 1;
+      });
+      count.textContent = selected + " selected";
+      bulk.disabled = selected === 0;
+      clear.disabled = selected === 0;
+    }
+
+    function select(ids, add) {
+      boxes.forEach((box, id) => {
+        if (!add) box.checked = false;
+        if (ids.has(id)) box.checked = true;
+      });
+      refresh();
+    }
+
+    function toMap(event) {
+      const matrix = svg.getScreenCTM();
+      const point = new DOMPoint(event.clientX, event.clientY);
+      return matrix ? point.matrixTransform(matrix.inverse()) : point;
+    }
+
+    let press = null; // {start (map units), screenX, screenY, dragging, add}
+    let swallowClick = false;
+
+    svg.addEventListener("dragstart", (event) => event.preventDefault()); // links are not dragged away
+    svg.addEventListener("pointerdown", (event) => {
+      if (event.button !== 0) return;
+      press = { start: toMap(event), screenX: event.clientX, screenY: event.clientY, dragging: false, add: event.shiftKey };
+      if (!event.target.closest(".oam-map-point")) event.preventDefault(); // no text selection
+    });
+    svg.addEventListener("pointermove", (event) => {
+      if (!press) return;
+      if (!press.dragging) {
+        const moved = Math.hypot(event.clientX - press.screenX, event.clientY - press.screenY);
+        if (moved < DRAG_THRESHOLD) return;
+        press.dragging = true;
+        svg.setPointerCapture(event.pointerId);
+        svg.classList.add("oam-map-selecting");
+        lasso.setAttribute("visibility", "visible");
+      }
+      const here = toMap(event);
+      lasso.setAttribute("x", Math.min(press.start.x, here.x));
+      lasso.setAttribute("y", Math.min(press.start.y, here.y));
+      lasso.setAttribute("width", Math.abs(here.x - press.start.x));
+      lasso.setAttribute("height", Math.abs(here.y - press.start.y));
+    });
+    function finish(event) {
+      if (!press) return;
+      const done = press;
+      press = null;
+      if (!done.dragging) return;
+      const here = toMap(event);
+      const [left, right] = [Math.min(done.start.x, here.x), Math.max(done.start.x, here.x)];
+      const [top, bottom] = [Math.min(done.start.y, here.y), Math.max(done.start.y, here.y)];
+      const inside = new Set(
+        points.filter((p) => p.x >= left && p.x <= right && p.y >= top && p.y <= bottom).map((p) => p.id),
+      );
+      select(inside, done.add);
+      lasso.setAttribute("visibility", "hidden");
+      svg.classList.remove("oam-map-selecting");
+      swallowClick = true; // the click that ends a drag opens nothing
+      setTimeout(() => { swallowClick = false; }, 0);
+    }
+    svg.addEventListener("pointerup", finish);
+    svg.addEventListener("pointercancel", (event) => {
+      press = null;
+      lasso.setAttribute("visibility", "hidden");
+      svg.classList.remove("oam-map-selecting");
+    });
+    svg.addEventListener("click", (event) => {
+      if (swallowClick) {
+        event.preventDefault();
+        event.stopPropagation();
+        swallowClick = false;
+      }
+    }, true);
+
+    form.addEventListener("change", refresh);
+    clear.addEventListener("click", () => select(new Set(), false));
+    document.addEventListener("keydown", (event) => {
+      if (event.key === "Escape" && !clear.disabled) select(new Set(), false);
+    });
+    refresh(); // boxes the browser kept ticked (back button) show on the map too
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();

@@ -1,0 +1,87 @@
+"""The embedding map in a real browser: a point's tooltip is its content, a click opens its memory,
+and dragging a rectangle selects the memories inside it and sends them to the bulk actions."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.web.world import build_world
+
+
+@pytest.fixture
+def world(agent_memory):
+    world = build_world(agent_memory)
+    agent_memory.add_memory(
+        "Alice reads on night trains.", user_id="alice", memory_type="preference", memory_id="trains"
+    )
+    return world
+
+
+def point_centre(page: Page, memory_id: str) -> tuple[float, float]:
+    box = page.locator(f'.oam-map-point[data-id="{memory_id}"] circle').bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_a_point_shows_its_content_on_hover_and_opens_its_memory(logged_in_page: Page, world):
+    page = logged_in_page
+    page.goto("/users/alice/map/")
+    point = page.locator('.oam-map-point[data-id="trains"]')
+    expect(point.locator("title")).to_have_text("preference, valid: Alice reads on night trains.")
+
+    point.hover()
+    expect(point.locator("circle")).to_have_css("stroke-width", "2px")  # the hovered point stands out
+    point.click()
+
+    expect(page).to_have_url(re.compile(r"/memories/trains/$"))
+
+
+def test_dragging_a_rectangle_selects_the_points_inside_and_offers_the_bulk_actions(logged_in_page: Page, world):
+    page = logged_in_page
+    page.goto("/users/alice/map/")
+    expect(page.locator("#map-count")).to_have_text("0 selected")
+    expect(page.get_by_role("button", name="Bulk actions for the selected")).to_be_disabled()
+    centres = {memory_id: point_centre(page, memory_id) for memory_id in ("fact-old", "fact-vegetarian", "trains")}
+    target = centres["trains"]
+
+    # A small rectangle around one point (starting on the background) selects it alone.
+    page.mouse.move(target[0] - 12, target[1] - 12)
+    page.mouse.down()
+    page.mouse.move(target[0] + 12, target[1] + 12, steps=4)
+    page.mouse.up()
+
+    expect(page.locator("#map-count")).to_have_text("1 selected")
+    expect(page.locator('.oam-map-point[data-id="trains"]')).to_have_class(re.compile("oam-map-selected"))
+    expect(page.locator('input[name="ids"][value="trains"]')).to_be_checked()
+    expect(page).to_have_url(re.compile(r"/users/alice/map/$"))  # the drag opened nothing
+
+    # A rectangle over the whole map, with Shift, adds the rest.
+    box = page.locator("#map").bounding_box()
+    page.keyboard.down("Shift")
+    page.mouse.move(box["x"] + 2, box["y"] + 2)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] - 2, steps=6)
+    page.mouse.up()
+    page.keyboard.up("Shift")
+    expect(page.locator("#map-count")).to_have_text("3 selected")
+
+    page.get_by_role("button", name="Bulk actions for the selected").click()
+    page.wait_for_url(re.compile(r"/memories/bulk/\?"))
+    query = parse_qs(urlsplit(page.url).query)
+    assert sorted(query["ids"]) == ["fact-old", "fact-vegetarian", "trains"]
+
+
+def test_escape_clears_the_selection(logged_in_page: Page, world):
+    page = logged_in_page
+    page.goto("/users/alice/map/")
+    page.locator("#map-list summary").click()
+    page.locator('#map-selection input[name="ids"]').first.check()
+    expect(page.locator("#map-count")).to_have_text("1 selected")  # ticking the list selects on the map too
+
+    page.keyboard.press("Escape")
+
+    expect(page.locator("#map-count")).to_have_text("0 selected")
+    expect(page.locator(".oam-map-selected")).to_have_count(0)

@@ -1,0 +1,357 @@
+"""Export and import in the dashboard (/settings/transfer/): the download is oam_export's file,
+an upload is imported by a job whose page shows its progress, and bad files import nothing. Per
+persona: curators only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
+from django.urls import reverse
+
+from memory import services, transfer_jobs
+from memory.curation import Actor, Curation
+from memory.engine import transfer
+from memory.models import BulkChange, ImportJob, ImportStatus
+
+from .world import build_world
+
+TRANSFER = reverse("memory:transfer")
+EXPORT = reverse("memory:transfer_export")
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def imports(settings, tmp_path) -> Path:
+    """Uploads kept in this test's folder, imported in the request (a thread would not see the
+    test's database transaction; tests/browser/test_import.py runs the real background thread)."""
+    settings.OAM_IMPORT_DIR = tmp_path / "imports"
+    settings.OAM_IMPORT_INLINE = True
+    settings.OAM_IMPORT_BATCH_SIZE = 5
+    return settings.OAM_IMPORT_DIR
+
+
+def oam_export(*args: str) -> str:
+    out = StringIO()
+    call_command("oam_export", *args, "--no-progress", stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+def downloaded(response) -> str:
+    assert response.status_code == 200, response.content[:500]
+    return b"".join(response.streaming_content).decode("utf-8")
+
+
+def use_fresh_store(settings, tmp_path, name: str = "fresh.sqlite3") -> None:
+    settings.OAM_STORE_URL = f"sqlite://{tmp_path / name}"
+    services.reset_agent_memory()
+
+
+@pytest.fixture
+def world_export(agent_memory, settings, tmp_path) -> str:
+    """The small world's export; the test then runs over a fresh, empty store."""
+    build_world(agent_memory)
+    text = oam_export()
+    use_fresh_store(settings, tmp_path)
+    return text
+
+
+def upload(client, text: str | bytes, name: str = "store.jsonl"):
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return client.post(TRANSFER, {"file": SimpleUploadedFile(name, data, content_type="application/jsonl")})
+
+
+# --- who may ---------------------------------------------------------------------------------------
+
+
+def test_viewers_may_neither_download_nor_upload(viewer_client, agent_memory):
+    build_world(agent_memory)
+
+    assert viewer_client.get(TRANSFER).status_code == 403
+    assert viewer_client.get(EXPORT).status_code == 403
+    response = upload(viewer_client, oam_export())
+    assert response.status_code == 403
+    assert not ImportJob.objects.exists()
+
+
+def test_anonymous_visitors_are_sent_to_log_in(client):
+    response = client.get(EXPORT)
+    assert response.status_code == 302 and "/accounts/login/" in response["Location"]
+
+
+def test_curators_see_the_page_linked_from_the_overview_and_the_settings(curator_client, viewer):
+    for page in ("memory:overview", "memory:tokens"):
+        assert f'href="{TRANSFER}"' in curator_client.get(reverse(page)).content.decode()
+    page = curator_client.get(TRANSFER).content.decode()
+    assert "Download the export" in page and "Upload and import" in page
+    assert "No imports yet." in page
+
+    curator_client.force_login(viewer)
+    for page in ("memory:overview", "memory:tokens"):
+        assert TRANSFER not in curator_client.get(reverse(page)).content.decode()
+
+
+# --- download --------------------------------------------------------------------------------------
+
+
+def test_the_download_is_the_commands_export_of_the_whole_store(curator_client, agent_memory):
+    build_world(agent_memory)
+
+    response = curator_client.get(EXPORT)
+
+    assert downloaded(response) == oam_export()
+    assert response["Content-Type"].startswith("application/jsonl")
+    assert response["Content-Disposition"].startswith('attachment; filename="oam-export-store-')
+    assert response["Content-Disposition"].endswith('.jsonl"')
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "label"),
+    [
+        ("user_id", "alice", "user-alice"),
+        ("agent_id", "atlas", "agent-atlas"),
+        ("thread_id", "trip-42", "thread-trip-42"),
+    ],
+)
+def test_a_scoped_download_is_the_commands_export_of_that_scope(curator_client, agent_memory, field, value, label):
+    build_world(agent_memory)
+
+    response = curator_client.get(EXPORT, {field: value})
+
+    text = downloaded(response)
+    assert text == oam_export(f"--{field.replace('_', '-')}", value)
+    assert json.loads(text.split("\n", 1)[0])["scope"] == {field: value}
+    assert f'filename="oam-export-{label}-' in response["Content-Disposition"]
+
+
+def test_an_id_unsafe_in_a_file_name_is_made_safe():
+    assert transfer_jobs.export_file_name({"user_id": 'a/"b" c'}, date(2026, 1, 2)) == (
+        "oam-export-user-a-b-c-2026-01-02.jsonl"
+    )
+
+
+def test_two_scopes_or_an_unknown_one_are_form_errors(curator_client, agent_memory):
+    build_world(agent_memory)
+
+    both = curator_client.get(EXPORT, {"user_id": "alice", "thread_id": "trip-42"})
+    assert both.status_code == 400
+    assert "Give at most one of user id, agent id and thread id" in both.content.decode()
+
+    unknown = curator_client.get(EXPORT, {"user_id": "nobody"})
+    assert unknown.status_code == 400
+    assert "Nothing in the store belongs to &#x27;nobody&#x27;" in unknown.content.decode()
+
+
+# --- upload ----------------------------------------------------------------------------------------
+
+
+def test_an_upload_is_imported_and_its_job_reaches_done_with_the_counts(curator_client, curator, world_export):
+    header = json.loads(world_export.split("\n", 1)[0])
+    counts = header["counts"]
+
+    response = upload(curator_client, world_export)
+
+    job = ImportJob.objects.get()
+    assert response.status_code == 302 and response["Location"] == reverse("memory:import_job", args=[job.pk])
+    assert job.status == ImportStatus.DONE
+    assert (job.done, job.total, job.percent) == (sum(counts.values()),) * 2 + (100,)
+    assert job.restored == counts
+    assert job.skipped == [] and job.error == ""
+    assert (job.actor, job.file_name, job.size) == (curator, "store.jsonl", len(world_export.encode()))
+    assert oam_export() == world_export  # the store now holds exactly the file
+    assert not Path(job.path).exists()  # the upload is not kept once imported
+
+    page = curator_client.get(response["Location"]).content.decode()
+    assert "Done: imported 1 thread, " in page and "nothing was skipped" in page
+    assert f'value="{job.total}"' in page and "100%" in page
+    assert "hx-trigger" not in page and 'http-equiv="refresh"' not in page  # finished: no more polling
+
+
+def test_the_import_is_one_bulk_change_that_undoes_it_in_one_step(curator_client, curator, world_export, agent_memory):
+    upload(curator_client, world_export)
+    job = ImportJob.objects.get()
+
+    change = BulkChange.objects.get()
+    assert job.change == change
+    assert change.summary.startswith("Imported store.jsonl: 1 thread, ")
+    kinds = sorted(change.entries.values_list("object_kind", flat=True))
+    # the thread stands for its messages, images and memories; profiles are their own
+    assert kinds == ["agent", "thread", "user"]
+
+    Curation(services.get_agent_memory(), Actor(curator)).revert_bulk(change)
+
+    stats = services.get_agent_memory().stats()
+    assert (stats.threads, stats.messages, stats.memories, stats.users, stats.agents) == (0, 0, 0, 0, 0)
+
+
+def test_importing_the_same_file_again_skips_everything_and_says_why(curator_client, world_export):
+    upload(curator_client, world_export)
+    upload(curator_client, world_export, name="again.jsonl")
+
+    job = ImportJob.objects.get(file_name="again.jsonl")
+    assert job.status == ImportStatus.DONE
+    assert job.restored == {"threads": 0, "records": 0, "relations": 0}
+    assert job.skipped_count == job.total
+    assert {item["reason"] for item in job.skipped} == {
+        "already in the store (imported before, or an earlier run of this import)"
+    }
+    page = curator_client.get(reverse("memory:import_job", args=[job.pk])).content.decode()
+    assert "already in the store" in page
+
+
+def test_a_file_of_another_version_is_a_form_error_and_nothing_is_imported(curator_client, world_export):
+    header, rest = world_export.split("\n", 1)
+    other = json.dumps({**json.loads(header), "version": 2}) + "\n" + rest
+
+    response = upload(curator_client, other, name="future.jsonl")
+
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert (
+        "future.jsonl: line 1: the file is oam-export version 2; this version of the engine reads version 1 only"
+        in html
+    )
+    assert not ImportJob.objects.exists()
+    assert services.get_agent_memory().stats().threads == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x89PNG\r\n\x1a\n not json", "photo.png: line 1: not UTF-8 text"),
+        (b'{"name": "a list"}\n', "photo.png: line 1: this is not an oam-export file"),
+        (b"", "The submitted file is empty."),
+    ],
+)
+def test_a_file_that_is_no_export_is_a_form_error(curator_client, content, message):
+    response = upload(curator_client, content, name="photo.png")
+
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not ImportJob.objects.exists()
+
+
+def test_a_damaged_file_fails_its_job_with_the_line_and_imports_nothing(curator_client, world_export):
+    lines = world_export.split("\n")
+    lines[-3] = lines[-3][:40]  # a record or link cut short, near the end: after several batches' worth
+
+    upload(curator_client, "\n".join(lines), name="damaged.jsonl")
+
+    job = ImportJob.objects.get()
+    assert job.status == ImportStatus.FAILED
+    assert f"damaged.jsonl: line {len(lines) - 2}: not a JSON object" in job.error
+    assert "Nothing was imported." in job.error
+    stats = services.get_agent_memory().stats()
+    assert (stats.threads, stats.messages, stats.memories) == (0, 0, 0)
+    page = curator_client.get(reverse("memory:import_job", args=[job.pk])).content.decode()
+    assert "Failed." in page and "Run the import again" not in page  # the same file would fail again
+
+
+def test_a_file_over_the_limit_is_a_form_error(curator_client, world_export, settings):
+    settings.OAM_IMPORT_MAX_BYTES = 100
+
+    response = upload(curator_client, world_export)
+
+    assert response.status_code == 400
+    assert "the dashboard takes files up to 100 bytes" in response.content.decode()
+    assert not ImportJob.objects.exists()
+
+
+def test_no_file_is_a_form_error(curator_client):
+    response = curator_client.post(TRANSFER, {})
+    assert response.status_code == 400
+    assert "This field is required." in response.content.decode()
+
+
+# --- a job's page while it runs, and after its process is gone --------------------------------------
+
+
+def finished_process_id() -> int:
+    """The id of a process that has ended (so no process has it, for a while)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def kept_upload(imports: Path, text: str) -> str:
+    imports.mkdir(parents=True, exist_ok=True)
+    path = imports / "kept.jsonl"
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+def test_a_running_job_polls_every_second_and_refreshes_without_javascript(curator_client, curator, monkeypatch):
+    job = ImportJob.objects.create(
+        actor=curator, actor_name="carl", file_name="big.jsonl", path="", size=10, total=40, done=10
+    )
+    job.status, job.pid = ImportStatus.RUNNING, os.getpid()
+    job.save()
+    monkeypatch.setattr(transfer_jobs, "_running", {job.pk})
+    url = reverse("memory:import_job", args=[job.pk])
+
+    page = curator_client.get(url).content.decode()
+    fragment = curator_client.get(url, headers={"HX-Request": "true"}).content.decode()
+
+    assert 'hx-trigger="every 1s"' in page and '<meta http-equiv="refresh" content="2">' in page
+    assert "10 of 40 lines imported so far" in page and "25%" in page
+    assert fragment.lstrip().startswith('<section id="import-progress"') and "<html" not in fragment
+    assert 'hx-trigger="every 1s"' in fragment
+
+
+def test_a_job_whose_process_is_gone_is_interrupted_and_running_it_again_resumes(
+    curator_client, curator, world_export, imports
+):
+    # One batch of 5 lines imported, then the server stopped: its process is gone, the job still "running".
+    lines = world_export.splitlines(keepends=True)
+    with pytest.raises(transfer.ExportFormatError, match="truncated"):
+        transfer.import_export(services.get_agent_memory(), lines[:7], batch_size=5)
+    job = ImportJob.objects.create(
+        actor=curator,
+        actor_name="carl",
+        file_name="store.jsonl",
+        path=kept_upload(imports, world_export),
+        size=len(world_export),
+        total=len(lines) - 1,
+        done=5,
+        status=ImportStatus.RUNNING,
+        pid=finished_process_id(),
+    )
+    url = reverse("memory:import_job", args=[job.pk])
+
+    page = curator_client.get(url).content.decode()
+
+    assert "Interrupted:" in page and "Run the import again" in page
+    job.refresh_from_db()
+    assert job.status == ImportStatus.INTERRUPTED
+
+    response = curator_client.post(reverse("memory:import_resume", args=[job.pk]))
+
+    assert response.status_code == 302
+    job.refresh_from_db()
+    assert job.status == ImportStatus.DONE and job.done == len(lines) - 1
+    assert job.skipped_count == 5  # the batch imported before the interruption
+    assert oam_export() == world_export
+
+
+def test_viewers_cannot_see_or_resume_a_job(viewer_client, curator):
+    job = ImportJob.objects.create(actor=curator, actor_name="carl", file_name="x.jsonl", path="", size=1)
+
+    assert viewer_client.get(reverse("memory:import_job", args=[job.pk])).status_code == 403
+    assert viewer_client.post(reverse("memory:import_resume", args=[job.pk])).status_code == 403
+
+
+def test_the_page_lists_the_latest_imports(curator_client, world_export):
+    upload(curator_client, world_export, name="<i>first.jsonl")
+
+    page = curator_client.get(TRANSFER).content.decode()
+
+    assert "&lt;i&gt;first.jsonl" in page and "<i>first" not in page
+    assert ">done<" in page
