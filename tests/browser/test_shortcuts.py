@@ -112,11 +112,6 @@ def test_x_ticks_the_current_rows_box_on_the_embedding_maps_list(logged_in_page:
     assert page.evaluate("window.oamChanges") == 2  # each toggle fired change (the map follows the boxes)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the memories listing has no selection checkboxes (name=ids) yet: the bulk actions branch adds "
-    "them; drop this mark once it is merged",
-)
 def test_x_toggles_the_current_rows_checkbox(logged_in_page: Page, demo):
     page = logged_in_page
     rows = memory_rows(page)
