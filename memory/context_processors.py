@@ -26,7 +26,15 @@ NAVIGATION = (
 
 
 # Pages whose module is not a section of their own belong to the section they are reached from.
-SECTION_OF_MODULE = {"messages": "threads", "images": "threads", "cards": "threads", "links": "memories"}
+SECTION_OF_MODULE = {
+    "messages": "threads",
+    "images": "threads",
+    "cards": "threads",
+    "links": "memories",
+    "bulk": "memories",
+    "duplicates": "review",
+    "maps": "people",
+}
 
 
 def theme_of(request: HttpRequest) -> str:

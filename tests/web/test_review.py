@@ -426,3 +426,16 @@ def test_an_htmx_pager_request_gets_only_the_queue(viewer_client, queues):
     assert response.status_code == 200
     assert html.lstrip().startswith('<div id="queue"') and "<html" not in html
     assert 'rel="next"' in html and 'hx-target="#queue"' in html
+
+
+@pytest.mark.parametrize(
+    ("url", "section"),
+    [
+        ("/review/duplicates/", "Review"),
+        ("/memories/bulk/?ids=mem-1", "Memories"),
+        ("/users/alice/map/", "Users"),
+    ],
+)
+def test_pages_reached_from_a_section_mark_it_current(viewer_client, queues, url, section):
+    html = viewer_client.get(url).content.decode()
+    assert re.search(rf'aria-current="page" href="[^"]+">{section}</a>', html)
