@@ -32,8 +32,8 @@ extract_memories, refresh_summary, describe_image_again) write the store first a
 right after, since the LLM work they schedule must see the change committed; a crash between the
 two leaves such a change unrecorded (never an entry without its change).
 
-`reconcile_pending` runs in `manage.py oam_check` (and the overview's check), and once in each
-process before its first change, for entries pending longer than RECONCILE_AFTER.
+`reconcile_pending` runs in `manage.py oam_check` (and the overview's check), and in each process
+before its first change and every RECONCILE_AFTER after, for entries pending that long.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -1520,15 +1521,18 @@ def reconcile_pending(agent_memory: AgentMemory, *, older_than: timedelta = RECO
     return Reconciled(result.confirmed, result.dropped, removed)
 
 
-_reconciled: set[int] = set()
+_last_reconcile: dict[int, float] = {}
 _reconciled_lock = threading.Lock()
 
 
 def reconcile_once(agent_memory: AgentMemory) -> None:
-    """reconcile_pending once per process and store, before its first change: a server restarted
-    after a crash settles what the crash left as soon as someone changes something."""
+    """reconcile_pending before a process's first change, and again before a change once
+    RECONCILE_AFTER has passed since: what a crash left pending is settled soon after a restart
+    (one indexed query each time, nothing else when nothing is pending)."""
+    now = time.monotonic()
     with _reconciled_lock:
-        if id(agent_memory) in _reconciled:
+        last = _last_reconcile.get(id(agent_memory))
+        if last is not None and now - last < RECONCILE_AFTER.total_seconds():
             return
-        _reconciled.add(id(agent_memory))
+        _last_reconcile[id(agent_memory)] = now
     reconcile_pending(agent_memory)
