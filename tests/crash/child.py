@@ -77,8 +77,18 @@ def hook_recording() -> None:
     manager = CurationEntry.with_pending
     bulk_create = manager.bulk_create
 
+    recorded = curation.Curation._recorded
+
+    @contextmanager
+    def counted(self):
+        if self._pending is None:  # a batch (or a single change) begins
+            batches["n"] += 1
+        with recorded(self):
+            yield
+
+    curation.Curation._recorded = counted
+
     def hooked_bulk_create(entries, *args, **kwargs):
-        batches["n"] += 1
         if batches["n"] == at and point == "changed":
             pause()
         created = bulk_create(entries, *args, **kwargs)
