@@ -35,6 +35,10 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def password_of(username: str) -> str:
+    return f"{username}-password-long-enough"
+
+
 @dataclass
 class Site:
     folder: Path
@@ -89,14 +93,16 @@ class Site:
         return done.stdout
 
     def make_curator(self, name: str = "carl") -> str:
-        """Migrate, add a curator login and return a curator API token of theirs."""
+        """Migrate, add a curator login (password: `password_of(name)`) and return a curator API
+        token of theirs."""
         self.manage("migrate", "--noinput", "--verbosity", "0")
-        self.manage("oam_user", "add", name, "--role", "curator", "--password", f"{name}-password-long-enough")
+        self.manage("oam_user", "add", name, "--role", "curator", "--password", password_of(name))
         return self.manage("oam_token", "create", name, "--name", "load", "--role", "curator").strip().splitlines()[-1]
 
     def seed_memories(self, count: int, users: int = 50) -> None:
-        """Write `count` memories over `users` users and 5 agents into the store, through the engine
-        as agents write them (one at a time, each embedded and indexed)."""
+        """Write `count` memories, `memory-0` … over `users` users (memory-n is user-(n % users)'s) and
+        5 agents into the store, through the engine as agents write them (one at a time, each
+        embedded and indexed)."""
         from memory.engine import connect
         from memory.engine.embedders import embedder_from_spec
 
@@ -110,9 +116,23 @@ class Site:
                     user_id=f"user-{n % users}",
                     agent_id=f"agent-{n % 5}",
                     metadata={"source": "bench", "n": n},
+                    memory_id=f"memory-{n}",
                 )
         finally:
             memory.close()
+
+    def session(self, username: str, password: str) -> httpx.Client:
+        """A dashboard session of `username`, logged in through the login form; each request on
+        a new connection (so that any worker may answer it)."""
+        client = httpx.Client(base_url=self.base, headers={"Connection": "close"}, timeout=60)
+        client.get("/accounts/login/")
+        answer = client.post(
+            "/accounts/login/",
+            data={"username": username, "password": password, "csrfmiddlewaretoken": client.cookies["csrftoken"]},
+        )
+        if answer.status_code != 302:
+            raise RuntimeError(f"{username} could not log in: {answer.status_code} {answer.text[:500]}")
+        return client
 
     def serve(self, workers: int = 2, threads: int = 1, access_log: bool = False) -> None:
         """Start gunicorn (`threads` > 1: gthread workers) on a free loopback port, and wait until it answers."""

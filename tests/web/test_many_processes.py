@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import httpx
 import pytest
 
-from bench._gunicorn import Site
+from bench._gunicorn import Site, password_of
 
 WORKERS = 2
 THREADS = 2
@@ -56,28 +56,11 @@ def site(tmp_path_factory) -> Iterator[tuple[Site, str, httpx.Client]]:
     token = site.make_curator()
     try:
         site.serve(workers=WORKERS, threads=THREADS, access_log=True)
-        dashboard = logged_in(site)
+        dashboard = site.session("carl", password_of("carl"))
         yield site, token, dashboard
         dashboard.close()
     finally:
         site.stop()
-
-
-def logged_in(site: Site) -> httpx.Client:
-    """A dashboard session of the curator, through the login form; a new connection per request."""
-    client = httpx.Client(base_url=site.base, headers={"Connection": "close"}, timeout=60)
-    client.get("/accounts/login/")
-    answer = client.post(
-        "/accounts/login/",
-        data={
-            "username": "carl",
-            "password": "carl-password-long-enough",
-            "csrfmiddlewaretoken": client.cookies["csrftoken"],
-        },
-        headers={"Referer": f"{site.base}/accounts/login/"},
-    )
-    assert answer.status_code == 302, answer.text[:500]
-    return client
 
 
 def call(site: Site, token: str, method: str, path: str, client: httpx.Client | None = None, **options) -> Served:
