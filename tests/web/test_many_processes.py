@@ -1,5 +1,6 @@
 """Many processes over one store: gunicorn with two workers (gthread, two threads each) over one
-SQLite store, as `make serve` runs it, with real processes and HTTP over loopback.
+SQLite store, as a deployment runs `gunicorn oam_site.wsgi`, with real processes and HTTP over
+loopback.
 
 The site is set up as its administrator would (manage.py migrate, oam_user, oam_token) in a
 temporary folder (bench/_gunicorn.py). gunicorn's access log names the pid of the worker that
@@ -12,8 +13,9 @@ served what without the product sending its pid anywhere.
    in-memory index, which must catch up from the store's change log; record, listing, link and
    dashboard pages read the database.
 2. A bounded concurrent load (client threads mixing API writes and reads with the dashboard's bulk
-   changes, LOAD_SECONDS) answers no 5xx,
-   the server logs no error ("database is locked" included), and oam_check finds the store consistent.
+   changes, LOAD_SECONDS) answers no 5xx, the server logs no error ("database is locked"
+   included), and oam_check finds the store consistent.
+3. Both workers opening a store that does not exist yet, at once, answer every first request.
 """
 
 from __future__ import annotations
