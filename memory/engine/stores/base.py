@@ -1752,6 +1752,13 @@ def memory_id_list(memory_ids: Any) -> list[str]:
     return [memory_id for memory_id in dict.fromkeys(memory_ids) if storable_id(memory_id)]
 
 
+def token_list(tokens: Any) -> list[str]:
+    """The change tokens whose outcomes to read or forget: a sequence of ids, not one string."""
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
+        raise ValueError(f"tokens must be a list of tokens, not {type(tokens).__name__}")
+    return [check_id(f"tokens[{i}]", token) for i, token in enumerate(tokens)]
+
+
 def record_id_list(record_id: Any) -> list[str]:
     """list()'s `record_id`: one id or a list of them."""
     ids = [record_id] if isinstance(record_id, str) else record_id

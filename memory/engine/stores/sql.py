@@ -135,6 +135,7 @@ from .base import (
     summary_topics,
     thread_changes,
     to_vector,
+    token_list,
 )
 from .index import LogState, MemoryIndex, changed_keys
 from .ranking import CANDIDATE_DEPTH, fuse_rankings
@@ -3296,6 +3297,7 @@ class SQLMemoryStore(MemoryStore):
 
     def outcomes(self, tokens: Sequence[str]) -> dict[str, str]:
         """See MemoryStore.outcomes."""
+        tokens = token_list(tokens)
         if not tokens:
             return {}
         with self._read() as cursor:
@@ -3304,6 +3306,7 @@ class SQLMemoryStore(MemoryStore):
 
     def forget_outcomes(self, tokens: Sequence[str]) -> None:
         """See MemoryStore.forget_outcomes."""
+        tokens = token_list(tokens)
         if not tokens:
             return
         with self._write() as cursor:
