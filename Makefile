@@ -31,10 +31,11 @@ echo "Install one, or pass it explicitly: make PYTHON=/path/to/python3.12 <targe
 exit 1
 endef
 
-.PHONY: help venv run test lint format bench vendor screenshots
+.PHONY: help venv run serve test lint format bench vendor screenshots
 
 help:
 	@echo "make run     set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
+	@echo "make serve   production: migrate, collectstatic, gunicorn on OAM_BIND (README: Deploy)"
 	@echo "make test    manage.py check, makemigrations --check, pytest"
 	@echo "make lint    ruff check + ruff format --check"
 	@echo "make bench   run every bench/*.py"
@@ -65,6 +66,16 @@ run: venv
 	$(PY) manage.py seed_demo --if-empty
 	$(PY) manage.py ensure_demo_user
 	$(PY) manage.py runserver $(RUNSERVER_ADDR)
+
+# Production (README: Deploy): DEBUG off unless OAM_DEBUG says otherwise, so OAM_SECRET_KEY is
+# needed. Django's tables and the cache table first, the static files collected (hashed names,
+# compressed), then gunicorn in the foreground (exec: systemd's stop signal reaches it).
+serve: venv
+	export OAM_DEBUG="$${OAM_DEBUG:-false}"; \
+	$(PY) manage.py migrate --noinput; \
+	$(PY) manage.py createcachetable; \
+	$(PY) manage.py collectstatic --noinput --verbosity 0; \
+	exec $(BIN)/gunicorn -c oam_site/gunicorn.conf.py oam_site.wsgi
 
 test: $(DEV_STAMP)
 	$(PY) manage.py check
