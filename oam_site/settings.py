@@ -282,7 +282,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["memory.api.permissions.ReadOrCurate"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
+        "memory.api.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_PARSER_CLASSES": [
         "memory.api.parsers.JSONParser",
