@@ -67,15 +67,10 @@ run: venv
 	$(PY) manage.py ensure_demo_user
 	$(PY) manage.py runserver $(RUNSERVER_ADDR)
 
-# Production (README: Deploy): DEBUG off unless OAM_DEBUG says otherwise, so OAM_SECRET_KEY is
-# needed. Django's tables and the cache table first, the static files collected (hashed names,
-# compressed), then gunicorn in the foreground (exec: systemd's stop signal reaches it).
+# Production (README: Deploy): deploy/serve.sh migrates, collects the static files and runs
+# gunicorn (oam_site/gunicorn.conf.py: OAM_BIND, OAM_WORKERS, OAM_THREADS) with DEBUG off.
 serve: venv
-	export OAM_DEBUG="$${OAM_DEBUG:-false}"; \
-	$(PY) manage.py migrate --noinput; \
-	$(PY) manage.py createcachetable; \
-	$(PY) manage.py collectstatic --noinput --verbosity 0; \
-	exec $(BIN)/gunicorn -c oam_site/gunicorn.conf.py oam_site.wsgi
+	exec deploy/serve.sh
 
 test: $(DEV_STAMP)
 	$(PY) manage.py check

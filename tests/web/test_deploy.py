@@ -401,22 +401,20 @@ HTTPS = {"X-Forwarded-Proto": "https"}
 
 @pytest.fixture(scope="module")
 def production_server(tmp_path_factory) -> Iterator[tuple[str, Path, Path]]:
-    """gunicorn with the project's config over a migrated throwaway site with collected static
-    files: (base URL, static root, its stderr log). Stopped (and killed if it must be) at the end."""
+    """deploy/serve.sh (what make serve runs: migrate, collectstatic, gunicorn with the project's
+    config) over a throwaway site: (base URL, static root, its output). Stopped (and killed if it
+    must be) at the end."""
     tmp_path = tmp_path_factory.mktemp("serve")
     port = free_port()
     env = production_env(
         tmp_path, OAM_BIND=f"127.0.0.1:{port}", OAM_WORKERS="1", OAM_THREADS="2", OAM_BEHIND_PROXY="true"
     )
-    for command in (["migrate", "--noinput"], ["createcachetable"], ["collectstatic", "--noinput", "-v", "0"]):
-        result = run([PYTHON, "manage.py", *command], env)
-        assert result.returncode == 0, result.stderr
-    log_path = tmp_path / "gunicorn.log"
+    log_path = tmp_path / "serve.log"
     with open(log_path, "wb") as log_file:
         server = subprocess.Popen(
-            [str(Path(PYTHON).parent / "gunicorn"), "-c", "oam_site/gunicorn.conf.py", "oam_site.wsgi"],
+            ["deploy/serve.sh"],
             cwd=ROOT,
-            env=env,
+            env={**env, "OAM_VENV": str(Path(PYTHON).parent.parent)},
             stdout=log_file,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -494,4 +492,5 @@ def test_the_production_server_logs_json_lines(production_server):
         "status": 200,
         "user": "-",
     }
-    assert all(line.startswith("{") for line in log_path.read_text().splitlines() if line.strip())
+    gunicorn_lines = [line for line in lines if line["logger"].startswith("gunicorn")]
+    assert any("Listening at" in line["message"] for line in gunicorn_lines)
