@@ -1,7 +1,8 @@
 """The settings a deployment chooses by URL: Django's database, its cache and its logging.
 
-Pure functions of their arguments (and OAM_DATABASE_* for the database's secrets), so that tests
-can check what a URL becomes without connecting to anything. README: Deploy.
+Pure functions of their arguments (the database's also of OAM_DATABASE_PASSWORD and
+OAM_DATABASE_CONN_MAX_AGE), so that tests can check what a URL becomes without connecting to
+anything. README: Deploy.
 """
 
 from __future__ import annotations
