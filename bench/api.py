@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -90,6 +91,8 @@ def configure(folder: Path, throttle_rate: str) -> dict[str, str]:
         "OAM_EMBEDDER": "hashing",
         "OAM_LLM_BASE_URL": "",
         "OAM_DEBUG": "0",
+        "OAM_SECRET_KEY": secrets.token_urlsafe(50),  # DEBUG off needs one
+        "OAM_LOG_LEVEL": "WARNING",  # no log line per request: the load would print thousands
         "OAM_API_TOKEN_RATE": throttle_rate,
         "OAM_API_USER_RATE": throttle_rate,
     }
