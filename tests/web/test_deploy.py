@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import signal
 import socket
@@ -472,6 +473,19 @@ def test_whitenoise_serves_hashed_static_files_compressed_and_cached_for_a_year(
     assert headers["Content-Encoding"] == "gzip"
     assert "max-age=315360000" in headers["Cache-Control"] and "immutable" in headers["Cache-Control"]
     assert body[:2] == b"\x1f\x8b"
+
+
+def test_every_static_file_a_template_names_is_in_the_production_manifest(production_server):
+    """A name missing from collectstatic's manifest would make its page a 500 with DEBUG off."""
+    _, static_root, _ = production_server
+    manifest = json.loads((static_root / "staticfiles.json").read_text())["paths"]
+    named = {
+        name
+        for path in (ROOT / "templates").rglob("*.html")
+        for name in re.findall(r"""{% static ['"]([^'"]+)['"]""", path.read_text())
+    }
+
+    assert len(named) > 10 and named - set(manifest) == set()
 
 
 def test_the_production_server_logs_json_lines(production_server):
