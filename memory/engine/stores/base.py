@@ -62,6 +62,7 @@ from ..types import (
     RestoreReport,
     SearchStrategy,
     StaleVersionError,
+    StoreHealth,
     StoreStats,
     ThreadRecord,
     TimeToLiveAnchor,
@@ -1200,6 +1201,12 @@ class MemoryStore(ABC):
         """The embedder and dimension the store records for its vectors, beside this object's,
         and a re-embedding begun and not finished, if any."""
         raise NotImplementedError(f"{type(self).__name__} does not record its embedder")
+
+    def health(self) -> StoreHealth:
+        """The schema version, the change log's newest entry and whether the in-memory index is
+        in step with it: a few single-row reads, never a scan, for a health check to call often.
+        Raises whatever the database raises when it cannot be reached."""
+        raise NotImplementedError(f"{type(self).__name__} does not report its health")
 
     @abstractmethod
     def close(self) -> None:

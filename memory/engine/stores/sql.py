@@ -74,6 +74,7 @@ from ..types import (
     RestoreReport,
     SchemaPolicy,
     SearchStrategy,
+    StoreHealth,
     StoreStats,
     ThreadRecord,
     UserProfileRecord,
@@ -3220,6 +3221,25 @@ class SQLMemoryStore(MemoryStore):
                 ],
             )
             self._log_keys(cursor, "record", [row["pk"] for row in rows])
+
+    # --- health -----------------------------------------------------------------------------
+
+    def health(self) -> StoreHealth:
+        """See MemoryStore.health: one read of the meta table and the change log's bounds (an
+        index lookup), on one snapshot; the index is compared, not caught up."""
+        with self._read() as cursor:
+            schema_version = int(self._meta_value(cursor, "schema_version") or 0)
+            state = _IndexSource(self, cursor).log_state()
+        in_step, behind = None, 0
+        if self.index is not None:
+            in_step, behind = self.index.standing(state)
+        return StoreHealth(
+            backend=self.dialect.name,
+            schema_version=schema_version,
+            last_change=state.last_seq,
+            index_in_step=in_step,
+            index_behind=behind,
+        )
 
     # --- re-embedding -----------------------------------------------------------------------
 
