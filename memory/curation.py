@@ -943,9 +943,10 @@ class Curation:
         if keep_id not in ends:
             raise CurationError("keep must be one of the two memories of the pair")
         retired_id = ends[1] if keep_id == ends[0] else ends[0]
-        self._memory_end("keep", keep_id)
-        self._memory_end("retired", retired_id)
-        with self.bulk(f"Resolved a contradiction: {short(keep_id)} supersedes {short(retired_id)}") as change:
+        kept = self._memory_end("keep", keep_id)
+        retired = self._memory_end("retired", retired_id)
+        summary = f"Resolved a contradiction: {quoted(kept.content)} supersedes {quoted(retired.content)}"
+        with self.bulk(summary) as change:
             self.delete_link(relation_id)
             self.create_link(
                 source_record_id=keep_id,
@@ -1317,6 +1318,14 @@ def unchanged_since(record: Any, version: int) -> Any:
 def short(record_id: str) -> str:
     """An id as a summary names it: a UUID by its first 8 characters."""
     return record_id[:8] if len(record_id) == 36 and record_id.count("-") == 4 else record_id
+
+
+def quoted(text: str | None, width: int = 60) -> str:
+    """A record's text as a message or a summary names it: “in quotes”, on one line, cut to
+    `width` characters. People know memories by what they say, not by their ids (the pages that
+    show it escape it, as any text)."""
+    text = " ".join(str(text or "").split())
+    return f"“{text if len(text) <= width else text[: width - 1] + '…'}”"
 
 
 def profile_of(memory: AgentMemory, kind: str, owner_id: str) -> Any:

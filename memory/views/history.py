@@ -16,7 +16,7 @@ from memory.diffs import record_diff
 from memory.engine.snapshot import Snapshot
 from memory.listing import HistoryFilters, active_filters
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
-from memory.views.common import curation, render_page
+from memory.views.common import curation, memory_words, render_page, safe_next
 
 BULK_PAGE = 100
 
@@ -113,9 +113,14 @@ def history_bulk(request: HttpRequest, change_id: int) -> HttpResponse:
 
 
 def subject(entry: CurationEntry) -> str:
-    """What an entry changed, in words a person recognises: the record's content (a link's entry
-    says its ends in its summary)."""
+    """What an entry changed, in words a person recognises: the record's content; a link's, its
+    ends' texts and its type (“source” supersedes “target”)."""
     for values in (entry.after, entry.before):
+        links = values.get("relations") if isinstance(values, dict) else None  # a link deleted: a snapshot
+        link = links[0] if links and isinstance(links[0], dict) else values
+        if isinstance(link, dict) and {"source_record_id", "relation_type", "target_record_id"} <= link.keys():
+            ends = memory_words(link["source_record_id"]), memory_words(link["target_record_id"])
+            return f"{ends[0]} {link['relation_type']} {ends[1]}"
         if isinstance(values, dict) and isinstance(values.get("content"), str):
             return values["content"]
         records = values.get("records") if isinstance(values, dict) else None
@@ -157,7 +162,8 @@ def history_bulk_revert(request: HttpRequest, change_id: int) -> HttpResponse:
         messages.success(request, f"{undo.change.summary}.{failed}")
         for entry, reason in undo.failed[:10]:
             messages.warning(request, f"#{entry.pk} {entry.summary}: {reason}")
-        return redirect("memory:history_bulk", undo.change.pk)
+        # `next`: the page it was undone from (the review queue's "Undo this"), else the undo's page.
+        return redirect(safe_next(request, reverse("memory:history_bulk", args=[undo.change.pk])))
     left = change.entries.filter(reverted_by__isnull=True)
     return render_page(
         request,
