@@ -1425,7 +1425,7 @@ def describe_snapshot(snapshot: Snapshot) -> str:
 
 
 def plural(count: int, noun: str) -> str:
-    irregular = {"memory": "memories"}
+    irregular = {"memory": "memories", "batch": "batches"}
     return f"{count} {noun if count == 1 else irregular.get(noun, noun + 's')}"
 
 

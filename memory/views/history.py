@@ -136,14 +136,25 @@ def tally(entries: QuerySet[CurationEntry]) -> list[tuple[str, str, int]]:
 
 
 UNDO_WORDS = {
-    Action.UPDATE: "get back the values they had before it (the fields it changed; later changes to other fields stay)",
-    Action.DELETE: "deleted by it come back, with their ids and links (links to memories gone since are skipped)",
-    Action.UNLINK: "it deleted come back",
-    Action.LINK: "it made are deleted again: the memories they retired become valid again, unless another link or "
-    "their own status keeps them invalid",
-    Action.CREATE: "it created are deleted again",
-    Action.RESTORE: "it brought back are deleted again",
+    Action.UPDATE: (
+        "gets back the values it had before it (the fields it changed; later changes to other fields stay)",
+        "get back the values they had before it (the fields it changed; later changes to other fields stay)",
+    ),
+    Action.DELETE: (
+        "deleted by it comes back, with its id and links (links to memories gone since are skipped)",
+        "deleted by it come back, with their ids and links (links to memories gone since are skipped)",
+    ),
+    Action.UNLINK: ("it deleted comes back", "it deleted come back"),
+    Action.LINK: (
+        "it made is deleted again: the memory it retired becomes valid again, unless another link or its own "
+        "status keeps it invalid",
+        "it made are deleted again: the memories they retired become valid again, unless another link or "
+        "their own status keeps them invalid",
+    ),
+    Action.CREATE: ("it created is deleted again", "it created are deleted again"),
+    Action.RESTORE: ("it brought back is deleted again", "it brought back are deleted again"),
 }
+"""What undoing a bulk change does to the records of one kind of its entries: (for one, for several)."""
 
 
 @curator_required
@@ -171,7 +182,7 @@ def history_bulk_revert(request: HttpRequest, change_id: int) -> HttpResponse:
         {
             "change": change,
             "undone_by": undone_by(change),
-            "plan": [(kind, UNDO_WORDS[action], n) for kind, action, n in tally(left)],
+            "plan": [(kind, UNDO_WORDS[action][n != 1], n) for kind, action, n in tally(left)],
             "already": change.entries.count() - left.count(),
             "cancel_url": reverse("memory:history_bulk", args=[change_id]),
         },

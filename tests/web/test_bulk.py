@@ -10,6 +10,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from memory.curation import Actor, Curation
 from memory.engine import AgentMemory, RecordStatus
 from memory.engine.snapshot import record_to_json, relation_to_json
 from memory.models import BulkChange, CurationEntry
@@ -523,3 +524,12 @@ def test_no_status_box_when_no_memory_changes_status(viewer_client, notes):
     assert "What this does to the memories' status" in (
         preview(viewer_client, ids=["n0"], action="set_status", status="invalid").content.decode()
     )
+
+
+def test_the_undo_question_agrees_with_one_record(curator_client, notes, agent_memory):
+    change = Curation(agent_memory, Actor(None)).resolve_contradiction(
+        agent_memory.link_records("n0", "fact", "n1", "fact", "contradicts", relation_id="rel-0-1"), "n0"
+    )
+    text = curator_client.get(reverse("memory:history_bulk_revert", args=[change.pk])).content.decode()
+    assert "The <strong>1 link</strong> it made is deleted again: the memory it retired becomes valid" in text
+    assert "The <strong>1 link</strong> it deleted comes back." in text
