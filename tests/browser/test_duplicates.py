@@ -60,8 +60,29 @@ def test_without_javascript_a_delete_is_a_plain_form(logged_in_page: Page, dupes
     seats = page.locator(".oam-duplicate-group").filter(has_text="window seats")
     seats.get_by_role("button", name="Keep the chosen one, delete the others").click()  # s1, the first, kept
 
+    expect(page.get_by_role("heading", name="Delete 1 memory and keep one?")).to_be_visible()  # it asks first
+    assert dupes.get_memory("s2").status == "valid"
+    page.get_by_role("button", name="Delete 1 memory").click()
+
     expect(page.locator(".oam-duplicate-resolved")).to_contain_text("1 deleted")
     expect(page.locator(".oam-duplicate-group")).to_have_count(1)
     with pytest.raises(KeyError):
         dupes.get_memory("s2")
     assert "user_id=alice" in page.url
+
+
+def test_with_htmx_a_delete_asks_in_place_then_the_summary_follows(logged_in_page: Page, dupes):
+    page = logged_in_page
+    page.goto(f"{URL}?user_id=alice")
+    seats = page.locator(".oam-duplicate-group").filter(has_text="window seats")
+    seats.get_by_role("button", name="Keep the chosen one, delete the others").click()
+
+    question = page.locator(".oam-confirm")
+    expect(question).to_contain_text("Delete 1 memory and keep one?")
+    expect(page.locator(".oam-duplicate-group")).to_have_count(1)  # the other group stays: no reload
+    question.get_by_role("button", name="Delete 1 memory").click()
+
+    expect(page.locator(".oam-duplicate-resolved")).to_contain_text("1 deleted")
+    expect(page.locator("#duplicates-summary")).to_contain_text("1 group within a distance")
+    with pytest.raises(KeyError):
+        dupes.get_memory("s2")
