@@ -984,7 +984,7 @@ class Curation:
         partners = {other_end(link, keep_id) for link in self.memory.list_relations(record_id=keep_id, limit=None)}
         done = "linked as its duplicates" if how == "link" else "deleted"
         merge = Merge(keep=keep, how=how)
-        with self.bulk(f"Merged near-duplicates into {short(keep_id)}: {len(retired)} {done}") as change:
+        with self.bulk(f"Merged near-duplicates into {quoted(keep.content)}: {len(retired)} {done}") as change:
             merge.change = change
             for record in retired:
                 for link in self.memory.list_relations(record_id=record.id, limit=None):

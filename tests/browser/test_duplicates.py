@@ -41,13 +41,15 @@ def test_a_group_is_resolved_in_place_then_undone(logged_in_page: Page, dupes):
     jobs.get_by_role("button", name="Keep the chosen one, link the others as its duplicates").click()
 
     resolved = page.locator(".oam-duplicate-resolved")
-    expect(resolved).to_contain_text("Merged near-duplicates into j2: 1 linked as its duplicates")
+    expect(resolved).to_contain_text(
+        "Merged near-duplicates into “Alice works as a product designer and lives in Lyon.”: 1 linked as its duplicates"
+    )
     expect(groups).to_have_count(1)  # the other group is still there, untouched: no reload
     assert dupes.get_memory("j1").status == "invalid"
     assert linked(dupes, "j2") == {("j2", "duplicates", "j1"), ("j2", "supports", "s1")}
 
     resolved.get_by_role("button", name="Undo this merge").click()
-    expect(page.get_by_text("Undone: Merged near-duplicates into j2")).to_be_visible()
+    expect(page.get_by_text("Undone: Merged near-duplicates into “Alice works as")).to_be_visible()
     expect(groups).to_have_count(2)
     assert dupes.get_memory("j1").status == "valid"
     assert linked(dupes, "j2") == {("j2", "supports", "s1")}

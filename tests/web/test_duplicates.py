@@ -133,7 +133,10 @@ def test_linking_retires_the_others_and_moves_their_links_in_one_bulk_change(cur
     }
     assert links_of(dupes, "v2") == {("v1", "duplicates", "v2")}  # v1-v2 (supports) replaced
     assert set(change.entries.values_list("bulk", flat=True)) == {change.pk}
-    assert change.summary == "Merged near-duplicates into v1: 2 linked as its duplicates; moved 2 links"
+    assert (
+        change.summary
+        == "Merged near-duplicates into “Alice is vegetarian.”: 2 linked as its duplicates; moved 2 links"
+    )
     assert {"v1", "v2", "v3"} not in group_ids(dupes)
     page = curator_client.get(response["Location"]).content.decode()
     assert "Undo this merge" in page and change.summary in page
