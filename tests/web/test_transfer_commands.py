@@ -56,6 +56,7 @@ def test_the_demo_store_round_trips(demo_export, tmp_path, settings):
         f"Imported {counts['threads']} threads, {counts['records']} records and {counts['relations']} links" in summary
     )
     assert "Nothing was skipped." in summary
+    assert " lines in 1 batch." in summary  # one batch: not "1 batches"
     assert export() == exported
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from memory.curation import plural
 from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, import_export
 from memory.services import get_agent_memory
 
@@ -56,8 +57,9 @@ class Command(BaseCommand):
             bar.close()
         restored = report.restored
         self.stdout.write(
-            f"Imported {restored['threads']} threads, {restored['records']} records and {restored['relations']} links "
-            f"from {report.lines} lines in {report.batches} batches."
+            f"Imported {plural(restored['threads'], 'thread')}, {plural(restored['records'], 'record')} and "
+            f"{plural(restored['relations'], 'link')} from {plural(report.lines, 'line')} in "
+            f"{plural(report.batches, 'batch')}."
         )
         skipped = report.skipped_summary()
         if not skipped:
