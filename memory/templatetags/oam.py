@@ -371,6 +371,12 @@ def owner_url(owner_id: str, kind: str) -> str:
 
 
 @register.filter
+def owner_edit_url(owner_id: str, kind: str) -> str:
+    """{{ id|owner_edit_url:"user" }}: the form that edits (or writes) a user's or an agent's profile."""
+    return path_to(f"memory:{kind}_edit", owner_id)
+
+
+@register.filter
 def hidden_field_errors(form: Any) -> list[str]:
     """The errors of a form's hidden fields, each prefixed with the field's label."""
     return [f"{field.label}: {error}" for field in form.hidden_fields() for error in field.errors]
