@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from memory.converters import EngineIdConverter
 from memory.curation import plural
+from memory.engine.embedders import spec_of
 from memory.engine.stores.keywords import query_stems, stems, words
 from memory.engine.types import MEMORY_TYPES
 from memory.forms import FORMAT_OPTIONS
@@ -368,6 +369,16 @@ def retired_as(relation_type: str) -> str:
 def owner_url(owner_id: str, kind: str) -> str:
     """{{ id|owner_url:"user" }}: the page of a user or an agent."""
     return path_to(f"memory:{kind}_detail", owner_id)
+
+
+@register.filter
+def embedder_spec(name: str, dim: int | None = None) -> str:
+    """{{ stored_embedder|embedder_spec:stored_dim }}: the OAM_EMBEDDER value that gives this
+    embedder ("hashing:256" for "hashing-256"), the line an administrator sets; an unknown name as is."""
+    try:
+        return spec_of(str(name), dim)
+    except ValueError:
+        return str(name)
 
 
 @register.filter
