@@ -435,12 +435,19 @@ def relation_label(relation: Any, from_id: str) -> str:
     return relation.label_from(from_id)
 
 
+# (key in result.scores, label, what it means (the label's tooltip, or none), value format)
 SCORE_PARTS = (
-    ("vector_rank", "vector #{}"),
-    ("vector_distance", "vector distance {:.4f}"),
-    ("keyword_rank", "keyword #{}"),
-    ("keyword_score", "BM25 {:.3f}"),
-    ("score", "fused {:.4f}"),
+    ("vector_rank", "vector", "", "#{}"),
+    (
+        "vector_distance",
+        "vector distance",
+        "The cosine distance between the query's vector and the record's: 0 same direction, 1 unrelated, "
+        "2 opposite. Before any fusion: the same under every strategy.",
+        "{:.4f}",
+    ),
+    ("keyword_rank", "keyword", "", "#{}"),
+    ("keyword_score", "BM25", "The keyword ranking's score: higher matches the query's words better.", "{:.3f}"),
+    ("score", "fused", "The hybrid score, 1/(10 + vector rank) + 2/(10 + keyword rank): higher is better.", "{:.4f}"),
 )
 
 
@@ -456,10 +463,15 @@ def score_parts(result: Any) -> SafeString:
     """Why a result ranked where it did: its rank and score in each ranking it appeared in, and
     the fused score of a hybrid search (what the engine puts in `result.scores`)."""
     scores = result.scores or {}
-    parts = [template.format(scores[name]) for name, template in SCORE_PARTS if scores.get(name) is not None]
+    parts = []
+    for name, label, meaning, value in SCORE_PARTS:
+        if scores.get(name) is None:
+            continue
+        shown = f'<abbr title="{escaped(meaning)}">{label}</abbr>' if meaning else label
+        parts.append(f"{shown} {escaped(value.format(scores[name]))}")
     if not parts:
         return mark_safe("")
-    return mark_safe(f'<span class="oam-scores text-body-secondary">{escaped(" · ".join(parts))}</span>')
+    return mark_safe(f'<span class="oam-scores text-body-secondary">{" · ".join(parts)}</span>')
 
 
 WORD = re.compile(r"\w+")
