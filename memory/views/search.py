@@ -81,7 +81,7 @@ def compare(search: Callable[..., list[SearchResult]], query: str, arguments: di
 # What a result's distance (the one the results are ordered by) is under each strategy; the
 # results page says it beside the raw vector distance, which it may differ from.
 RANKING_DISTANCE = {
-    SearchStrategy.HYBRID.value: "hybrid search: 1 - fused score ÷ the best possible fused score",
+    SearchStrategy.HYBRID.value: "hybrid search: 1 \u2212 fused score ÷ the best possible fused score",
     SearchStrategy.VECTOR.value: "vector search: the vector distance itself",
     SearchStrategy.KEYWORD.value: "keyword search: grows with the keyword rank",
 }

@@ -61,7 +61,8 @@ def test_an_interrupted_re_embedding_shows_how_far_it_got(viewer_client, agent_m
     html = viewer_client.get(OVERVIEW).text
 
     assert "A re-embedding is under way or was interrupted:</strong> 3 of" in html
-    assert "embedded by <code>hashing-128</code> (128 dimensions)" in html
+    assert "embedded by <code>hashing:128</code> (128 dimensions)" in html
+    assert "run <code>manage.py oam_reembed --embedder hashing:128</code> again to resume" in html
     assert "The store was re-embedded." not in html
 
 

@@ -49,7 +49,7 @@ def test_a_client_search_ranks_and_explains_each_result(viewer_client, world):
 @pytest.mark.parametrize(
     ("strategy", "meaning"),
     [
-        ("", "hybrid search: 1 - fused score ÷ the best possible"),
+        ("", "hybrid search: 1 \u2212 fused score ÷ the best possible"),
         ("vector", "vector search: the vector distance itself"),
     ],
 )
