@@ -163,7 +163,7 @@ PAGES = [
     Shot("import-running", "/settings/transfer/imports/{import_running}/"),
     Shot("import-done", "/settings/transfer/imports/{import_done}/"),
     Shot("overview-check", "/", act=show_check_problems),
-    Shot("map", "/users/alice/map/", act=select_an_area),
+    Shot("map", "/users/alice/map/", ready="#map[data-ready]", act=select_an_area),
     Shot("message", "/threads/demo-lisbon-long-weekend/messages/{source_message}/"),
     Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]
