@@ -13,6 +13,7 @@ from pathlib import Path
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from memory.engine.embedders import check_spec
 from oam_site.deploy import cache_settings, database_settings, logging_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -91,6 +92,10 @@ OAM_ORACLE_VECTOR_INDEX_TRANSFORM = env_bool("OAM_ORACLE_VECTOR_INDEX_TRANSFORM"
 # Parsed by memory.engine.embedders.embedder_from_spec: "hashing", "hashing:<dim>",
 # "openai:<model>[:<dim>]@<base_url>" (its key comes from OAM_EMBEDDER_API_KEY).
 OAM_EMBEDDER = os.environ.get("OAM_EMBEDDER", "hashing")
+try:
+    check_spec(OAM_EMBEDDER)  # at startup, for the site and every command: not on the first page
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 
 # The LLM behind memory extraction, summaries, automatic links and image captions: any server
 # speaking the OpenAI chat-completions protocol. Unset base URL: those features are off.
