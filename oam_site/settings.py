@@ -196,6 +196,11 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "memory.login_throttle.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 
+# The largest JSON body the REST API reads (memory.api.parsers; Django's DATA_UPLOAD_MAX_MEMORY_SIZE
+# covers form bodies only): room for a message batch with two full-size images in base64 (10 MiB
+# each, 13.4 MiB once encoded). Over it: a 413.
+OAM_API_MAX_JSON_BYTES = env_int("OAM_API_MAX_JSON_BYTES", 32 * 1024**2)
+
 # Security headers (django.middleware.security, clickjacking), sent on every page and API answer;
 # Django's defaults, stated so that they are not lost by accident (tests/hostile/test_headers.py).
 SECURE_CONTENT_TYPE_NOSNIFF = True

@@ -1,0 +1,337 @@
+"""The hostile corpus through the dashboard: every field of every write form, the bulk actions,
+the review decisions, the import upload, and the filters of every listing. Whatever is sent, the
+answer is never a 500; a refusal (400 with the form's message, or 413) leaves the store and the
+history exactly as they were; what is taken is shown inert on the page it lands on."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.urls import reverse
+
+from memory.engine import AgentMemory
+from tests.hostile import corpus
+from tests.hostile.corpus import Payload
+from tests.hostile.support import REFUSALS, Failures, inert_problems, state
+from tests.web.world import World, build_world, png_bytes
+
+
+@pytest.fixture
+def world(agent_memory) -> World:
+    return build_world(agent_memory)
+
+
+@dataclass(frozen=True)
+class Form:
+    """A write form: its URL and a valid submission (read fresh before each payload, so that
+    versions are current), and how a preview is confirmed when the form has one."""
+
+    url: Callable[[World], str]
+    data: Callable[[AgentMemory, World], dict[str, Any]]
+    previewed: bool = False
+
+
+def memory_fields(memory: AgentMemory, world: World) -> dict[str, Any]:
+    record = memory.get_memory(world.fact_id)
+    return {
+        "content": record.content,
+        "memory_type": record.record_type,
+        "user_id": record.user_id or "",
+        "agent_id": record.agent_id or "",
+        "metadata": json.dumps(record.metadata),
+        "status": record.status,
+        "timestamp": record.timestamp,
+        "version": record.version,
+    }
+
+
+def message_fields(memory: AgentMemory, world: World) -> dict[str, Any]:
+    record = memory.get_message_record(world.thread_id, world.message_ids[0])
+    return {"content": record.content, "role": record.role, "metadata": "", "timestamp": "", "version": record.version}
+
+
+FORMS = {
+    "memory-create": Form(
+        lambda w: reverse("memory:memory_create"),
+        lambda m, w: {"content": "A new fact.", "memory_type": "fact", "user_id": "alice", "metadata": ""},
+    ),
+    "memory-edit": Form(lambda w: reverse("memory:memory_edit", args=[w.fact_id]), memory_fields),
+    "message-edit": Form(
+        lambda w: reverse("memory:message_edit", args=[w.thread_id, w.message_ids[0]]), message_fields
+    ),
+    "thread-metadata": Form(
+        lambda w: reverse("memory:thread_edit", args=[w.thread_id]),
+        lambda m, w: {"metadata": "{}", "version": m.get_thread_record(w.thread_id).version},
+    ),
+    "image-edit": Form(
+        lambda w: reverse("memory:image_edit", args=[w.image_id]),
+        lambda m, w: {"description": "A map", "metadata": "", "version": m.get_image(w.image_id).version},
+    ),
+    "image-upload": Form(
+        lambda w: reverse("memory:image_add", args=[w.thread_id]),
+        lambda m, w: {
+            "add_as": "message",
+            "role": "user",
+            "description": "",
+            "text": "",
+            "image": SimpleUploadedFile("photo.png", png_bytes("yellow"), content_type="image/png"),
+        },
+    ),
+    "link-create": Form(
+        lambda w: reverse("memory:link_create"),
+        lambda m, w: {"source_record_id": w.fact_id, "target_record_id": w.old_fact_id, "relation_type": "supports"},
+        previewed=True,
+    ),
+    "link-edit": Form(
+        lambda w: reverse("memory:link_edit", args=[w.link_id]),
+        lambda m, w: {
+            "relation_type": "supersedes",
+            "metadata": "",
+            "version": next(r for r in m.list_relations(record_id=w.fact_id) if r.id == w.link_id).version,
+        },
+        previewed=True,
+    ),
+    "user-profile": Form(
+        lambda w: reverse("memory:user_edit", args=[w.user_id]),
+        lambda m, w: {"information": "Alice.", "version": m.get_user(w.user_id).version},
+    ),
+    "agent-profile": Form(
+        lambda w: reverse("memory:agent_edit", args=["new-agent"]),
+        lambda m, w: {"information": "A new agent.", "version": 0},
+    ),
+    "bulk-set-metadata": Form(
+        lambda w: reverse("memory:memory_bulk"),
+        lambda m, w: {
+            "action": "set_metadata",
+            "key": "review",
+            "value": '"done"',
+            "selection": f"{w.fact_id} {m.get_memory(w.fact_id).version}",
+        },
+    ),
+}
+
+TEXT = [*corpus.TEXTS, corpus.NUL]
+BIG_TEXT = [*TEXT, corpus.AT_LIMIT, corpus.OVER_LIMIT]
+METADATA = corpus.metadata_texts()
+IDS = [*corpus.IDS, corpus.SPACED_ID]
+BULK_VALUES = [  # any JSON value is a metadata value: a list or a text too
+    Payload(p.name, p.value, refused=p.refused and p.name not in ("not-an-object", "a-string")) for p in METADATA
+]
+
+CASES = [
+    ("memory-create", "content", BIG_TEXT),
+    ("memory-create", "metadata", METADATA),
+    ("memory-create", "user_id", IDS),
+    ("memory-create", "agent_id", IDS),
+    ("memory-create", "thread_id", IDS),
+    ("memory-create", "timestamp", TEXT),
+    ("memory-create", "ttl_days", [*TEXT, Payload("huge", "9" * 40, refused=True)]),
+    ("memory-edit", "content", BIG_TEXT),
+    ("memory-edit", "metadata", METADATA),
+    ("memory-edit", "user_id", IDS),
+    ("memory-edit", "memory_type", [Payload(p.name, p.value, refused=True) for p in corpus.MARKUP]),
+    ("memory-edit", "version", [Payload(p.name, p.value, refused=True) for p in (*corpus.MARKUP, corpus.NUL)]),
+    ("message-edit", "content", BIG_TEXT),
+    ("message-edit", "role", IDS),
+    ("message-edit", "metadata", METADATA),
+    ("thread-metadata", "metadata", METADATA),
+    ("image-edit", "description", BIG_TEXT),
+    ("image-edit", "metadata", METADATA),
+    ("image-upload", "description", TEXT),
+    ("image-upload", "text", TEXT),
+    ("image-upload", "role", IDS),
+    ("link-create", "target_record_id", IDS),
+    ("link-create", "relation_type", IDS),
+    ("link-create", "metadata", METADATA),
+    ("link-edit", "opposite_relation_type", TEXT),
+    ("link-edit", "metadata", METADATA),
+    ("user-profile", "information", BIG_TEXT),
+    ("agent-profile", "information", TEXT),
+    ("bulk-set-metadata", "key", [*TEXT, *IDS]),
+    ("bulk-set-metadata", "value", BULK_VALUES),
+    ("bulk-set-metadata", "selection", IDS),
+]
+
+
+def submit(client: Client, form: Form, data: dict[str, Any], world: World):
+    response = client.post(form.url(world), data)
+    preview = form.previewed and response.status_code == 200 and response.context and response.context.get("preview")
+    return client.post(form.url(world), {**data, "confirm": preview}) if preview else response
+
+
+@pytest.mark.parametrize(("form_name", "field", "payloads"), CASES, ids=[f"{f}:{n}" for f, n, _ in CASES])
+def test_every_form_field_takes_the_corpus_cleanly(curator_client, agent_memory, world, form_name, field, payloads):
+    form = FORMS[form_name]
+    failures = Failures()
+    for payload in payloads:
+        data = {**form.data(agent_memory, world), field: payload.value}
+        before = state(agent_memory)
+        response = failures.run(payload.name, submit, curator_client, form, data, world)
+        if response is None:
+            continue
+        status = response.status_code
+        failures.check(payload.name, status < 500, f"answered {status}")
+        text = payload.value if isinstance(payload.value, str) else json.dumps(payload.value)
+        if status in REFUSALS or payload.refused:
+            failures.check(payload.name, status in REFUSALS, f"must be refused, answered {status}")
+            failures.check(payload.name, state(agent_memory) == before, f"refused ({status}) but stored something")
+            html = response.content.decode(errors="replace")
+        else:
+            failures.check(payload.name, status in (200, 302), f"answered {status}")
+            landing = response["Location"] if status == 302 else None
+            page = failures.run(payload.name, curator_client.get, landing) if landing else response
+            html = page.content.decode(errors="replace") if page is not None else ""
+            if page is not None:
+                failures.check(payload.name, page.status_code < 500, f"its page answered {page.status_code}")
+        for problem in inert_problems(html, text):
+            failures.lines.append(f"{payload.name}: {problem}")
+    failures.assert_none()
+
+
+# --- the filters of every listing, and ids in URLs ----------------------------------------------
+
+LISTINGS = {
+    "threads": ("memory:thread_list", ("q", "user_id", "agent_id", "metadata_filter", "cursor")),
+    "memories": (
+        "memory:memory_list",
+        ("q", "user_id", "thread_id", "memory_type", "status", "metadata_filter", "cursor", "limit", "order"),
+    ),
+    "search": ("memory:search", ("q", "user_id", "agent_id", "metadata_filter", "max_results", "strategy")),
+    "history": ("memory:history", ("object_id", "actor", "action", "since", "until", "object_kind")),
+    "users": ("memory:user_list", ("q", "cursor")),
+    "review": ("memory:review", ("queue", "user_id", "days", "cursor")),
+    "graph": ("memory:graph", ("user_id", "memory_id", "hops", "relation_type", "max_nodes")),
+    "duplicates": ("memory:review_duplicates", ("user_id", "max_distance", "memory_type")),
+    "bulk-preview": ("memory:memory_bulk", ("action", "ids", "key", "value", "keep")),
+    "export": ("memory:transfer_export", ("user_id", "thread_id")),
+    "picks": ("memory:memory_picks", ("source_record_id",)),
+}
+QUERY_VALUES = [
+    *corpus.MARKUP[:5],
+    *corpus.UNICODE[:4],
+    *corpus.IDS[:2],
+    *corpus.IDS[-3:],
+    *corpus.METADATA_TEXTS[-3:],
+    corpus.NUL,
+]
+"""A sample of the corpus for each parameter (every parameter of eleven pages: the whole corpus
+would take minutes); the forms above get all of it."""
+
+
+@pytest.mark.parametrize("listing", list(LISTINGS))
+def test_every_listing_filter_takes_the_corpus_cleanly(curator_client, world, listing):
+    url_name, parameters = LISTINGS[listing]
+    failures = Failures()
+    for parameter in parameters:
+        for payload in QUERY_VALUES:
+            if len(payload.value) > 5000:
+                continue  # a query string, not a body: the server's request line limit comes first
+            name = f"{parameter}={payload.name}"
+            response = failures.run(name, curator_client.get, reverse(url_name), {parameter: payload.value})
+            if response is None:
+                continue
+            failures.check(name, response.status_code in (200, 400, 404), f"answered {response.status_code}")
+            if response.get("Content-Type", "").startswith("text/html"):
+                for problem in inert_problems(response.content.decode(errors="replace"), payload.value):
+                    failures.lines.append(f"{name}: {problem}")
+    failures.assert_none()
+
+
+ID_PAGES = [
+    "/memories/{}/",
+    "/memories/{}/edit/",
+    "/threads/{}/",
+    "/threads/{}/card/",
+    "/users/{}/",
+    "/agents/{}/",
+    "/images/{}/",
+    "/images/{}/raw/",
+    "/graph/node/{}/",
+    "/users/{}/map/",
+    "/links/{}/edit/",
+]
+
+
+@pytest.mark.parametrize("pattern", ID_PAGES)
+def test_hostile_ids_in_urls_are_a_404_or_the_page(curator_client, world, pattern):
+    failures = Failures()
+    for payload in [*corpus.IDS, corpus.SPACED_ID, *corpus.MARKUP[:3]]:
+        url = pattern.format(quote(payload.value, safe=""))
+        response = failures.run(payload.name, curator_client.get, url)
+        if response is None:
+            continue
+        failures.check(payload.name, response.status_code in (200, 400, 404), f"answered {response.status_code}")
+        for problem in inert_problems(response.content.decode(errors="replace"), payload.value):
+            failures.lines.append(f"{payload.name}: {problem}")
+    failures.assert_none()
+
+
+def test_hostile_ids_in_post_urls_store_nothing(curator_client, agent_memory, world):
+    failures = Failures()
+    for payload in corpus.IDS:
+        segment = quote(payload.value, safe="")
+        for pattern in ("/memories/{}/delete/", "/review/contradictions/{}/keep/", "/threads/{}/delete/"):
+            name = f"{pattern.format('…')} {payload.name}"
+            before = state(agent_memory)
+            response = failures.run(name, curator_client.post, pattern.format(segment), {"keep": payload.value})
+            if response is None:
+                continue
+            failures.check(name, response.status_code in REFUSALS | {302}, f"answered {response.status_code}")
+            failures.check(name, state(agent_memory) == before, "stored something")
+    failures.assert_none()
+
+
+# --- malformed uploads ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("url_name", ["memory:image_add", "memory:transfer"])
+def test_malformed_multipart_is_refused_and_stores_nothing(curator_client, agent_memory, world, url_name):
+    url = reverse(url_name, args=[world.thread_id]) if url_name == "memory:image_add" else reverse(url_name)
+    failures = Failures()
+    for name, content_type, body in corpus.MULTIPART:
+        before = state(agent_memory)
+        response = failures.run(name, curator_client.generic, "POST", url, body, content_type=content_type)
+        if response is None:
+            continue
+        failures.check(name, response.status_code in REFUSALS, f"answered {response.status_code}")
+        failures.check(name, state(agent_memory) == before, "stored something")
+    failures.assert_none()
+
+
+def test_an_import_of_hostile_bytes_is_a_form_error(curator_client, agent_memory, settings, tmp_path):
+    settings.OAM_IMPORT_DIR = tmp_path / "imports"
+    settings.OAM_IMPORT_INLINE = True
+    failures = Failures()
+    for name, body in {
+        "not-json": b"<script>alert(1)</script>\n",
+        "binary": bytes(range(256)),
+        "lone-surrogate": b'{"format": "oam-export", "version": 1, "scope": {}, "counts": {}}\n{"thread": "\\ud800"}\n',
+        "deep": b"[" * 100_000 + b"]" * 100_000 + b"\n",
+    }.items():
+        before = state(agent_memory)
+        upload = SimpleUploadedFile(f"{name}.jsonl", body, content_type="application/json")
+        response = failures.run(name, curator_client.post, reverse("memory:transfer"), {"file": upload})
+        if response is None:
+            continue
+        failures.check(name, response.status_code in (*REFUSALS, 200, 302), f"answered {response.status_code}")
+        failures.check(name, state(agent_memory)[0] == before[0], "stored records")
+    failures.assert_none()
+
+
+def test_an_oversized_form_body_is_refused_with_a_clear_answer(curator_client, agent_memory, world, settings):
+    """Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) bounds a form's body: a bigger one is refused
+    before any field is read."""
+    before = state(agent_memory)
+    big = "é" * 1_000_000  # 1 M characters fit the engine, but 6 MB URL-encoded exceed the body limit
+
+    response = curator_client.post(reverse("memory:memory_create"), {"content": big, "memory_type": "fact"})
+
+    assert response.status_code in (400, 413)
+    assert state(agent_memory) == before
