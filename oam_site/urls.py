@@ -19,3 +19,4 @@ urlpatterns = [
 ]
 
 handler404 = "memory.api.errors.not_found"
+handler400 = "memory.api.errors.bad_request"
