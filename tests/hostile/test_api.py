@@ -21,14 +21,9 @@ from memory.engine import AgentMemory, ImageInputLimitConfig
 from tests.hostile import corpus
 from tests.hostile.corpus import Payload
 from tests.hostile.support import REFUSALS, Failures, state
-from tests.web.world import World, build_world, png_bytes
+from tests.web.world import World, png_bytes
 
 API = "/api/v1"
-
-
-@pytest.fixture
-def world(agent_memory) -> World:
-    return build_world(agent_memory)
 
 
 @dataclass(frozen=True)

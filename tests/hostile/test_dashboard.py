@@ -20,14 +20,9 @@ from memory.engine import AgentMemory
 from tests.hostile import corpus
 from tests.hostile.corpus import Payload
 from tests.hostile.support import REFUSALS, Failures, inert_problems, state
-from tests.web.world import World, build_world, png_bytes
+from tests.web.world import World, png_bytes
 
 FORM_ENCODED = "application/x-www-form-urlencoded"
-
-
-@pytest.fixture
-def world(agent_memory) -> World:
-    return build_world(agent_memory)
 
 
 @dataclass(frozen=True)
