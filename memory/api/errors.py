@@ -6,7 +6,8 @@
 (`non_field_errors` for the request as a whole). The engine's errors map as the dashboard's do:
 KeyError → 404 (the record does not exist, or has expired), a duplicate id → 409, a stale version →
 412, any other ValueError or TypeError → 400 under the field it names. DRF's own exceptions keep
-their status (401, 403, 405, 415, 429…). A body over Django's DATA_UPLOAD_MAX_MEMORY_SIZE is a 413
+their status (401, 403, 405, 415, 429…). A JSON body over OAM_API_MAX_JSON_BYTES (memory.api.parsers)
+or a form body over Django's DATA_UPLOAD_MAX_MEMORY_SIZE is a 413
 (PayloadTooLarge, as an image over the engine's limits is), too many fields or files a 400; an
 image the engine cannot read (not PNG, JPEG or WebP, animated, damaged) is a 415.
 """

@@ -9,16 +9,22 @@ from typing import Any
 
 from memory.engine import AgentMemory
 from memory.engine.transfer import export_lines
-from memory.models import BulkChange, CurationEntry
+from memory.models import ApiToken, BulkChange, CurationEntry
 
 REFUSALS = {400, 404, 409, 413, 415}
 """Statuses of a request turned away (404: an id no record has, 409: a duplicate id)."""
 HTML_SPECIAL = set("<>\"'")
 
 
-def state(memory: AgentMemory) -> tuple[list[str], int, int]:
-    """The whole store as its export (every thread, record and link, exactly) and the history's size."""
-    return list(export_lines(memory)), CurationEntry.objects.count(), BulkChange.objects.count()
+def state(memory: AgentMemory) -> tuple[list[str], int, int, int]:
+    """The whole store as its export (every thread, record and link, exactly), the history's size
+    and the number of API tokens."""
+    return (
+        list(export_lines(memory)),
+        CurationEntry.objects.count(),
+        BulkChange.objects.count(),
+        ApiToken.objects.count(),
+    )
 
 
 class LiveMarkup(HTMLParser):

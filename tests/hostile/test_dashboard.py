@@ -112,6 +112,13 @@ FORMS = {
             "selection": f"{w.fact_id} {m.get_memory(w.fact_id).version}",
         },
     ),
+    "token-create": Form(
+        lambda w: reverse("memory:tokens"), lambda m, w: {"name": "script", "role": "viewer", "expires_days": ""}
+    ),
+    "duplicates-merge": Form(
+        lambda w: reverse("memory:review_duplicates"),
+        lambda m, w: {"keep": w.fact_id, "members": [w.fact_id, w.old_fact_id], "how": "link"},
+    ),
 }
 
 TEXT = [*corpus.TEXTS, corpus.NUL]
@@ -154,6 +161,11 @@ CASES = [
     ("bulk-set-metadata", "key", [*TEXT, *IDS]),
     ("bulk-set-metadata", "value", BULK_VALUES),
     ("bulk-set-metadata", "selection", IDS),
+    ("token-create", "name", [*TEXT, *IDS]),
+    ("token-create", "expires_days", [*corpus.MARKUP[:3], Payload("huge", "9" * 40, refused=True)]),
+    ("duplicates-merge", "keep", IDS),
+    ("duplicates-merge", "members", IDS),
+    ("duplicates-merge", "how", [Payload(p.name, p.value, refused=True) for p in corpus.MARKUP[:3]]),
 ]
 
 
