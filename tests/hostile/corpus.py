@@ -11,7 +11,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory.engine import limits
@@ -25,6 +25,14 @@ class Payload:
     value: Any
     refused: bool = False
     """True: every field must refuse it (400/413) and store nothing."""
+    stored: bool = False
+    """True: the field it is sent in must take it (see `taken`)."""
+
+
+def taken(payloads: list[Payload]) -> list[Payload]:
+    """The payloads, those not refused marked as ones the field must store: free text takes any
+    markup and any Unicode, metadata any JSON object within the limits."""
+    return [replace(payload, stored=not payload.refused) for payload in payloads]
 
 
 # --- Markup and template syntax: taken as text, never run --------------------------------------

@@ -27,6 +27,11 @@ def state(memory: AgentMemory) -> tuple[list[str], int, int, int]:
     )
 
 
+def new_memory(memory: AgentMemory) -> str:
+    """A memory of its own for each link a test makes (two memories are linked once)."""
+    return memory.add_memory("Alice likes trains.", memory_type="fact", user_id="alice", autonomous_linking=False)
+
+
 class LiveMarkup(HTMLParser):
     """What in a page could run: event-handler attributes, inline scripts, javascript: URLs, and
     <svg> or <img> elements that are not the site's own."""

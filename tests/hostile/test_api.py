@@ -20,7 +20,7 @@ from rest_framework.test import APIClient
 from memory.engine import AgentMemory, ImageInputLimitConfig
 from tests.hostile import corpus
 from tests.hostile.corpus import Payload
-from tests.hostile.support import REFUSALS, Failures, state
+from tests.hostile.support import REFUSALS, Failures, new_memory, state
 from tests.web.world import World, png_bytes
 
 API = "/api/v1"
@@ -52,7 +52,7 @@ ENDPOINTS = {
     "link-create": Endpoint(
         "post",
         lambda w: f"{API}/links/",
-        lambda m, w: {"source_record_id": w.old_fact_id, "target_record_id": w.fact_id, "relation_type": "supports"},
+        lambda m, w: {"source_record_id": new_memory(m), "target_record_id": w.fact_id, "relation_type": "supports"},
     ),
     "link-update": Endpoint("patch", lambda w: f"{API}/links/{w.link_id}/", lambda m, w: {"metadata": {}}),
     "user-profile": Endpoint("put", lambda w: f"{API}/users/{w.user_id}/", lambda m, w: {"information": "Alice."}),
@@ -60,11 +60,11 @@ ENDPOINTS = {
 }
 
 LONE_SURROGATE = Payload("lone-surrogate", "x\ud800y", refused=True)
-TEXT = [*corpus.TEXTS, corpus.NUL, LONE_SURROGATE]
-BIG_TEXT = [*TEXT, corpus.AT_LIMIT, corpus.OVER_LIMIT]
+TEXT = [*corpus.taken(corpus.TEXTS), corpus.NUL, LONE_SURROGATE]
+BIG_TEXT = [*TEXT, *corpus.taken([corpus.AT_LIMIT]), corpus.OVER_LIMIT]
 IDS = [*corpus.IDS, corpus.SPACED_ID, LONE_SURROGATE]
 METADATA = [
-    *corpus.METADATA,
+    *corpus.taken(corpus.METADATA),
     Payload("a-list", [1, 2], refused=True),
     Payload("a-string", "<script>", refused=True),
     Payload("surrogate-key", {"\udfff": 1}, refused=True),
@@ -104,9 +104,9 @@ CASES: list[tuple[str, str, list[Payload]]] = [
     ("link-create", "metadata", METADATA),
     ("link-update", "metadata", METADATA),
     ("user-profile", "information", BIG_TEXT),
-    ("search", "query", TEXT),
+    ("search", "query", [*corpus.taken(corpus.MARKUP), *corpus.UNICODE, corpus.NUL, LONE_SURROGATE]),
     ("search", "user_id", IDS),
-    ("search", "metadata_filter", METADATA),
+    ("search", "metadata_filter", [*corpus.METADATA, *METADATA[len(corpus.METADATA) :]]),  # filters: 8 levels
     ("search", "max_results", [Payload("huge", 2**70, True), *WRONG_TYPES[1:]]),
 ]
 
@@ -135,6 +135,8 @@ def test_every_write_field_takes_the_corpus_cleanly(curator_api, agent_memory, w
     """One test per endpoint (a store each costs more than the requests): each failure line names
     the field and the payload."""
     endpoint = ENDPOINTS[endpoint_name]
+    valid = send(curator_api, endpoint.method, endpoint.url(world), endpoint.body(agent_memory, world))
+    assert valid.status_code in (200, 201), f"the endpoint's own valid body must be taken: {valid.content[:300]}"
     failures = Failures()
     for field, payload in ((f, p) for e, f, payloads in CASES if e == endpoint_name for p in payloads):
         name = f"{field}={payload.name}"
@@ -154,6 +156,7 @@ def test_every_write_field_takes_the_corpus_cleanly(curator_api, agent_memory, w
         else:
             failures.check(name, status in (200, 201), f"answered {status}")
             failures.check(name, response["Content-Type"].startswith("application/json"), "not JSON")
+        failures.check(name, not payload.stored or status in (200, 201), f"must be taken, answered {status}")
     failures.assert_none()
 
 
