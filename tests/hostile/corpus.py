@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, replace
 from typing import Any
+from urllib.parse import quote
 
 from memory.engine import limits
 
@@ -131,6 +132,20 @@ IDS = [
 """Ids a person or a script may type. Leading and trailing spaces are trimmed by the forms."""
 
 SPACED_ID = Payload("spaced-id", "  padded  ")
+
+RAW_SEGMENTS = [
+    ("utf8-surrogate", "%ED%A0%80"),
+    ("not-utf8", "%FF%FE"),
+    ("encoded-nul", "a%00b"),
+    ("double-encoded-slash", "..%252F..%252Fsecret"),
+    ("overlong-utf8-dot", "%C0%AE%C0%AE"),
+]
+"""URL path segments as sent, already percent-encoded: bytes no text id can be."""
+
+
+def segments(payloads: list[Payload]) -> list[tuple[str, str]]:
+    """(name, URL path segment) for each payload as an id in a URL, then the raw segments."""
+    return [(payload.name, quote(payload.value, safe="")) for payload in payloads] + RAW_SEGMENTS
 
 
 # --- Malformed HTTP bodies --------------------------------------------------------------------

@@ -11,9 +11,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import override_settings
 from rest_framework.test import APIClient
 
@@ -217,9 +217,9 @@ def test_every_query_parameter_takes_the_corpus_cleanly(viewer_api, world, listi
 def test_hostile_ids_in_paths_are_a_404_in_the_api_body(curator_api, agent_memory, world):
     failures = Failures()
     for pattern in ("memories/{}/", "threads/{}/", "threads/{}/messages/", "images/{}/content/", "links/{}/"):
-        for payload in [*corpus.IDS, corpus.SPACED_ID]:
-            url = f"{API}/{pattern.format(quote(payload.value, safe=''))}"
-            name = f"{pattern.format('…')} {payload.name}"
+        for payload_name, segment in corpus.segments([*corpus.IDS, corpus.SPACED_ID]):
+            url = f"{API}/{pattern.format(segment)}"
+            name = f"{pattern.format('…')} {payload_name}"
             before = state(agent_memory)
             for method in ("get", "delete"):
                 response = failures.run(f"{method} {name}", getattr(curator_api, method), url)
@@ -233,6 +233,39 @@ def test_hostile_ids_in_paths_are_a_404_in_the_api_body(curator_api, agent_memor
 
 
 # --- bodies: malformed uploads, JSON no parser should take, sizes ---------------------------------
+
+
+UPLOAD_CASES = [
+    ("description", [*corpus.taken(corpus.TEXTS), corpus.NUL]),
+    ("metadata", [*corpus.taken(corpus.metadata_texts()[:4]), *corpus.metadata_texts()[4:]]),
+    ("thread_id", IDS[:-1]),  # a form field cannot carry a lone surrogate
+    ("id", IDS[:-1]),
+    ("user_id", IDS[:-1]),
+]
+
+
+def test_every_upload_field_takes_the_corpus_cleanly(curator_api, agent_memory, world):
+    """The image upload's multipart fields (an image each time, into the world's thread)."""
+    failures = Failures()
+    for field, payloads in UPLOAD_CASES:
+        for payload in payloads:
+            name = f"{field}={payload.name}"
+            image = SimpleUploadedFile("a.png", png_bytes("yellow"), content_type="image/png")
+            fields = {"thread_id": world.thread_id} if field not in ("thread_id", "user_id") else {}
+            before = state(agent_memory)
+            response = failures.run(
+                name, curator_api.post, f"{API}/images/", {**fields, "image": image, field: payload.value}
+            )
+            if response is None:
+                continue
+            status = response.status_code
+            if status in REFUSALS or payload.refused:
+                failures.check(name, status in REFUSALS, f"must be refused, answered {status}")
+                failures.check(name, state(agent_memory) == before, f"refused ({status}) but stored something")
+            else:
+                failures.check(name, status == 201, f"answered {status}")
+            failures.check(name, not payload.stored or status == 201, f"must be taken, answered {status}")
+    failures.assert_none()
 
 
 def test_malformed_uploads_are_refused_and_store_nothing(curator_api, agent_memory, world):

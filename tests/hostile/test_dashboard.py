@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import unquote, urlencode
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -284,25 +284,37 @@ ID_PAGES = [
 def test_hostile_ids_in_urls_are_a_404_or_the_page(curator_client, world):
     failures = Failures()
     for pattern in ID_PAGES:
-        for payload in [*corpus.IDS, corpus.SPACED_ID, *corpus.MARKUP[:3]]:
-            name = f"{pattern.format('…')} {payload.name}"
-            response = failures.run(name, curator_client.get, pattern.format(quote(payload.value, safe="")))
+        for payload_name, segment in corpus.segments([*corpus.IDS, corpus.SPACED_ID, *corpus.MARKUP[:3]]):
+            name = f"{pattern.format('…')} {payload_name}"
+            response = failures.run(name, curator_client.get, pattern.format(segment))
             if response is None:
                 continue
             failures.check(name, response.status_code in (200, 400, 404), f"answered {response.status_code}")
-            for problem in inert_problems(response.content.decode(errors="replace"), payload.value):
+            for problem in inert_problems(response.content.decode(errors="replace"), unquote(segment)):
                 failures.lines.append(f"{name}: {problem}")
     failures.assert_none()
 
 
+POST_PATTERNS = [
+    "/memories/{}/delete/",
+    "/threads/{}/delete/",
+    "/users/{}/delete/",
+    "/images/{}/delete/",
+    "/links/{}/delete/",
+    "/review/contradictions/{}/keep/",
+    "/review/contradictions/{}/dismiss/",
+    "/review/links/{}/accept/",
+    "/review/links/{}/revert/",
+]
+
+
 def test_hostile_ids_in_post_urls_store_nothing(curator_client, agent_memory, world):
     failures = Failures()
-    for payload in corpus.IDS:
-        segment = quote(payload.value, safe="")
-        for pattern in ("/memories/{}/delete/", "/review/contradictions/{}/keep/", "/threads/{}/delete/"):
-            name = f"{pattern.format('…')} {payload.name}"
+    for payload_name, segment in corpus.segments(corpus.IDS):
+        for pattern in POST_PATTERNS:
+            name = f"{pattern.format('…')} {payload_name}"
             before = state(agent_memory)
-            response = failures.run(name, curator_client.post, pattern.format(segment), {"keep": payload.value})
+            response = failures.run(name, curator_client.post, pattern.format(segment), {"keep": unquote(segment)})
             if response is None:
                 continue
             failures.check(name, response.status_code in REFUSALS | {302}, f"answered {response.status_code}")
