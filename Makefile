@@ -18,6 +18,7 @@ PYTHON ?=
 PYTHON_CANDIDATES := python3.13 python3.12 \
 	$(sort $(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3 /root/.pyenv/versions/3.1[2-9]*/bin/python3))
 RUNSERVER_ADDR ?= 127.0.0.1:8000
+LOADTEST_SECONDS ?= 60
 
 # Prints the first candidate that actually runs and is >= 3.12 (pyenv shims exist but may fail).
 define find_python
@@ -31,13 +32,14 @@ echo "Install one, or pass it explicitly: make PYTHON=/path/to/python3.12 <targe
 exit 1
 endef
 
-.PHONY: help venv run test lint format bench vendor screenshots
+.PHONY: help venv run test lint format bench vendor screenshots loadtest
 
 help:
 	@echo "make run     set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
 	@echo "make test    manage.py check, makemigrations --check, pytest"
 	@echo "make lint    ruff check + ruff format --check"
 	@echo "make bench   run every bench/*.py"
+	@echo "make loadtest  locust against gunicorn (2 workers) over a seeded store for LOADTEST_SECONDS (60)"
 	@echo "make venv    create .venv and install requirements.txt"
 	@echo "make vendor  npm ci, then copy the files the site serves to static/vendor/ (committed)"
 	@echo "make screenshots  seed a throwaway site, save docs/screenshots/*.png of docs/screenshots.py's PAGES"
@@ -82,12 +84,16 @@ format: $(DEV_STAMP)
 screenshots: $(DEV_STAMP)
 	$(PY) docs/screenshots.py
 
-bench: venv
+bench: $(DEV_STAMP)
 	@shopt -s nullglob; scripts=(bench/[!_]*.py); \
 	if [ $${#scripts[@]} -eq 0 ]; then echo "no benchmarks in bench/"; exit 0; fi; \
 	for script in "$${scripts[@]}"; do \
 		echo "== $$script"; PYTHONPATH=$(CURDIR) $(PY) "$$script"; \
 	done
+
+# A bounded load on loopback (bench/loadtest.py): figures per endpoint, and a non-zero exit on any error.
+loadtest: $(DEV_STAMP)
+	PYTHONPATH=$(CURDIR) $(PY) bench/loadtest.py --seconds $(LOADTEST_SECONDS)
 
 # The front-end libraries the site serves, as "<file in node_modules/>=<file in static/vendor/>",
 # each under its npm package's name. Versions: package.json / package-lock.json. The copies are

@@ -1,10 +1,20 @@
-"""Django settings of the server bench/api.py starts: the site's own, over the benchmark's
-temporary database, with the URLs of bench/_api_urls.py (the site's plus the trivial baseline
-endpoint). Nothing here ships: the product's settings and URLs have no benchmark endpoint."""
+"""Django settings of the servers bench/_gunicorn.py starts (bench/api.py, bench/loadtest.py and
+tests/web/test_many_processes.py): the site's own, over a temporary database, with the URLs of
+bench/_api_urls.py (the site's plus the trivial baseline endpoint), and every server error logged
+to stderr with its traceback (the runs look for 5xx and "database is locked" there). Nothing here
+ships: the product's settings and URLs have no benchmark endpoint."""
 
 import os
 
 from oam_site.settings import *  # noqa: F403
 
-DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": os.environ["OAM_BENCH_DATABASE"]}}
+DATABASES = {
+    "default": {**DATABASES["default"], "NAME": os.environ["OAM_BENCH_DATABASE"]},  # noqa: F405
+}
 ROOT_URLCONF = "bench._api_urls"
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"stderr": {"class": "logging.StreamHandler"}},
+    "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR", "propagate": False}},
+}

@@ -3,10 +3,11 @@ of 50) and `POST /api/v1/search/`, against a trivial DRF endpoint in the same ru
 
 Seeds a temporary store with --memories memories (over 50 users, through the engine as an agent
 writes them) and a temporary Django database (migrated; a curator and their API token, made by
-memory.tokens), then serves the site with gunicorn (--workers sync workers, as `gunicorn
-oam_site.wsgi` would) on a free loopback port, with bench/_api_settings.py: the site's settings and
-URLs plus the baseline at /bench/trivial/, an APIView with the API's authentication, permission and
-throttles that answers a constant (it never ships). Another process loads each endpoint for
+manage.py oam_user and oam_token), then serves the site with gunicorn (--workers sync workers, as
+`gunicorn oam_site.wsgi` would) on a free loopback port (bench/_gunicorn.py), with
+bench/_api_settings.py: the site's settings and URLs plus the baseline at /bench/trivial/, an
+APIView with the API's authentication, permission and throttles that answers a constant (it never
+ships). Another process loads each endpoint for
 --seconds seconds over --connections connections (httpx, a thread each) after a warm-up, and
 reports every request's latency; the endpoints take turns, in --rounds rounds, so that a machine
 getting busier or quieter weighs on each alike. Target: the memory list at >= 0.5x the trivial
@@ -24,18 +25,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import httpx
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bench._gunicorn import Site
 
 RATIO_TARGET = 0.5
 WARMUP_SECONDS = 1.0
@@ -80,56 +78,11 @@ print(json.dumps({"latencies": latencies, "statuses": statuses, "elapsed": elaps
 """
 
 
-def configure(folder: Path, throttle_rate: str) -> dict[str, str]:
-    """The environment of this process and the server: temporary store and database, no LLM,
-    DEBUG off as in production, rate limits far above what the load sends."""
-    env = {
-        "DJANGO_SETTINGS_MODULE": "bench._api_settings",
-        "OAM_BENCH_DATABASE": str(folder / "django.sqlite3"),
-        "OAM_STORE_URL": f"sqlite://{folder / 'memory.sqlite3'}",
-        "OAM_EMBEDDER": "hashing",
-        "OAM_LLM_BASE_URL": "",
-        "OAM_DEBUG": "0",
-        "OAM_API_TOKEN_RATE": throttle_rate,
-        "OAM_API_USER_RATE": throttle_rate,
-    }
-    os.environ.update(env)
-    return env
-
-
-def seed(memories: int) -> str:
-    """Migrate, seed the store, and return a curator's API token."""
+def has_route(path: str, method: str) -> bool:
+    """Whether this branch routes `method path` (asked of Django in this process, with the site's settings)."""
     import django
-    from django.core.management import call_command
 
     django.setup()
-    call_command("migrate", verbosity=0)
-    from django.contrib.auth.models import User
-
-    from memory import services
-    from memory.access import grant_role
-    from memory.tokens import create_token
-
-    curator = User.objects.create_user("bench-curator", password="bench-curator-password")
-    grant_role(curator, "curator")
-    token = create_token(curator, name="bench", role="curator")[1]
-    agent_memory = services.get_agent_memory()
-    types = ("fact", "preference", "guideline", "memory")
-    started = time.perf_counter()
-    for n in range(memories):
-        agent_memory.add_memory(
-            f"Memory {n} of user {n % USERS}: prefers window seats on flight {n % 97} to place {n % 13}.",
-            memory_type=types[n % len(types)],
-            user_id=f"user-{n % USERS}",
-            agent_id=f"agent-{n % 5}",
-            metadata={"source": "bench", "n": n},
-        )
-    services.reset_agent_memory()
-    print(f"api: {memories:,} memories seeded in {time.perf_counter() - started:.1f} s", file=sys.stderr)
-    return token
-
-
-def has_route(path: str, method: str) -> bool:
     from django.urls import Resolver404, resolve
 
     try:
@@ -138,32 +91,6 @@ def has_route(path: str, method: str) -> bool:
         return False
     view_class = getattr(match.func, "view_class", None)
     return view_class is None or hasattr(view_class, method.lower())
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def serve(env: dict[str, str], port: int, workers: int) -> subprocess.Popen:
-    command = [sys.executable, "-m", "gunicorn", "--workers", str(workers), "--bind", f"127.0.0.1:{port}"]
-    command += ["--chdir", str(ROOT), "--log-level", "warning", "oam_site.wsgi:application"]
-    return subprocess.Popen(command, env={**os.environ, **env}, start_new_session=True)
-
-
-def wait_until_up(base: str, token: str, server: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise SystemExit(f"api: gunicorn exited with {server.returncode}")
-        try:
-            if httpx.get(f"{base}/bench/trivial/", headers={"Authorization": f"Bearer {token}"}).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit("api: gunicorn did not answer within 60 s")
 
 
 def load(url: str, method: str, token: str, body: dict | None, seconds: float, connections: int) -> dict:
@@ -200,8 +127,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
-        env = configure(Path(directory), throttle_rate="1000000/second")
-        token = seed(args.memories)
+        site = Site(Path(directory))
+        os.environ.update(site.env)
+        token = site.make_curator("bench-curator")
+        started = time.perf_counter()
+        site.seed_memories(args.memories, USERS)
+        print(f"api: {args.memories:,} memories seeded in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         endpoints = {
             TRIVIAL: ("GET", "/bench/trivial/", None),
             LISTING: ("GET", f"/api/v1/memories/?limit={PAGE}", None),
@@ -210,22 +141,18 @@ def main() -> None:
         if not has_route("/api/v1/search/", "POST"):
             print("api: POST /api/v1/search/ is not routed on this branch: skipped", file=sys.stderr)
             del endpoints[SEARCH]
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        server = serve(env, port, args.workers)
         runs: dict[str, list[dict]] = {name: [] for name in endpoints}
         try:
-            wait_until_up(base, token, server)
+            site.serve(workers=args.workers)
             # Rounds, each endpoint in turn: a machine that gets busier or quieter during the run
             # weighs on every endpoint alike.
             for _ in range(args.rounds):
                 for name, (method, path, body) in endpoints.items():
                     runs[name].append(
-                        load(base + path, method, token, body, args.seconds / args.rounds, args.connections)
+                        load(site.base + path, method, token, body, args.seconds / args.rounds, args.connections)
                     )
         finally:
-            os.killpg(server.pid, signal.SIGTERM)
-            server.wait(timeout=30)
+            site.stop()
     report({name: summary(endpoint_runs) for name, endpoint_runs in runs.items()}, args)
 
 

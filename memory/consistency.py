@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
+from datetime import timedelta
 
+from memory.curation import RECONCILE_AFTER, Reconciled, reconcile_pending
 from memory.engine import AgentMemory, CheckFinding, CheckReport, Snapshot
 from memory.engine.types import SEARCHABLE_TYPES
 from memory.models import Action, CheckRun, CurationEntry
@@ -25,10 +27,11 @@ class ConsistencyResult:
 
     report: CheckReport
     probe: CheckFinding
+    history: CheckFinding | None = None
 
     @property
     def findings(self) -> tuple[CheckFinding, ...]:
-        return (*self.report.findings, self.probe)
+        return (*self.report.findings, self.probe, *([self.history] if self.history else []))
 
     @property
     def ok(self) -> bool:
@@ -72,20 +75,46 @@ def deleted_still_searchable(
     )
 
 
-def run_check(agent_memory: AgentMemory, *, repair: bool = False, examples: int = 5) -> ConsistencyResult:
-    """The engine's check (repairing when asked), then the probe (after the repairs: a rebuilt
-    index must not bring a deleted record back)."""
+def pending_finding(settled: Reconciled) -> CheckFinding:
+    """What reconciling the history found: entries an interrupted change left pending, all settled."""
+    found = settled.confirmed + settled.dropped
+    return CheckFinding(
+        name="history_pending",
+        description=(
+            "curation history entries left pending by an interrupted change, settled against the store: "
+            f"{settled.confirmed} confirmed (the store holds their change), {settled.dropped} dropped (it does not)"
+        ),
+        found=found,
+        remaining=0,
+        repairable=True,
+    )
+
+
+def run_check(
+    agent_memory: AgentMemory, *, repair: bool = False, examples: int = 5, pending_after: timedelta = RECONCILE_AFTER
+) -> ConsistencyResult:
+    """Settle the history entries pending for `pending_after` or more (memory.curation), then the
+    engine's check (repairing when asked), then the probe (after the repairs: a rebuilt index must
+    not bring a deleted record back)."""
+    settled = reconcile_pending(agent_memory, older_than=pending_after)
     report = agent_memory.check(repair=repair, examples=examples)
-    return ConsistencyResult(report, deleted_still_searchable(agent_memory, examples=examples))
+    probe = deleted_still_searchable(agent_memory, examples=examples)
+    return ConsistencyResult(report, probe, pending_finding(settled))
 
 
 def check_and_record(
-    agent_memory: AgentMemory, *, repair: bool = False, examples: int = 5, user=None, via: str = "dashboard"
+    agent_memory: AgentMemory,
+    *,
+    repair: bool = False,
+    examples: int = 5,
+    user=None,
+    via: str = "dashboard",
+    pending_after: timedelta = RECONCILE_AFTER,
 ) -> tuple[ConsistencyResult, CheckRun]:
     """run_check, and keep its result as a CheckRun (the overview shows the latest): by `user`
     (None: the command line) through `via` ("dashboard" or "command")."""
     started = time.perf_counter()
-    result = run_check(agent_memory, repair=repair, examples=examples)
+    result = run_check(agent_memory, repair=repair, examples=examples, pending_after=pending_after)
     run = CheckRun.objects.create(
         actor=user,
         actor_name=user.get_username() if user is not None else "manage.py oam_check",

@@ -13,32 +13,61 @@ them (StaleVersionError) when someone changed the record meanwhile, so no update
 
 Views (and API views) call this module for every write and never write to the engine themselves.
 
-The store and Django's database are two databases: the engine's write commits first, then its
-history entry. If writing the entry failed after the store changed, the change would be
-unrecorded; it never happens the other way round (an entry for a change that did not happen).
+The store and Django's database are two databases, so a change and its history entries are
+recorded in two phases, with the store as the judge (`_recorded`): the change is made in one store
+transaction; before that transaction commits, its entries are written to Django's database
+*pending* under a fresh token, and the store transaction records the outcome "committed" under
+that token (AgentMemory.settle_outcome) as its last write; once it has committed, the entries are
+confirmed (`pending` emptied) and the outcome forgotten. A crash at any point leaves either no
+pending entries (nothing was stored), or pending entries that `reconcile_pending` settles: it asks
+the store to record "aborted" under their token, which stands only if the change's transaction
+never committed "committed" (the first outcome recorded wins), and then drops them (aborted) or
+confirms them (committed). So every change the store holds has its entries, and every entry's
+change is in the store, whenever the process dies: a bulk action's batch, an import's batch and a
+single edit alike. A writer that finds its token aborted (a reconcile ran while it was between the
+two phases) rolls its change back. Pages read confirmed entries only (CurationEntry.objects).
+
+Not covered: the calls that hand work to the LLM (add_messages, add_image, update_message,
+extract_memories, refresh_summary, describe_image_again) write the store first and their entries
+right after, since the LLM work they schedule must see the change committed; a crash between the
+two leaves such a change unrecorded (never an entry without its change).
+
+`reconcile_pending` runs in `manage.py oam_check` (and the overview's check), and in each process
+before its first change and every RECONCILE_AFTER after, for entries pending that long.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
+import time
+import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db import transaction as django_transaction
+from django.db.models import Count
+from django.utils import timezone
 
 from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, StaleVersionError, TextContent
 from memory.engine.graph import relation_labels
 from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
 from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ImportReport, import_export
 from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
-from memory.models import Action, BulkChange, CurationEntry, ObjectKind
+from memory.models import Action, BulkChange, CurationEntry, ImportJob, ObjectKind
 
 BULK_BATCH = 500
 """Records a bulk change writes per transaction."""
+
+COMMITTED, ABORTED = "committed", "aborted"
+"""The outcomes the store records for a change's token (AgentMemory.settle_outcome)."""
+RECONCILE_AFTER = timedelta(minutes=5)
+"""How long an entry stays pending before a process's first change reconciles it: far longer than
+the moment between its two phases, so that no running change is given up."""
 
 PROFILE_KINDS = {ObjectKind.USER: "user_id", ObjectKind.AGENT: "agent_id"}
 
@@ -130,6 +159,18 @@ def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
     return None, message
 
 
+def recorded(method: Callable[..., Any]) -> Callable[..., Any]:
+    """A Curation method whose store writes are one transaction, recorded in two phases
+    (Curation._recorded); called inside another such method or a bulk batch, part of that one."""
+
+    @functools.wraps(method)
+    def wrapper(self: Curation, *args: Any, **kwargs: Any) -> Any:
+        with self._recorded():
+            return method(self, *args, **kwargs)
+
+    return wrapper
+
+
 class Curation:
     """The changes one actor makes, through one AgentMemory, each recorded in the history."""
 
@@ -195,11 +236,44 @@ class Curation:
             reverts=reverts,
             bulk=self._bulk,
         )
-        if self._pending is not None:  # a bulk batch writes its entries together (_batched)
+        if self._pending is not None:  # written with the rest of the change (_recorded)
             self._pending.append(entry)
-        else:
+        else:  # a change that hands work to the LLM: stored first, recorded right after
             entry.save(force_insert=True)
         return entry
+
+    @contextmanager
+    def _recorded(self) -> Iterator[None]:
+        """Make the block's store writes one transaction and record its entries in two phases (the
+        module's docstring): pending before the store commits, confirmed after. Nested, the block
+        is part of the enclosing one."""
+        if self._pending is not None:
+            yield
+            return
+        reconcile_once(self.memory)
+        token, written = uuid.uuid4().hex, False
+        self._pending = entries = []
+        try:
+            with self.memory.transaction():
+                yield
+                if entries:
+                    for entry in entries:
+                        entry.pending = token
+                    CurationEntry.with_pending.bulk_create(entries)  # committed: Django is in autocommit
+                    written = True
+                    if self.memory.settle_outcome(token, COMMITTED) != COMMITTED:
+                        raise CurationError("this change was given up by a consistency check meanwhile: try again")
+        except BaseException:
+            if written:  # the store transaction did not commit: settle it so, unless it did after all
+                settle([token], self.memory)
+            raise
+        finally:
+            self._pending = None
+        if entries:
+            CurationEntry.with_pending.filter(pending=token).update(pending="")
+            for entry in entries:
+                entry.pending = ""
+            self.memory.forget_outcomes([token])
 
     def _updated(self, kind: str, object_id: str, before: Any, after: Any, summary: str) -> CurationEntry:
         """Record an update of a record (a message, memory or image) with both its versions."""
@@ -220,6 +294,7 @@ class Curation:
 
     # --- threads ------------------------------------------------------------------------------
 
+    @recorded
     def create_thread(
         self,
         *,
@@ -249,6 +324,7 @@ class Curation:
             thread_id=after.id,
         )
 
+    @recorded
     def update_thread(self, thread_id: str, *, metadata: dict | None, version: int) -> CurationEntry | None:
         before = self.memory.get_thread_record(thread_id)
         if metadata == before.metadata:
@@ -269,6 +345,7 @@ class Curation:
             thread_id=before.id,
         )
 
+    @recorded
     def delete_thread(self, thread_id: str) -> CurationEntry:
         snapshot = self.memory.snapshot(thread_id=thread_id)
         if not snapshot.threads:
@@ -365,6 +442,7 @@ class Curation:
         after = self.memory.get_message_record(thread_id, message_id)
         return self._updated(ObjectKind.MESSAGE, message_id, before, after, edited("message", before, after))
 
+    @recorded
     def delete_message(self, thread_id: str, message_id: str) -> CurationEntry:
         thread = self.memory.get_thread(thread_id)
         self.memory.get_message_record(thread_id, message_id)  # KeyError when it is not this thread's
@@ -381,6 +459,7 @@ class Curation:
 
     # --- memories -----------------------------------------------------------------------------
 
+    @recorded
     def create_memory(self, **fields: Any) -> CurationEntry:
         """A new memory from the memory form's fields (empty ones left to the engine's defaults).
         Its thread must exist (the engine would make a bare one), and gives its user and agent
@@ -404,6 +483,7 @@ class Curation:
             thread_id=after.thread_id,
         )
 
+    @recorded
     def update_memory(self, memory_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
         """Edit a memory: `content`, `memory_type`, `user_id`, `agent_id`, `metadata`, `status`,
         `timestamp` and its lifetime: `expires_at` (an instant, or None for never), or
@@ -425,6 +505,7 @@ class Curation:
         after = self.memory.get_memory(memory_id)
         return self._updated(ObjectKind.MEMORY, memory_id, before, after, edited(after.record_type, before, after))
 
+    @recorded
     def delete_memory(self, memory_id: str) -> CurationEntry:
         record = self.memory.get_memory(memory_id)
         snapshot = self.memory.snapshot(record_ids=[(record.record_type, memory_id)])
@@ -512,6 +593,7 @@ class Curation:
             thread_id=after.thread_id,
         )
 
+    @recorded
     def update_image(self, image_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
         """Edit an image's `description` and `metadata` (those given)."""
         before = self.memory.get_image(image_id)
@@ -531,6 +613,7 @@ class Curation:
         after = self.memory.get_image(image_id)
         return self._updated(ObjectKind.IMAGE, image_id, before, after, "Asked the LLM to describe the image again")
 
+    @recorded
     def delete_image(self, image_id: str) -> CurationEntry:
         record = self.memory.get_image(image_id)
         if record.message_id is not None:
@@ -552,6 +635,7 @@ class Curation:
     def profile(self, kind: str, owner_id: str) -> Any:
         return profile_of(self.memory, kind, owner_id)
 
+    @recorded
     def save_profile(self, kind: str, owner_id: str, *, information: str, version: int) -> CurationEntry | None:
         """Write a user's or agent's profile text; `version` is the profile's as it was read, 0
         when it had none (then two people writing it at once cannot both succeed)."""
@@ -570,6 +654,7 @@ class Curation:
             record_to_json(after),
         )
 
+    @recorded
     def delete_profile(self, kind: str, owner_id: str) -> CurationEntry:
         """Delete a user's or agent's profile alone; what they own stays."""
         if self.profile(kind, owner_id) is None:
@@ -581,6 +666,7 @@ class Curation:
             kind, owner_id, snapshot, lambda: delete(owner_id, cascade=False), f"Deleted the {kind}'s profile"
         )
 
+    @recorded
     def delete_owner(self, kind: str, owner_id: str) -> CurationEntry:
         """Delete a user or agent with everything they own (profile, threads, records, links)."""
         snapshot = self.memory.snapshot(**{PROFILE_KINDS[kind]: owner_id})
@@ -597,6 +683,7 @@ class Curation:
 
     # --- links --------------------------------------------------------------------------------
 
+    @recorded
     def create_link(
         self,
         *,
@@ -665,6 +752,7 @@ class Curation:
         except KeyError:
             raise CurationError(f"{name} names no memory: {memory_id!r}") from None
 
+    @recorded
     def update_link(self, relation_id: str, *, version: int, **fields: Any) -> CurationEntry | None:
         """Retype a link (`relation_type`, `opposite_relation_type`) or change its `metadata`."""
         before = self.memory.get_relation(relation_id)
@@ -687,6 +775,7 @@ class Curation:
             relation_to_json(after),
         )
 
+    @recorded
     def delete_link(self, relation_id: str) -> CurationEntry:
         relation = self.memory.get_relation(relation_id)
         if not self.memory.delete_record_link(relation_id=relation_id):
@@ -787,28 +876,24 @@ class Curation:
         self, items: Sequence[Any], change: Callable[[Any], object], refused: tuple[type[Exception], ...]
     ) -> list[tuple[Any, str]]:
         """Apply `change(item)` to each item, BULK_BATCH at a time: each batch is one transaction
-        of the store and one of the history (the store's commits first), so that a batch that
+        of the store, its history entries recorded in two phases around its commit (`_recorded`), so that a batch that
         fails is neither stored nor recorded while the batches before it stay, recorded, and a
         batch costs one commit of each, not one per record; its history entries are written
         together at its end. An item whose change raises one of
         `refused` (before it wrote anything) is left as it is: (item, the reason) in the answer."""
         failed: list[tuple[Any, str]] = []
         for start in range(0, len(items), BULK_BATCH):
-            with django_transaction.atomic(), self.memory.transaction():
-                self._pending = []
-                try:
-                    for item in items[start : start + BULK_BATCH]:
-                        try:
-                            change(item)
-                        except refused as error:
-                            failed.append((item, str(error.args[0]) if error.args else str(error)))
-                    CurationEntry.objects.bulk_create(self._pending)
-                finally:
-                    self._pending = None
+            with self._recorded():
+                for item in items[start : start + BULK_BATCH]:
+                    try:
+                        change(item)
+                    except refused as error:
+                        failed.append((item, str(error.args[0]) if error.args else str(error)))
         return failed
 
     # --- review queues ------------------------------------------------------------------------
 
+    @recorded
     def purge_expired(self) -> Purge:
         """Delete every expired record (AgentMemory.purge_expired), so that it can be undone: what
         will go is read first (one snapshot, expired records included), then purged, and recorded
@@ -845,6 +930,7 @@ class Curation:
             return Purge(None, 0, 0)
         return Purge(change, purged, unsaved)
 
+    @recorded
     def resolve_contradiction(self, relation_id: str, keep_id: str) -> BulkChange:
         """Settle a `contradicts` pair: keep one memory and retire the other with a `supersedes`
         link from the kept one (D2: a supersedes link makes its target invalid). A pair has one
@@ -871,6 +957,7 @@ class Curation:
 
     # --- duplicates ---------------------------------------------------------------------------
 
+    @recorded
     def merge_duplicates(self, keep_id: str, retired_ids: list[str], *, how: str = "link") -> Merge:
         """Resolve a group of near-duplicates (AgentMemory.find_duplicates) in one bulk change,
         undone in one step: keep `keep_id` and retire each of `retired_ids`, linked as a
@@ -943,6 +1030,7 @@ class Curation:
 
     # --- history ------------------------------------------------------------------------------
 
+    @recorded
     def revert(self, entry: CurationEntry) -> CurationEntry:
         """Undo one recorded change: restore what a delete removed, delete what a create added,
         write back the values an update replaced (those it changed, no others)."""
@@ -1346,6 +1434,10 @@ class _ImportRecorder:
         self.imported: set[str] = set()  # threads and records this import created (any batch)
 
     def restore(self, snapshot: Snapshot, **options: Any) -> Any:
+        with self.curation._recorded():
+            return self._restore(snapshot, **options)
+
+    def _restore(self, snapshot: Snapshot, **options: Any) -> Any:
         report = self.curation.memory.restore(snapshot, **options)
         skipped = {(kind, object_id) for kind, object_id, _ in report.skipped}
         entries = []
@@ -1366,7 +1458,7 @@ class _ImportRecorder:
             ends = {relation.source_record_id, relation.target_record_id}
             if ("relation", relation.id) not in skipped and not ends & self.imported:
                 entries.append(self._created(ObjectKind.LINK, relation.id, relation_to_json(relation), None))
-        CurationEntry.objects.bulk_create(entries)
+        self.curation._pending.extend(entries)
         return report
 
     def _created(self, kind: str, object_id: str, after: Any, thread_id: str | None) -> CurationEntry:
@@ -1380,3 +1472,67 @@ class _ImportRecorder:
             after=after,
             bulk=self.curation._bulk,
         )
+
+
+# --- reconciling ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reconciled:
+    """What reconcile_pending settled: entries confirmed (their change is in the store), entries
+    dropped (it is not), and empty bulk changes removed (interrupted before any change of theirs)."""
+
+    confirmed: int = 0
+    dropped: int = 0
+    empty_bulk_changes: int = 0
+
+
+def settle(tokens: Sequence[str], agent_memory: AgentMemory) -> Reconciled:
+    """Settle the pending entries of these tokens by the store's outcome: "aborted" is recorded
+    for each token that has none (so that its change can no longer commit), then the entries of
+    committed tokens are confirmed and the others deleted, and the outcomes forgotten."""
+    confirmed = dropped = 0
+    for token in dict.fromkeys(tokens):
+        entries = CurationEntry.with_pending.filter(pending=token)
+        if agent_memory.settle_outcome(token, ABORTED) == COMMITTED:
+            confirmed += entries.update(pending="")
+        else:
+            dropped += entries.count()
+            entries.delete()
+    # An aborted outcome is kept: a writer still between its two phases (a stalled process) must
+    # find it. Committed ones are asked for no more.
+    committed = [token for token, outcome in agent_memory.outcomes(list(tokens)).items() if outcome == COMMITTED]
+    agent_memory.forget_outcomes(committed)
+    return Reconciled(confirmed, dropped)
+
+
+def reconcile_pending(agent_memory: AgentMemory, *, older_than: timedelta = RECONCILE_AFTER) -> Reconciled:
+    """Settle every history entry left pending (`older_than` ago or more) by a change whose process
+    died between its two phases, and remove the bulk changes such a crash left without entries. Safe
+    to run at any time, from any process: a change still running when its entries are settled
+    "aborted" rolls itself back."""
+    cutoff = timezone.now() - older_than
+    stale = CurationEntry.with_pending.exclude(pending="").filter(at__lte=cutoff)
+    tokens = list(stale.values_list("pending", flat=True).distinct())
+    result = settle(tokens, agent_memory) if tokens else Reconciled()
+    empty = BulkChange.objects.filter(at__lte=cutoff).annotate(n=Count("entries")).filter(n=0)
+    empty = empty.exclude(pk__in=ImportJob.objects.exclude(change=None).values("change"))
+    removed, _ = BulkChange.objects.filter(pk__in=list(empty.values_list("pk", flat=True))).delete()
+    return Reconciled(result.confirmed, result.dropped, removed)
+
+
+_last_reconcile: dict[int, float] = {}
+_reconciled_lock = threading.Lock()
+
+
+def reconcile_once(agent_memory: AgentMemory) -> None:
+    """reconcile_pending before a process's first change, and again before a change once
+    RECONCILE_AFTER has passed since: what a crash left pending is settled soon after a restart
+    (one indexed query each time, nothing else when nothing is pending)."""
+    now = time.monotonic()
+    with _reconciled_lock:
+        last = _last_reconcile.get(id(agent_memory))
+        if last is not None and now - last < RECONCILE_AFTER.total_seconds():
+            return
+        _last_reconcile[id(agent_memory)] = now
+    reconcile_pending(agent_memory)

@@ -87,6 +87,15 @@ class BulkChange(Authored):
         return f"{self.actor_name}: {self.summary}"
 
 
+class ConfirmedEntries(models.Manager):
+    """The history as it stands: entries whose change the store is known to hold. An entry is
+    written pending before its change commits in the store (memory.curation) and confirmed after;
+    one left pending by a crash is settled by `memory.curation.reconcile_pending`."""
+
+    def get_queryset(self) -> models.QuerySet:
+        return super().get_queryset().filter(pending="")
+
+
 class CurationEntry(Authored):
     """One change a person made to one object of the memory store.
 
@@ -113,10 +122,22 @@ class CurationEntry(Authored):
         help_text="The bulk change this entry is one record of, if any.",
     )
 
-    objects = CurationEntryQuerySet.as_manager()
+    pending = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        db_index=True,
+        help_text="Its change's token until the store is known to hold it (memory.curation); then empty.",
+    )
+
+    objects = ConfirmedEntries.from_queryset(CurationEntryQuerySet)()
+    """Confirmed entries only: every page, list and revert reads these."""
+    with_pending = CurationEntryQuerySet.as_manager()
+    """Every entry, pending ones too: for the curation module's recording and reconciling."""
 
     class Meta(Authored.Meta):
         ordering = ("-at", "-id")
+        base_manager_name = "with_pending"
         indexes = (
             models.Index(fields=["object_kind", "object_id", "-at"], name="history_object"),
             models.Index(fields=["thread_id", "-at"], name="history_thread"),

@@ -789,6 +789,19 @@ class AgentMemory:
         (MemoryStore.stats)."""
         return self.store.stats(thread_id=thread_id, user_id=user_id, agent_id=agent_id)
 
+    def settle_outcome(self, token: str, outcome: str) -> str:
+        """Record a change's outcome in the store unless one is there; the one that stands
+        (MemoryStore.settle_outcome: the store judges whether a change recorded elsewhere happened)."""
+        return self.store.settle_outcome(token, outcome)
+
+    def outcomes(self, tokens: Sequence[str]) -> dict[str, str]:
+        """The outcomes recorded under these tokens (MemoryStore.outcomes)."""
+        return self.store.outcomes(tokens)
+
+    def forget_outcomes(self, tokens: Sequence[str]) -> None:
+        """Delete outcomes nothing will ask for again (MemoryStore.forget_outcomes)."""
+        self.store.forget_outcomes(tokens)
+
     def check(self, *, repair: bool = False, examples: int = 5) -> CheckReport:
         """The store's consistency check (MemoryStore.check): what is out of step, repaired when
         `repair` (only what is safe: no record is ever deleted)."""

@@ -45,3 +45,15 @@ document.addEventListener("htmx:configRequest", (event) => {
     if (parameters.getAll(name).every((value) => value === "")) parameters.delete(name);
   }
 });
+
+// The account menu (a <details>) closes as a menu does: on a click elsewhere, and on Escape (focus
+// goes back to its summary).
+const account = document.querySelector("details.oam-account");
+if (account) {
+  document.addEventListener("click", (event) => { if (!account.contains(event.target)) account.open = false; });
+  account.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape" || !account.open) return;
+    account.open = false;
+    account.querySelector("summary").focus();
+  });
+}

@@ -51,6 +51,7 @@ def held_after_the_first_batch(monkeypatch) -> threading.Event:
 def test_an_upload_shows_its_progress_and_ends_done(logged_in_page: Page, demo_export, held_after_the_first_batch):
     page = logged_in_page
     lines = len(demo_export.read_text(encoding="utf-8").splitlines()) - 1
+    page.locator("details.oam-account > summary").click()  # the account menu
     page.get_by_role("link", name="API tokens").click()
     page.get_by_role("link", name="Export or import the store").click()
     page.get_by_label("Export file").set_input_files(str(demo_export))

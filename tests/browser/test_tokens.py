@@ -26,6 +26,7 @@ def api_status(browser: Browser, base_url: str, token: str) -> int:
 def test_a_token_is_made_copied_used_and_revoked(logged_in_page: Page, browser, live_server):
     page = logged_in_page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
+    page.locator("details.oam-account > summary").click()  # the account menu
     page.get_by_role("link", name="API tokens").click()
     expect(page.get_by_role("heading", name="API tokens")).to_be_visible()
     expect(page.get_by_text("No tokens yet.")).to_be_visible()

@@ -1143,6 +1143,25 @@ class MemoryStore(ABC):
         ValueError before anything is written. `keep_versions` (an import, memory.engine.transfer)
         keeps the snapshot's versions instead: nothing read before can be in flight."""
 
+    def settle_outcome(self, token: str, outcome: str) -> str:
+        """Record `outcome` ("committed" or "aborted") under `token` unless one is recorded already,
+        and return the outcome that stands. Inside transaction() the record is part of the block,
+        so it commits with the block's writes or not at all.
+
+        This makes the store the judge of a change recorded elsewhere (the dashboard's curation
+        history, in another database): the writer settles "committed" in the transaction of its
+        change, and whoever finds the change's record left unconfirmed after a crash settles
+        "aborted". The first to settle wins; a writer that finds "aborted" must roll back."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no outcomes")
+
+    def outcomes(self, tokens: Sequence[str]) -> dict[str, str]:
+        """The outcomes recorded under these tokens (settle_outcome); a token with none is absent."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no outcomes")
+
+    def forget_outcomes(self, tokens: Sequence[str]) -> None:
+        """Delete the outcomes recorded under these tokens, once nothing will ask for them again."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no outcomes")
+
     def check(self, *, repair: bool = False, examples: int = 5) -> CheckReport:
         """Look for inconsistencies between what the store holds and what it should (CheckReport,
         one CheckFinding per kind): records with text but no vector, or a vector of another

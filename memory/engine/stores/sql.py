@@ -159,6 +159,9 @@ INVALID_SQL = "(r.status <> 'valid' OR r.lifecycle_links <> 0)"
 """The records whose effective status is invalid; SQLite's partial index of them has this condition."""
 LISTING_STATUSES = ("valid", "invalid", "expired")
 REEMBED_TARGET = "reembed_target"
+OUTCOME_PREFIX = "outcome:"
+"""Meta keys of the outcomes of changes recorded elsewhere (settle_outcome), after this prefix the token."""
+OUTCOMES = ("committed", "aborted")
 """The meta row naming the embedder (JSON: embedder, vector_dim) a pending re-embedding stages for."""
 REEMBED_PHASE = "reembed_phase"
 """The meta row of a swap done in steps (Oracle): "filled" (new vectors in the new column), then
@@ -3278,6 +3281,36 @@ class SQLMemoryStore(MemoryStore):
         records, cleared = swapped
         self._use_embedder(embedder)
         return ReembedReport(*previous, embedder.name, dim, records, embedded, resumed, cleared)
+
+    # --- outcomes of changes recorded elsewhere ---------------------------------------------
+
+    def settle_outcome(self, token: str, outcome: str) -> str:
+        """See MemoryStore.settle_outcome: a meta row keyed by the token, inserted if absent."""
+        check_id("token", token)
+        if outcome not in OUTCOMES:
+            raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
+        key = OUTCOME_PREFIX + token
+        with self._write() as cursor:
+            self._merge_meta(cursor, key, outcome)
+            return self._meta_value(cursor, key) or outcome
+
+    def outcomes(self, tokens: Sequence[str]) -> dict[str, str]:
+        """See MemoryStore.outcomes."""
+        if not tokens:
+            return {}
+        with self._read() as cursor:
+            found = self._meta_values(cursor, [OUTCOME_PREFIX + token for token in tokens])
+        return {key.removeprefix(OUTCOME_PREFIX): value for key, value in found.items()}
+
+    def forget_outcomes(self, tokens: Sequence[str]) -> None:
+        """See MemoryStore.forget_outcomes."""
+        if not tokens:
+            return
+        with self._write() as cursor:
+            cursor.execute(
+                f"DELETE FROM {self._meta} WHERE {self._in('meta_key', 'keys')}",
+                {"keys": _ids_json([OUTCOME_PREFIX + token for token in tokens])},
+            )
 
     def _meta_values(self, cursor: Any, keys: Sequence[str]) -> dict[str, str]:
         rows = self._fetch(

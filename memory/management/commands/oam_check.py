@@ -4,11 +4,16 @@ Prints each kind of inconsistency with its count and a few example ids: records 
 vector or with a vector of the wrong dimension, orphan links, orphan images and image bytes, the
 in-memory index out of step with the database, and records deleted through the dashboard that
 search still returns. `--repair` fixes what is safe (re-embeds, deletes orphan links, rebuilds
-the index; never a record) and checks again. Exit status 0 when nothing remains, 1 otherwise.
+the index; never a record) and checks again. First, curation history entries an interrupted
+change left pending (`--pending-after` seconds ago or more, default 300) are settled against the
+store: confirmed when it holds their change, dropped when not (memory.curation).
+Exit status 0 when nothing remains, 1 otherwise.
 Each run is kept in Django's database (CheckRun): the overview shows the latest.
 """
 
 from __future__ import annotations
+
+from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
@@ -22,11 +27,26 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--repair", action="store_true", help="fix what is safe, then check again")
         parser.add_argument("--examples", type=int, default=5, help="example ids shown per finding (default 5)")
+        parser.add_argument(
+            "--pending-after",
+            type=float,
+            default=300,
+            help="settle history entries pending this many seconds or more (default 300; 0 after a crash, "
+            "with no server running)",
+        )
 
-    def handle(self, *args, repair: bool, examples: int, **options) -> None:
+    def handle(self, *args, repair: bool, examples: int, pending_after: float, **options) -> None:
         if examples < 1:
             raise CommandError("--examples must be at least 1")
-        result, _ = check_and_record(get_agent_memory(), repair=repair, examples=examples, via="command")
+        if pending_after < 0:
+            raise CommandError("--pending-after must be 0 or more")
+        result, _ = check_and_record(
+            get_agent_memory(),
+            repair=repair,
+            examples=examples,
+            via="command",
+            pending_after=timedelta(seconds=pending_after),
+        )
         for finding in result.findings:
             if not finding.found:
                 self.stdout.write(f"ok    {finding.name}: none ({finding.description})")
