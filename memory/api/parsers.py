@@ -1,9 +1,11 @@
 """The request bodies the API reads.
 
-Django's DATA_UPLOAD_MAX_MEMORY_SIZE bounds form bodies only: DRF's JSON parser reads the stream
-itself, so without a cap of its own a client could make a worker hold any body in memory. JSON
-bodies are capped at OAM_API_MAX_JSON_BYTES (README: Limits), by their Content-Length before a byte
-is read, and by what is actually read when the length is not given; over it the answer is a 413.
+JSON bodies are capped at OAM_API_MAX_JSON_BYTES (README: Limits), by their Content-Length before
+a byte is read, and by what is actually read; over it the answer is a 413. Django's
+DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) is the cap of the dashboard's forms: DRF 3.18 would apply it
+to JSON too (it reads `request.body` for its own JSONParser and its subclasses), which leaves no
+room for a message batch carrying a full-size image in base64 (13.4 MiB). So this parser is not a
+subclass: DRF hands it the request's stream, and it reads at most the API's own limit.
 """
 
 from __future__ import annotations
@@ -33,10 +35,13 @@ def too_large(size: int | str, limit: int) -> PayloadTooLarge:
     )
 
 
-class JSONParser(parsers.JSONParser):
-    """DRF's JSON parser, with its body capped at OAM_API_MAX_JSON_BYTES (a 413), and a body nested
+class JSONParser(parsers.BaseParser):
+    """DRF's JSON parsing, with its body capped at OAM_API_MAX_JSON_BYTES (a 413), and a body nested
     deeper than Python's JSON decoder goes (a RecursionError, not a ValueError) a 400 like any other
     JSON it cannot read, not a 500."""
+
+    media_type = parsers.JSONParser.media_type
+    renderer_class = parsers.JSONParser.renderer_class
 
     def parse(self, stream: Any, media_type: str | None = None, parser_context: Any = None) -> Any:
         limit = settings.OAM_API_MAX_JSON_BYTES
@@ -50,6 +55,6 @@ class JSONParser(parsers.JSONParser):
                 raise too_large(f"over {limit:,}", limit)
             stream = io.BytesIO(body)
         try:
-            return super().parse(stream, media_type, parser_context)
+            return parsers.JSONParser().parse(stream, media_type, parser_context)
         except RecursionError:
             raise exceptions.ParseError("JSON parse error - the body is nested too deeply.") from None

@@ -320,6 +320,18 @@ def test_a_json_body_over_the_limit_is_a_413_that_says_it(curator_api, agent_mem
     assert under.status_code == 201
 
 
+def test_a_json_body_over_the_form_limit_is_read_up_to_the_apis_own(curator_api, agent_memory, world, settings):
+    """Django's DATA_UPLOAD_MAX_MEMORY_SIZE (2.5 MB) bounds the dashboard's forms, not the API's JSON:
+    three messages of a million characters each (3 MB) are one batch."""
+    batch = {"messages": [{"role": "user", "content": "x" * 1_000_000} for _ in range(3)]}
+    assert len(json.dumps(batch)) > settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+
+    response = send(curator_api, "post", f"{API}/threads/{world.thread_id}/messages/", batch)
+
+    assert response.status_code == 201, response.content[:300]
+    assert len(response.json()["messages"]) == 3
+
+
 def test_a_lying_content_length_reads_no_more_than_the_limit(curator_api, agent_memory, settings):
     """A declared length under the limit and a longer body: only the declared bytes are read (the
     WSGI stream stops there), so the body is cut and refused as JSON, never read whole."""
