@@ -32,10 +32,11 @@ echo "Install one, or pass it explicitly: make PYTHON=/path/to/python3.12 <targe
 exit 1
 endef
 
-.PHONY: help venv run test lint format bench vendor screenshots loadtest
+.PHONY: help venv run serve test lint format bench vendor screenshots loadtest
 
 help:
 	@echo "make run     set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
+	@echo "make serve   production: migrate, collectstatic, gunicorn on OAM_BIND (README: Deploy)"
 	@echo "make test    manage.py check, makemigrations --check, pytest"
 	@echo "make lint    ruff check + ruff format --check"
 	@echo "make bench   run every bench/*.py"
@@ -67,6 +68,11 @@ run: venv
 	$(PY) manage.py seed_demo --if-empty
 	$(PY) manage.py ensure_demo_user
 	$(PY) manage.py runserver $(RUNSERVER_ADDR)
+
+# Production (README: Deploy): deploy/serve.sh migrates, collects the static files and runs
+# gunicorn (oam_site/gunicorn.conf.py: OAM_BIND, OAM_WORKERS, OAM_THREADS) with DEBUG off.
+serve: venv
+	exec deploy/serve.sh
 
 test: $(DEV_STAMP)
 	$(PY) manage.py check

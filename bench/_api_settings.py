@@ -18,3 +18,7 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler"}},
     "loggers": {"django.request": {"handlers": ["stderr"], "level": "ERROR", "propagate": False}},
 }
+# A temporary site, never collected: static files from the source folders, no manifest (with DEBUG
+# off the site's own settings expect `collectstatic`'s hashed names).
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+WHITENOISE_USE_FINDERS = True

@@ -146,6 +146,25 @@ def send_a_too_large_form(page: Page) -> None:
         page.click('button:has-text("Create the memory")')
 
 
+RESOLVED: dict[str, str] = {}
+"""The review page a contradiction was resolved on (the first variant resolves it, the others show it)."""
+
+
+def resolve_a_contradiction(page: Page) -> None:
+    """The contradictions queue just after keeping one side: the change, its inline undo."""
+    if "url" not in RESOLVED:
+        page.get_by_role("button", name="and supersede the other").first.click()
+        page.wait_for_load_state("networkidle")
+        RESOLVED["url"] = page.url
+    page.goto(RESOLVED["url"], wait_until="networkidle")
+
+
+def ask_before_deleting(page: Page) -> None:
+    """The near-duplicate finder asking before it deletes a group's others (nothing is deleted)."""
+    page.get_by_role("button", name="Keep the chosen one, delete the others").first.click()
+    page.get_by_role("button", name="Delete 1 memory").wait_for()
+
+
 PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
     Shot("login-locked", "/accounts/login/", anonymous=True, act=fail_to_log_in),
@@ -179,11 +198,13 @@ PAGES = [
     Shot("memories-current-row", "/memories/", act=move_down_the_list),
     Shot("review", "/review/", narrow=True),
     Shot("review-contradictions", "/review/?queue=contradictions"),
+    Shot("review-resolved", "/review/?queue=contradictions", act=resolve_a_contradiction),
+    Shot("duplicates-delete", "/review/duplicates/?user_id=alice", act=ask_before_deleting),
     Shot("transfer", "/settings/transfer/"),
     Shot("import-running", "/settings/transfer/imports/{import_running}/"),
     Shot("import-done", "/settings/transfer/imports/{import_done}/"),
     Shot("overview-check", "/", act=show_check_problems),
-    Shot("map", "/users/alice/map/", act=select_an_area),
+    Shot("map", "/users/alice/map/", ready="#map[data-ready]", act=select_an_area),
     Shot("message", "/threads/demo-lisbon-long-weekend/messages/{source_message}/"),
     Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]

@@ -21,7 +21,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
-from memory.curation import StatusChange
+from memory.curation import StatusChange, plural, quoted
 from memory.engine import AgentMemory, RecordStatus, limits
 from memory.engine.types import LIFECYCLE_RELATIONS, MEMORY_TYPES, MemoryRecord
 from memory.forms import ID_WIDGET
@@ -173,6 +173,17 @@ SHARED_NAMES = {"status": "set_status", "memory_type": "set_type"}
 engine's names for both): with `all=1`, the last non-empty value is the action's."""
 
 
+def action_query(query: QueryDict, action: str) -> QueryDict:
+    """A bulk query as the action's form reads it: without a shared name the action does not use,
+    whose values are the filters' (so that "New type" is not pre-filled with the filter's type
+    and sent again as a second `memory_type`)."""
+    data = query.copy()
+    for name, used_by in SHARED_NAMES.items():
+        if action != used_by:
+            data.pop(name, None)
+    return data
+
+
 def listing_query(query: QueryDict, action: str) -> QueryDict:
     """The listing's filters in a bulk query: for a name shared with the action's parameter
     (`status`, `memory_type`), its non-empty values less the last one when the action uses it
@@ -258,16 +269,40 @@ class BulkPlan:
         return "\n".join(f"{record.id} {record.version}" for record, _ in self.changes)
 
     def describe(self) -> str:
-        """ "Set status invalid on 12 memories": the bulk change's summary in the history."""
+        """ "Set the status invalid on 12 memories": the bulk change's summary in the history (what was done)."""
         p, n = self.parameters, plural_memories(self.count)
         return {
             "set_status": lambda: f"Set the status {p.get('status')} on {n}",
             "delete": lambda: f"Deleted {n}",
             "set_metadata": lambda: f"Set metadata {p.get('key')} = {json.dumps(p.get('value'))[:60]} on {n}",
-            "remove_metadata": lambda: f"Removed metadata {p.get('key')} from {n}",
-            "set_type": lambda: f"Changed {n} into {p.get('memory_type')}",
-            "mark_duplicates": lambda: f"Marked {n} as duplicates of {p.get('keep')}",
+            "remove_metadata": lambda: f"Removed the metadata key {p.get('key')} from {n}",
+            "set_type": lambda: f"Changed {n} into {self.new_types()}",
+            "mark_duplicates": lambda: f"Marked {n} as duplicates of {self.kept()}",
         }[self.action]()
+
+    def proposal(self) -> str:
+        """ "Remove the metadata key review from 8 memories": what the preview asks and its
+        button says (what will be done); with nothing to change, that there is nothing to do."""
+        p, n = self.parameters, plural_memories(self.count)
+        if not self.count:
+            return "Nothing to do: no memory would change"
+        return {
+            "set_status": lambda: f"Set the status {p.get('status')} on {n}",
+            "delete": lambda: f"Delete {n}",
+            "set_metadata": lambda: f"Set the metadata key {p.get('key')} to {json.dumps(p.get('value'))[:60]} on {n}",
+            "remove_metadata": lambda: f"Remove the metadata key {p.get('key')} from {n}",
+            "set_type": lambda: f"Change {n} into {self.new_types()}",
+            "mark_duplicates": lambda: f"Mark {n} as duplicates of {self.kept()}",
+        }[self.action]()
+
+    def new_types(self) -> str:
+        """The new type as the sentence needs it: "preferences", or "a preference" for one memory."""
+        memory_type = str(self.parameters.get("memory_type"))
+        return f"a {memory_type}" if self.count == 1 else plural(2, memory_type).removeprefix("2 ")
+
+    def kept(self) -> str:
+        """The kept memory of mark_duplicates, by its text."""
+        return quoted(self.keep.content) if self.keep else str(self.parameters.get("keep"))
 
 
 def plural_memories(count: int) -> str:

@@ -943,9 +943,10 @@ class Curation:
         if keep_id not in ends:
             raise CurationError("keep must be one of the two memories of the pair")
         retired_id = ends[1] if keep_id == ends[0] else ends[0]
-        self._memory_end("keep", keep_id)
-        self._memory_end("retired", retired_id)
-        with self.bulk(f"Resolved a contradiction: {short(keep_id)} supersedes {short(retired_id)}") as change:
+        kept = self._memory_end("keep", keep_id)
+        retired = self._memory_end("retired", retired_id)
+        summary = f"Resolved a contradiction: {quoted(kept.content)} supersedes {quoted(retired.content)}"
+        with self.bulk(summary) as change:
             self.delete_link(relation_id)
             self.create_link(
                 source_record_id=keep_id,
@@ -983,7 +984,7 @@ class Curation:
         partners = {other_end(link, keep_id) for link in self.memory.list_relations(record_id=keep_id, limit=None)}
         done = "linked as its duplicates" if how == "link" else "deleted"
         merge = Merge(keep=keep, how=how)
-        with self.bulk(f"Merged near-duplicates into {short(keep_id)}: {len(retired)} {done}") as change:
+        with self.bulk(f"Merged near-duplicates into {quoted(keep.content)}: {len(retired)} {done}") as change:
             merge.change = change
             for record in retired:
                 for link in self.memory.list_relations(record_id=record.id, limit=None):
@@ -1319,6 +1320,14 @@ def short(record_id: str) -> str:
     return record_id[:8] if len(record_id) == 36 and record_id.count("-") == 4 else record_id
 
 
+def quoted(text: str | None, width: int = 60) -> str:
+    """A record's text as a message or a summary names it: “in quotes”, on one line, cut to
+    `width` characters. People know memories by what they say, not by their ids (the pages that
+    show it escape it, as any text)."""
+    text = " ".join(str(text or "").split())
+    return f"“{text if len(text) <= width else text[: width - 1] + '…'}”"
+
+
 def profile_of(memory: AgentMemory, kind: str, owner_id: str) -> Any:
     """A user's or agent's stored profile, or None."""
     try:
@@ -1416,7 +1425,7 @@ def describe_snapshot(snapshot: Snapshot) -> str:
 
 
 def plural(count: int, noun: str) -> str:
-    irregular = {"memory": "memories"}
+    irregular = {"memory": "memories", "batch": "batches"}
     return f"{count} {noun if count == 1 else irregular.get(noun, noun + 's')}"
 
 

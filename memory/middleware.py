@@ -9,6 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from memory.engine import EmbedderMismatchError
+from memory.templatetags.oam import embedder_spec
 
 
 class StoreEmbedderMiddleware:
@@ -30,7 +31,7 @@ class StoreEmbedderMiddleware:
             detail = (
                 f"The memory store's vectors were made by {exception.stored_embedder} ({exception.stored_dim} "
                 f"dimensions) but OAM_EMBEDDER gives {exception.embedder} ({exception.dim}); the administrator "
-                "must set OAM_EMBEDDER to the store's embedder and restart."
+                f"must set OAM_EMBEDDER={embedder_spec(exception.stored_embedder, exception.stored_dim)} and restart."
             )
             return JsonResponse({"detail": detail}, status=503)
         return render(request, "errors/embedder_mismatch.html", context, status=503)

@@ -11,7 +11,11 @@ import secrets
 from datetime import timedelta
 from pathlib import Path
 
+from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
+
+from memory.engine.embedders import check_spec
+from oam_site.deploy import cache_settings, database_settings, logging_settings
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -89,6 +93,10 @@ OAM_ORACLE_VECTOR_INDEX_TRANSFORM = env_bool("OAM_ORACLE_VECTOR_INDEX_TRANSFORM"
 # Parsed by memory.engine.embedders.embedder_from_spec: "hashing", "hashing:<dim>",
 # "openai:<model>[:<dim>]@<base_url>" (its key comes from OAM_EMBEDDER_API_KEY).
 OAM_EMBEDDER = os.environ.get("OAM_EMBEDDER", "hashing")
+try:
+    check_spec(OAM_EMBEDDER)  # at startup, for the site and every command: not on the first page
+except ValueError as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 
 # The LLM behind memory extraction, summaries, automatic links and image captions: any server
 # speaking the OpenAI chat-completions protocol. Unset base URL: those features are off.
@@ -107,9 +115,39 @@ OAM_IMPORT_INLINE = env_bool("OAM_IMPORT_INLINE", default=False)
 
 DEBUG = env_bool("OAM_DEBUG", default=True)
 
-SECRET_KEY = os.environ.get("OAM_SECRET_KEY") or persisted_secret_key(VAR_DIR / "secret_key")
+# Development generates a key and keeps it in var/; production must be given one, so that every
+# worker and every machine signs sessions and tokens alike, and a lost var/ logs nobody out.
+if not DEBUG and not os.environ.get("OAM_SECRET_KEY", "").strip():
+    raise ImproperlyConfigured(
+        "OAM_DEBUG is off but OAM_SECRET_KEY is not set: give the site a secret key of 50 or more random "
+        "characters, the same for every worker and machine, e.g. "
+        "export OAM_SECRET_KEY=\"$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')\""
+    )
+SECRET_KEY = os.environ.get("OAM_SECRET_KEY", "").strip() or persisted_secret_key(VAR_DIR / "secret_key")
 
 ALLOWED_HOSTS = env_list("OAM_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("OAM_CSRF_TRUSTED_ORIGINS", [])
+
+# --- Production switches (README: Deploy) ---------------------------------------------------
+
+# Served over HTTPS (directly or behind a proxy that terminates TLS): cookies only over HTTPS,
+# plain HTTP redirected (except /healthz, for load balancers probing the app's own port), and
+# browsers told to use HTTPS only for a year. includeSubDomains and preload are on by default, as
+# `check --deploy` asks; turn them off for a host whose subdomains still serve plain HTTP.
+OAM_HTTPS = env_bool("OAM_HTTPS", default=False)
+if OAM_HTTPS:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_HSTS_SECONDS = env_int("OAM_HSTS_SECONDS", 365 * 24 * 60 * 60)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("OAM_HSTS_INCLUDE_SUBDOMAINS", default=True)
+    SECURE_HSTS_PRELOAD = env_bool("OAM_HSTS_PRELOAD", default=True)
+
+# Behind a reverse proxy that sets X-Forwarded-Proto (and strips it from clients' requests):
+# trust it to tell HTTPS requests apart. Never set this without such a proxy in front.
+if env_bool("OAM_BEHIND_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # --- Django ---------------------------------------------------------------------------------
 
@@ -119,6 +157,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    "csp",
     "rest_framework",
     "drf_spectacular",
     "drf_spectacular_sidecar",
@@ -128,7 +167,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # One log line per request (oam_site.request_log), timed around everything below it.
+    "oam_site.request_log.RequestLogMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Static files straight from the WSGI app, compressed and cached for a year once collected.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -137,8 +180,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # Login throttling (memory.login_throttle): a locked-out login's answer; last, as axes asks.
+    # Login throttling (memory.login_throttle): a locked-out login's answer; after authentication.
     "axes.middleware.AxesMiddleware",
     # A store re-embedded for another embedder than OAM_EMBEDDER: a page that says so, not a 500.
     "memory.middleware.StoreEmbedderMiddleware",
@@ -166,12 +210,14 @@ WSGI_APPLICATION = "oam_site.wsgi.application"
 ASGI_APPLICATION = "oam_site.asgi.application"
 
 # Django's own database holds auth, sessions and the curation history; memories live in the engine's store.
-DATABASES = {
-    "default": {
-        "ENGINE": "django.db.backends.sqlite3",
-        "NAME": VAR_DIR / "django.sqlite3",
-    }
-}
+# OAM_DATABASE_URL picks it (oam_site.deploy.database_settings): SQLite in var/ by default, PostgreSQL
+# or Oracle when several machines serve the site.
+DATABASES = {"default": database_settings(os.environ.get("OAM_DATABASE_URL", ""), VAR_DIR / "django.sqlite3")}
+
+# The API's throttle counters (and anything else cached) must be shared by every worker, or each
+# worker counts on its own: OAM_CACHE_URL (oam_site.deploy.cache_settings), by default a directory
+# in var/ when DEBUG is off (workers on one machine) and the process's memory in development.
+CACHES = {"default": cache_settings(os.environ.get("OAM_CACHE_URL", ""), VAR_DIR / "cache", debug=DEBUG)}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -196,9 +242,9 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "memory.login_throttle.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 
-# The largest JSON body the REST API reads (memory.api.parsers; Django's DATA_UPLOAD_MAX_MEMORY_SIZE
-# covers form bodies only): room for a message batch with two full-size images in base64 (10 MiB
-# each, 13.4 MiB once encoded). Over it: a 413.
+# The largest JSON body the REST API reads (memory.api.parsers, which keeps Django's 2.5 MB
+# DATA_UPLOAD_MAX_MEMORY_SIZE for the dashboard's forms): room for a message batch with two
+# full-size images in base64 (10 MiB each, 13.4 MiB once encoded). Over it: a 413.
 OAM_API_MAX_JSON_BYTES = env_int("OAM_API_MAX_JSON_BYTES", 32 * 1024**2)
 
 # Security headers (django.middleware.security, clickjacking), sent on every page and API answer;
@@ -219,7 +265,47 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT = Path(os.environ.get("OAM_STATIC_ROOT") or VAR_DIR / "static")
+# Production serves what `collectstatic` (make serve) wrote: names with a content hash, gzip and
+# Brotli copies, cached for a year. Development and the tests serve the source files as they are,
+# so neither needs a collectstatic first.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
+        if DEBUG
+        else "whitenoise.storage.CompressedManifestStaticFilesStorage"
+    },
+}
+
+# Fixed at start, as DEBUG then was (the tests turn DEBUG off later): development serves the
+# source files through the finders, and needs no STATIC_ROOT.
+WHITENOISE_USE_FINDERS = DEBUG
+WHITENOISE_AUTOREFRESH = DEBUG
+
+# Content-Security-Policy (django-csp): everything from the site itself, nothing inline, no
+# plugins, no framing. `data:` images are Bootstrap's own (its CSS draws checkboxes, selects and
+# toggles as inline SVG). The API's documentation pages widen it for themselves (memory.api.docs).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF, "data:"],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
+}
+
+# Logs: one line per request (oam_site.request_log) and everything else, on stderr; JSON lines
+# when DEBUG is off (for journald, Docker and log shippers), readable text in development.
+LOGGING = logging_settings(
+    os.environ.get("OAM_LOG_FORMAT") or ("text" if DEBUG else "json"), os.environ.get("OAM_LOG_LEVEL") or "INFO"
+)
 
 # The REST API (memory/api/): a personal token (`Authorization: Bearer …`) or the dashboard's
 # session (CSRF kept); viewers read, curators write; throttled per token, or per user for a session.
@@ -231,7 +317,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["memory.api.permissions.ReadOrCurate"],
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
+        "memory.api.renderers.BrowsableAPIRenderer",
     ],
     "DEFAULT_PARSER_CLASSES": [
         "memory.api.parsers.JSONParser",

@@ -1,13 +1,16 @@
 """Root URLs: the dashboard at /, the REST API under /api/ (its OpenAPI schema and docs beside
-it), Django's login and logout views under /accounts/."""
+it), Django's login and logout views under /accounts/, the health check at /healthz."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from memory.api.docs import docs_page
+from memory.views.health import healthz
 
 urlpatterns = [
+    # For load balancers and monitoring: no login, JSON, 503 when the store is unreachable.
+    path("healthz", healthz, name="healthz"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/v1/", include("memory.api.urls")),

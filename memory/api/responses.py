@@ -13,7 +13,7 @@ MEANINGS = {
     404: "No such record: it does not exist, it has expired, or no record can have its id (over 512 bytes in UTF-8).",
     409: "A record with this id already exists.",
     412: "The record changed since the ETag given in If-Match.",
-    413: "The upload is over the size limits.",
+    413: "The request body, or an image in it, is over the size limits (README: REST API).",
     415: "The body's content type is not one this operation reads.",
     429: "Too many requests: slow down (Retry-After says for how long).",
     502: "The LLM the server asked failed: try again later.",
@@ -23,6 +23,8 @@ ALWAYS = (401, 403, 429)
 
 def errors_of(*codes: int, meanings: dict[int, str] | None = None) -> dict[int, OpenApiResponse]:
     """The responses for these error statuses and those every operation can answer (401, 403, 429);
-    `meanings`: what a status means for this operation, where it says more than MEANINGS."""
+    `meanings`: what a status means for this operation, where it says more than MEANINGS. An
+    operation that reads a body (it documents 415) can also find it too large: 413."""
     meanings = {**MEANINGS, **(meanings or {})}
-    return {code: OpenApiResponse(ErrorSerializer, description=meanings[code]) for code in sorted({*codes, *ALWAYS})}
+    codes = {*codes, *ALWAYS, *((413,) if 415 in codes else ())}
+    return {code: OpenApiResponse(ErrorSerializer, description=meanings[code]) for code in sorted(codes)}

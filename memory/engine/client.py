@@ -71,6 +71,7 @@ from .types import (
     RecordRelation,
     ReembedReport,
     RestoreReport,
+    StoreHealth,
     StoreStats,
     ThreadRecord,
     UserProfileRecord,
@@ -817,6 +818,11 @@ class AgentMemory:
         """Move the store to another embedder, a new dimension included, in batches, resumable,
         the store unchanged if it fails (MemoryStore.reembed); this client embeds with it after."""
         return self.store.reembed(embedder, batch_size=batch_size, progress=progress)
+
+    def health(self) -> StoreHealth:
+        """The store's schema version and whether its search index is in step (MemoryStore.health):
+        cheap enough for a health check; raises when the database cannot be reached."""
+        return self.store.health()
 
     def vector_state(self) -> VectorState:
         """The embedder the store records for its vectors beside this client's (MemoryStore.vector_state)."""

@@ -291,8 +291,8 @@ class OpenAICompatibleEmbedder:
 
 _DIGITS = re.compile("[0-9]+")  # not str.isdigit(), which accepts "²" that int() then rejects
 _SPEC_FORMS = (
-    '"" or "hashing" (HashingEmbedder(384)), "hashing:<dim>", "openai:<model>@<base_url>", '
-    '"openai:<model>:<dim>@<base_url>"'
+    '"" or "hashing" (HashingEmbedder(384)), "hashing:<dim>" (or its name, "hashing-<dim>"), '
+    '"openai:<model>@<base_url>", "openai:<model>:<dim>@<base_url>"'
 )
 
 
@@ -302,12 +302,15 @@ def embedder_from_spec(spec: str | None) -> Embedder:
     For "openai:..." the API key comes from the OAM_EMBEDDER_API_KEY environment variable, never
     from the spec, so that the setting can be shown and logged safely. Model names may contain ":"
     (Ollama tags such as "nomic-embed-text:latest"); only a trailing all-digit ":<n>" is read as dim.
+    A hashing embedder's own name ("hashing-256", what the store records and the pages show) is
+    accepted as well as "hashing:256": it names one embedder only, so an administrator who copies
+    it is not refused. An OpenAI-compatible embedder's name lacks the server's URL: not accepted.
     """
     text = (spec or "").strip()
     if text in ("", "hashing"):
         return HashingEmbedder()
-    if text.startswith("hashing:"):
-        size = text.removeprefix("hashing:")
+    if text.startswith(("hashing:", "hashing-")):
+        size = text.removeprefix("hashing")[1:]
         if _DIGITS.fullmatch(size):
             return HashingEmbedder(int(size))
     elif text.startswith("openai:"):
@@ -319,3 +322,38 @@ def embedder_from_spec(spec: str | None) -> Embedder:
         if at and model and base_url:
             return OpenAICompatibleEmbedder(base_url, model, api_key=os.environ.get("OAM_EMBEDDER_API_KEY"), dim=dim)
     raise ValueError(f"Invalid OAM_EMBEDDER value {spec!r}; accepted forms: {_SPEC_FORMS}")
+
+
+def check_spec(spec: str | None) -> None:
+    """Raise ValueError, naming the accepted forms, unless `embedder_from_spec(spec)` succeeds.
+
+    The settings call it so that a bad OAM_EMBEDDER stops the site and every management command
+    at startup with one clear message, rather than as a traceback of the first page or command
+    that opens the store. Nothing is contacted: a remote embedder is built and closed at once.
+    """
+    try:
+        embedder = embedder_from_spec(spec)
+    except ValueError as exc:
+        message = str(exc)
+        if "accepted forms" not in message:  # a well-formed spec with a bad value (hashing:4)
+            message = f"Invalid OAM_EMBEDDER value {spec!r}: {message}; accepted forms: {_SPEC_FORMS}"
+        raise ValueError(message) from None
+    close = getattr(embedder, "close", None)
+    if close is not None:
+        close()
+
+
+def spec_of(name: str, dim: int | None = None, base_url: str | None = None) -> str:
+    """The OAM_EMBEDDER value that gives back the embedder a store records as `name` (and `dim`).
+
+    "hashing-256" gives "hashing:256". "openai:<model>" gives "openai:<model>:<dim>@<base_url>":
+    the name does not keep the server's URL, so without `base_url` the literal "<base_url>" stands
+    in its place for the administrator to fill in. Pages and messages show this, the line to set,
+    rather than the name, which (for an OpenAI-compatible embedder) is not a value to set.
+    """
+    size = name.removeprefix("hashing-")
+    if size != name and _DIGITS.fullmatch(size):
+        return f"hashing:{size}"
+    if name.startswith("openai:") and len(name) > len("openai:"):
+        return f"{name}{f':{dim}' if dim else ''}@{base_url or '<base_url>'}"
+    raise ValueError(f"{name!r} is not the name of an embedder OAM_EMBEDDER can give")

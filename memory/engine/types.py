@@ -786,3 +786,19 @@ class VectorState:
     def matches(self) -> bool:
         """Whether this process embeds as the stored vectors were embedded."""
         return (self.embedder, self.vector_dim) == (self.stored_embedder, self.stored_vector_dim)
+
+
+@dataclass(frozen=True)
+class StoreHealth:
+    """What a health check needs to know of a store, read cheaply (MemoryStore.health): the
+    schema version the database records, the newest entry of its change log, and where the
+    in-memory search index stands against it. `index_in_step` is None when the store keeps no
+    index or has not loaded it yet (it loads on the first search), else whether it has applied
+    every change (it catches up on the next search; `index_behind` counts the entries it has not).
+    """
+
+    backend: str
+    schema_version: int
+    last_change: int
+    index_in_step: bool | None = None
+    index_behind: int = 0

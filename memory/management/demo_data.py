@@ -18,6 +18,9 @@ class DemoMemory:
     ttl_days: int | None = None  # a lifetime counted from creation, still running after seeding
     expired: bool = False  # an event weeks ago with a short lifetime: already expired when seeded
     key: str | None = None  # the name DEMO_LINKS knows it by
+    # In a thread: the exchanges (0-based indexes into DemoThread.exchanges) it was drawn from. Its
+    # provenance names their messages, the user's and the assistant's; empty: not said in the thread.
+    said_in: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -248,11 +251,13 @@ THREADS = (
                 "travel",
                 "lisbon",
                 key="lisbon-trip",
+                said_in=(0,),
             ),
             preference(
                 "Alice prefers quiet neighbourhoods at night and walking everywhere when travelling.",
                 "travel",
                 key="lisbon-quiet",
+                said_in=(2,),
             ),
             memory(
                 "A guesthouse near Jardim do Príncipe Real is held for Alice until Friday; confirm it or the hold "
@@ -260,21 +265,26 @@ THREADS = (
                 "travel",
                 "booking",
                 expired=True,
+                said_in=(8,),
             ),
             preference(
                 "Sam wants to hear live fado; book a Sunday dinner table in Alfama or Mouraria.",
                 "travel",
                 "lisbon",
                 ttl_days=90,
+                said_in=(7,),
             ),
-            preference("Alice wants to stay in Alfama in Lisbon.", "travel", "lisbon", key="lisbon-alfama"),
+            preference(
+                "Alice wants to stay in Alfama in Lisbon.", "travel", "lisbon", key="lisbon-alfama", said_in=(7,)
+            ),
             preference(
                 "For Lisbon, Alice wants to stay in Príncipe Real rather than Alfama: calm at night and walkable.",
                 "travel",
                 "lisbon",
                 key="lisbon-principe-real",
+                said_in=(2,),
             ),
-            fact("Alice is vegetarian; Sam eats everything.", "diet", key="lisbon-vegetarian"),
+            fact("Alice is vegetarian; Sam eats everything.", "diet", key="lisbon-vegetarian", said_in=(4,)),
         ),
     ),
     DemoThread(
@@ -359,21 +369,31 @@ THREADS = (
                 "travel",
                 "japan",
                 key="kyoto-trip",
+                said_in=(1, 2, 3),
             ),
-            fact("Chen is allergic to shellfish and crustaceans (shrimp, crab).", "health", "allergy"),
+            fact("Chen is allergic to shellfish and crustaceans (shrimp, crab).", "health", "allergy", said_in=(6,)),
             preference(
                 "In Kyoto Chen wants to stay near Shijo/Karasuma and spend one night in a ryokan in Ohara.",
                 "travel",
                 "kyoto",
+                said_in=(4,),
             ),
-            memory("Remind Chen in early May to book the Kyoto hotel and the Ohara ryokan.", "reminder", ttl_days=180),
-            memory("Chen plans to buy a 7-day Japan Rail Pass.", "travel", "japan", key="kyoto-rail-pass"),
+            memory(
+                "Remind Chen in early May to book the Kyoto hotel and the Ohara ryokan.",
+                "reminder",
+                ttl_days=180,
+                said_in=(12,),
+            ),
+            memory(
+                "Chen plans to buy a 7-day Japan Rail Pass.", "travel", "japan", key="kyoto-rail-pass", said_in=(2,)
+            ),
             memory(
                 "Chen will buy individual shinkansen tickets rather than a Japan Rail Pass; they go on sale a month "
                 "before travel.",
                 "travel",
                 "japan",
                 key="kyoto-tickets",
+                said_in=(2, 10),
             ),
         ),
     ),
@@ -452,24 +472,33 @@ THREADS = (
             ),
         ),
         memories=(
-            fact("Bruno keeps a sourdough starter and bakes at weekends; his kitchen is about 24°C.", "baking"),
+            fact(
+                "Bruno keeps a sourdough starter and bakes at weekends; his kitchen is about 24°C.",
+                "baking",
+                said_in=(2, 11),
+            ),
             preference(
                 "Bruno's baking schedule: starter out Thursday night, fed twice on Friday, mix Saturday, bake "
                 "Sunday morning.",
                 "baking",
                 "schedule",
+                said_in=(12,),
             ),
             memory(
                 "Bruno's second loaf (70% hydration, 100 g starter, 10 g salt) had an open crumb.",
                 "baking",
                 "progress",
+                said_in=(5, 10),
             ),
-            fact("Bruno's oven has a strong bottom element; bake one rack higher.", "baking", "equipment"),
-            fact("Bruno feeds his starter 1:1:1 once a day.", "baking", key="starter-1-1-1"),
+            fact(
+                "Bruno's oven has a strong bottom element; bake one rack higher.", "baking", "equipment", said_in=(10,)
+            ),
+            fact("Bruno feeds his starter 1:1:1 once a day.", "baking", key="starter-1-1-1", said_in=(1,)),
             fact(
                 "Bruno feeds his starter 1:3:3 twice a day at room temperature, discarding before each feed.",
                 "baking",
                 key="starter-1-3-3",
+                said_in=(2,),
             ),
         ),
     ),
@@ -552,18 +581,23 @@ THREADS = (
                 "diet",
                 "health",
                 key="meal-prep-vegetarian",
+                said_in=(2,),
             ),
-            preference("Alice dislikes coriander; use parsley, mint or spring onion instead.", "diet", "cooking"),
+            preference(
+                "Alice dislikes coriander; use parsley, mint or spring onion instead.", "diet", "cooking", said_in=(8,)
+            ),
             preference(
                 "Alice meal-preps five work lunches on Sunday afternoons; send the shopping list on Saturday mornings.",
                 "cooking",
                 "schedule",
+                said_in=(0,),
             ),
             memory(
                 "Alice's lunch rotations: A (chickpea-spinach curry, lentil salad with feta, baked tofu) on odd "
                 "weeks; B (black bean chilli, quinoa-edamame salad, boiled eggs) on even weeks.",
                 "cooking",
                 "meal-prep",
+                said_in=(2, 7),
             ),
         ),
     ),
@@ -647,31 +681,41 @@ THREADS = (
                 "Bruno's team runs Celery with the prefork pool at concurrency 8 and monitors it with Prometheus.",
                 "celery",
                 "infrastructure",
+                said_in=(0,),
             ),
             memory(
                 "Fixed a leak in pdf_report.py: the font cache was keyed by task_id; it is now lru_cache(maxsize=64) "
                 "keyed by (font, size). Worker memory is flat at about 350 MB.",
                 "celery",
                 "incident",
+                said_in=(7, 11),
             ),
             memory(
                 "Follow-up: alert when a Celery worker exceeds 1 GB resident memory for 15 minutes.",
                 "celery",
                 "monitoring",
                 ttl_days=30,
+                said_in=(8,),
             ),
-            fact("Bruno's Celery workers run with worker_max_tasks_per_child=200.", "celery", key="celery-200"),
+            fact(
+                "Bruno's Celery workers run with worker_max_tasks_per_child=200.",
+                "celery",
+                key="celery-200",
+                said_in=(1,),
+            ),
             fact(
                 "Bruno's Celery workers run with worker_max_tasks_per_child=1000, as insurance now that the leak "
                 "is fixed.",
                 "celery",
                 key="celery-1000",
+                said_in=(7,),
             ),
             memory(
                 "The report queue is paused during the Celery memory incident; resume it once the fix is deployed.",
                 "celery",
                 "incident",
                 expired=True,
+                said_in=(7,),
             ),
         ),
     ),
@@ -754,16 +798,25 @@ THREADS = (
                 "timezones",
                 "infrastructure",
                 key="dana-warsaw",
+                said_in=(0,),
             ),
-            preference("Dana prefers time-machine over freezegun for freezing time in tests.", "testing", "python"),
+            preference(
+                "Dana prefers time-machine over freezegun for freezing time in tests.",
+                "testing",
+                "python",
+                said_in=(4,),
+            ),
             memory(
                 "Dana's flaky 'yesterday totals' test was caused by a naive datetime.now(); fixed with "
                 "ZoneInfo('Europe/Warsaw') and a 23:30 UTC regression test.",
                 "testing",
                 "incident",
                 key="dana-flaky-fix",
+                said_in=(2,),
             ),
-            memory("Dana enabled ruff's DTZ rules; 14 findings are left to fix.", "linting", ttl_days=30),
+            memory(
+                "Dana enabled ruff's DTZ rules; 14 findings are left to fix.", "linting", ttl_days=30, said_in=(11,)
+            ),
             memory(
                 "CI on main is red because of the flaky timezone test; merges are blocked until it is fixed.",
                 "ci",
@@ -853,19 +906,43 @@ THREADS = (
                 "running",
                 "race",
                 key="half-marathon-result",
+                said_in=(0,),
             ),
-            memory("Alice's left knee aches after long runs.", "running", "health", key="knee-aches"),
+            memory("Alice's left knee aches after long runs.", "running", "health", key="knee-aches", said_in=(4,)),
             fact(
                 "Alice had mild IT band irritation in her left knee; her physio prescribed hip strengthening.",
                 "running",
                 "health",
                 key="knee-it-band",
+                said_in=(5, 6),
             ),
-            preference("Alice can run on Tuesday, Thursday and Sunday, and sometimes Saturday.", "running", "schedule"),
-            fact("Alice's running shoes have about 700 km on them.", "running", "equipment", key="shoes-700-km"),
-            fact("Alice replaced her running shoes at about 700 km.", "running", "equipment", key="shoes-new"),
+            preference(
+                "Alice can run on Tuesday, Thursday and Sunday, and sometimes Saturday.",
+                "running",
+                "schedule",
+                said_in=(1,),
+            ),
+            fact(
+                "Alice's running shoes have about 700 km on them.",
+                "running",
+                "equipment",
+                key="shoes-700-km",
+                said_in=(5,),
+            ),
+            fact(
+                "Alice replaced her running shoes at about 700 km.",
+                "running",
+                "equipment",
+                key="shoes-new",
+                said_in=(5, 6),
+            ),
             memory(
-                "Alice's next goal: a 10 km personal best in spring.", "running", "goal", ttl_days=120, key="goal-10k"
+                "Alice's next goal: a 10 km personal best in spring.",
+                "running",
+                "goal",
+                ttl_days=120,
+                key="goal-10k",
+                said_in=(12,),
             ),
         ),
     ),
@@ -944,22 +1021,27 @@ THREADS = (
                 "Bruno lives in the UK; his essential costs are about £1,620 a month, rent £950.",
                 "finance",
                 key="fund-costs",
+                said_in=(1,),
             ),
-            fact("Bruno saves £400 a month.", "finance", "savings", key="saves-400"),
-            fact("Bruno saves £450 a month.", "finance", "savings", key="saves-450"),
+            fact("Bruno saves £400 a month.", "finance", "savings", key="saves-400", said_in=(2,)),
+            fact("Bruno saves £450 a month.", "finance", "savings", key="saves-450", said_in=(3,)),
             fact(
                 "Bruno's emergency fund target is £6,000; he saves £488 a month by standing order the day after "
                 "payday.",
                 "finance",
                 "savings",
                 key="saves-488",
+                said_in=(3,),
             ),
             memory(
                 "Bruno cleared his £800 credit card balance (24% APR) and now pays it in full by direct debit.",
                 "finance",
                 "debt",
+                said_in=(7,),
             ),
-            preference("Bruno wants a savings check-in on the 2nd of each month.", "finance", "reminders"),
+            preference(
+                "Bruno wants a savings check-in on the 2nd of each month.", "finance", "reminders", said_in=(11,)
+            ),
         ),
     ),
     DemoThread(
@@ -1036,26 +1118,37 @@ THREADS = (
             ),
         ),
         memories=(
-            fact("Chen runs a book club of eight teachers that meets on the last Thursday of the month.", "book-club"),
+            fact(
+                "Chen runs a book club of eight teachers that meets on the last Thursday of the month.",
+                "book-club",
+                said_in=(0,),
+            ),
             preference(
                 "Chen's book club prefers fiction under 350 pages; The Goldfinch was too long for most members.",
                 "book-club",
                 "reading",
                 key="club-fiction",
+                said_in=(0,),
             ),
             memory(
                 "The book club is reading Piranesi by Susanna Clarke; send discussion questions a week before, "
                 "split into first-half and whole-book sets.",
                 "book-club",
                 "piranesi",
+                said_in=(4, 5),
             ),
-            fact("Marguerite, a member of Chen's book club, is visually impaired and uses audiobooks.", "book-club"),
+            fact(
+                "Marguerite, a member of Chen's book club, is visually impaired and uses audiobooks.",
+                "book-club",
+                said_in=(6,),
+            ),
             memory(
                 "Next month's pick is decided by a poll: Braiding Sweetgrass or The Sixth Extinction.",
                 "book-club",
                 "poll",
                 ttl_days=45,
                 key="club-poll",
+                said_in=(10, 11),
             ),
         ),
     ),
@@ -1133,10 +1226,16 @@ THREADS = (
             ),
         ),
         memories=(
-            fact("Dana has a windy, south-west facing 4th-floor balcony in Kraków, about 4 m².", "gardening"),
-            memory("Dana planted garlic in a deep pot in October to overwinter.", "gardening", "garlic"),
+            fact(
+                "Dana has a windy, south-west facing 4th-floor balcony in Kraków, about 4 m².",
+                "gardening",
+                said_in=(0,),
+            ),
+            memory("Dana planted garlic in a deep pot in October to overwinter.", "gardening", "garlic", said_in=(11,)),
             preference(
-                "Dana travels in summer and wants low-maintenance watering: a drip kit with a timer.", "gardening"
+                "Dana travels in summer and wants low-maintenance watering: a drip kit with a timer.",
+                "gardening",
+                said_in=(4,),
             ),
             memory(
                 "The seed swap at Dana's community garden is this Saturday at 10:00 in Park Jordana.",
@@ -1150,6 +1249,7 @@ THREADS = (
                 "gardening",
                 "plan",
                 ttl_days=200,
+                said_in=(12,),
             ),
         ),
     ),
@@ -1227,14 +1327,17 @@ THREADS = (
             ),
         ),
         memories=(
-            memory("Chen plans to learn kanji with WaniKani.", "japanese", key="japanese-wanikani"),
+            memory("Chen plans to learn kanji with WaniKani.", "japanese", key="japanese-wanikani", said_in=(2,)),
             fact(
                 "Chen is learning Japanese with Anki and the Genki I textbook, now around chapter 6.",
                 "japanese",
                 key="japanese-anki",
+                said_in=(3, 11),
             ),
-            preference("Chen studies Japanese about 20 minutes on weekdays and longer at weekends.", "japanese"),
-            fact("Chen has a Japanese tutor, Yuki, on Saturdays at 9:00.", "japanese", "schedule"),
+            preference(
+                "Chen studies Japanese about 20 minutes on weekdays and longer at weekends.", "japanese", said_in=(1,)
+            ),
+            fact("Chen has a Japanese tutor, Yuki, on Saturdays at 9:00.", "japanese", "schedule", said_in=(10,)),
         ),
     ),
     DemoThread(
@@ -1312,6 +1415,7 @@ THREADS = (
             fact(
                 "Dana is in an English-language book club in Kraków of about ten people, half non-native speakers.",
                 "book-club",
+                said_in=(0, 1),
             ),
             memory(
                 "Dana hosted the Station Eleven meeting; the 'bring an object for the Museum of Civilization' "
@@ -1319,18 +1423,26 @@ THREADS = (
                 "book-club",
                 "hosting",
                 key="museum-round",
+                said_in=(11,),
             ),
-            memory("The next book club read is Educated by Tara Westover, hosted by Ola.", "book-club", ttl_days=6),
+            memory(
+                "The next book club read is Educated by Tara Westover, hosted by Ola.",
+                "book-club",
+                ttl_days=6,
+                said_in=(12,),
+            ),
             fact(
                 "In Dana's book club, Piotr tends to dominate; rounds keep the discussion balanced.",
                 "book-club",
                 key="club-rounds",
+                said_in=(4,),
             ),
             memory(
                 "This week's book club meeting moved to Wednesday 19:00 at Dana's flat.",
                 "book-club",
                 "event",
                 expired=True,
+                said_in=(0,),
             ),
         ),
     ),

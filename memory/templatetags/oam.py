@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from memory.converters import EngineIdConverter
 from memory.curation import plural
+from memory.engine.embedders import spec_of
 from memory.engine.stores.keywords import query_stems, stems, words
 from memory.engine.types import MEMORY_TYPES
 from memory.forms import FORMAT_OPTIONS
@@ -371,6 +372,22 @@ def owner_url(owner_id: str, kind: str) -> str:
 
 
 @register.filter
+def embedder_spec(name: str, dim: int | None = None) -> str:
+    """{{ stored_embedder|embedder_spec:stored_dim }}: the OAM_EMBEDDER value that gives this
+    embedder ("hashing:256" for "hashing-256"), the line an administrator sets; an unknown name as is."""
+    try:
+        return spec_of(str(name), dim)
+    except ValueError:
+        return str(name)
+
+
+@register.filter
+def owner_edit_url(owner_id: str, kind: str) -> str:
+    """{{ id|owner_edit_url:"user" }}: the form that edits (or writes) a user's or an agent's profile."""
+    return path_to(f"memory:{kind}_edit", owner_id)
+
+
+@register.filter
 def hidden_field_errors(form: Any) -> list[str]:
     """The errors of a form's hidden fields, each prefixed with the field's label."""
     return [f"{field.label}: {error}" for field in form.hidden_fields() for error in field.errors]
@@ -418,12 +435,19 @@ def relation_label(relation: Any, from_id: str) -> str:
     return relation.label_from(from_id)
 
 
+# (key in result.scores, label, what it means (the label's tooltip, or none), value format)
 SCORE_PARTS = (
-    ("vector_rank", "vector #{}"),
-    ("vector_distance", "vector distance {:.4f}"),
-    ("keyword_rank", "keyword #{}"),
-    ("keyword_score", "BM25 {:.3f}"),
-    ("score", "fused {:.4f}"),
+    ("vector_rank", "vector", "", "#{}"),
+    (
+        "vector_distance",
+        "vector distance",
+        "The cosine distance between the query's vector and the record's: 0 same direction, 1 unrelated, "
+        "2 opposite. Before any fusion: the same under every strategy.",
+        "{:.4f}",
+    ),
+    ("keyword_rank", "keyword", "", "#{}"),
+    ("keyword_score", "BM25", "The keyword ranking's score: higher matches the query's words better.", "{:.3f}"),
+    ("score", "fused", "The hybrid score, 1/(10 + vector rank) + 2/(10 + keyword rank): higher is better.", "{:.4f}"),
 )
 
 
@@ -439,10 +463,15 @@ def score_parts(result: Any) -> SafeString:
     """Why a result ranked where it did: its rank and score in each ranking it appeared in, and
     the fused score of a hybrid search (what the engine puts in `result.scores`)."""
     scores = result.scores or {}
-    parts = [template.format(scores[name]) for name, template in SCORE_PARTS if scores.get(name) is not None]
+    parts = []
+    for name, label, meaning, value in SCORE_PARTS:
+        if scores.get(name) is None:
+            continue
+        shown = f'<abbr title="{escaped(meaning)}">{label}</abbr>' if meaning else label
+        parts.append(f"{shown} {escaped(value.format(scores[name]))}")
     if not parts:
         return mark_safe("")
-    return mark_safe(f'<span class="oam-scores text-body-secondary">{escaped(" · ".join(parts))}</span>')
+    return mark_safe(f'<span class="oam-scores text-body-secondary">{" · ".join(parts)}</span>')
 
 
 WORD = re.compile(r"\w+")

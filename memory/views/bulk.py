@@ -21,6 +21,7 @@ from memory.bulk import (
     BulkForm,
     BulkPlan,
     IdListField,
+    action_query,
     filter_query,
     listing_query,
     matching_ids,
@@ -42,7 +43,10 @@ def memory_bulk(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and not can_curate(request.user):
         raise PermissionDenied("Only curators can change the memory store; your account can read it.")
     query = request.POST if request.method == "POST" else request.GET
-    form = BulkForm(query)
+    if request.method == "GET" and "" in (value for _, values in query.lists() for value in values):
+        # The chooser's unused fields: the same preview, at a URL without them.
+        return redirect(f"{request.path}?{urlencode([(k, v) for k, vs in query.lists() for v in vs if v])}")
+    form = BulkForm(action_query(query, query.get("action", "")))
     listing = listing_query(query, query.get("action", ""))
     filters = MemoryFilters(listing)
     context = {

@@ -13,7 +13,7 @@ from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.http import reswap, retarget
 
-from memory.curation import Actor, Curation, field_errors
+from memory.curation import Actor, Curation, field_errors, quoted, short
 from memory.engine import AgentMemory, StaleVersionError
 from memory.services import get_agent_memory
 
@@ -111,3 +111,12 @@ def stale(
     form.data["version"] = str(current_version)
     form.add_error(None, "This changed since you opened it. The current values are shown; check them and save again.")
     return render_page(request, template, {**context, "stale": True}, fragment=fragment, status=409)
+
+
+def memory_words(memory_id: str) -> str:
+    """A memory as a message names it: its text, quoted and shortened (its short id when it is no
+    memory, or no longer one)."""
+    try:
+        return quoted(engine().get_memory(memory_id).content)
+    except KeyError:
+        return f"{short(memory_id)} (no memory now)"

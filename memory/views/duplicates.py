@@ -5,7 +5,11 @@ GET is the state (`user_id`, `max_distance`, `memory_type`, and `merged`: a merg
 with its undo). A POST merges a group (`action=merge`: keep one, link the others as its
 `duplicates` or delete them, Curation.merge_duplicates) or undoes a merge (`action=undo`,
 Curation.revert_bulk); without JavaScript it redirects back to the same groups, with htmx it
-swaps the resolved group's card in place.
+swaps the resolved group's card in place (and the summary above the groups, out of band).
+Deleting asks first (`confirmed=yes` on the confirmation's form), like every delete of the app.
+
+The page also lists the other users who have groups at the same distance (the USERS_SCANNED
+users with the most memories, one find_duplicates each), so that none is overlooked.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from memory.views.common import curation, engine, refuse, render_page
 GROUPS_SHOWN = 50
 USERS_CONSIDERED = 200
 """The default user is the one with the most memories among the first this many users."""
+USERS_SCANNED = 20
+"""How many users (those with the most memories) are searched for groups of their own."""
 
 
 class DuplicateFilters(forms.Form):
@@ -86,13 +92,30 @@ class MergeForm(forms.Form):
         return data
 
 
-def default_user() -> str | None:
-    """The user with the most memories (among the first users listed), or None without users."""
+def ranked_users() -> list[str]:
+    """The users (among the first listed) with memories, the one with the most first."""
     memory = engine()
     users = [profile.id for profile in memory.list_users(limit=USERS_CONSIDERED)]
     counts = memory.owner_counts("user", users) if users else {}
     ranked = sorted(users, key=lambda user_id: -counts.get(user_id, {}).get("memories", 0))
+    return [user_id for user_id in ranked if counts.get(user_id, {}).get("memories", 0)]
+
+
+def default_user() -> str | None:
+    """The user with the most memories (among the first users listed), or None without users."""
+    ranked = ranked_users()
     return ranked[0] if ranked else None
+
+
+def users_with_groups(arguments: dict[str, Any]) -> list[tuple[str, int]]:
+    """(user, number of groups) of the USERS_SCANNED users with the most memories who have groups
+    with these arguments (the distance and types of the page), most memories first."""
+    found = []
+    for user_id in ranked_users()[:USERS_SCANNED]:
+        groups = engine().find_duplicates(**{**arguments, "user_id": user_id, "limit": 1}).total_groups
+        if groups:
+            found.append((user_id, groups))
+    return found
 
 
 def group_view(group: DuplicateGroup) -> list[dict[str, Any]]:
@@ -131,24 +154,11 @@ def groups_page(
         query["user_id"] = default_user() or ""
     if not query.get("max_distance"):
         query["max_distance"] = str(DEFAULT_DUPLICATE_DISTANCE)  # shown in its field, not implied
-    form = DuplicateFilters(query)
-    found = None
-    if form.is_valid():
-        arguments = form.engine_arguments()
-        try:
-            found = engine().find_duplicates(**arguments)
-        except ValueError as error:
-            refuse(form, error)
-        else:
-            user_id = arguments["user_id"]
-            if not engine().owner_counts("user", [user_id])[user_id]["memories"]:
-                form.add_error("user_id", f"No user {user_id!r} with memories: check the id.")
-                found = None
-    if form.errors or refused:
+    context = summary_context(query)
+    if context["form"].errors or refused:
         status = 400
-    context = {
-        "form": form,
-        "found": found,
+    found = context["found"]
+    context |= {
         "groups": [group_view(group) for group in found.groups] if found else [],
         "users": [profile.id for profile in engine().list_users(limit=USERS_CONSIDERED)],
         "merged": merged,
@@ -163,6 +173,39 @@ def groups_page(
         response = reswap(retarget(response, "#main"), "outerHTML")
         response["HX-Reselect"] = "#main"
     return response
+
+
+def summary_context(query: QueryDict) -> dict[str, Any]:
+    """The filters of a query, the groups they find (`found`, None when the filters are wrong)
+    and the users who have groups at the same distance (`other_users`, with a link each;
+    `next_user`, the first of them other than this one)."""
+    form = DuplicateFilters(query)
+    found = None
+    other_users: list[dict[str, Any]] = []
+    if form.is_valid():
+        arguments = form.engine_arguments()
+        try:
+            found = engine().find_duplicates(**arguments)
+        except ValueError as error:
+            refuse(form, error)
+        else:
+            user_id = arguments["user_id"]
+            if not engine().owner_counts("user", [user_id])[user_id]["memories"]:
+                form.add_error("user_id", f"No user {user_id!r} with memories: check the id.")
+                found = None
+            else:
+                switch = query.copy()
+                for other, groups in users_with_groups(arguments):
+                    switch["user_id"] = other
+                    url = page_url(switch)
+                    other_users.append({"user_id": other, "groups": groups, "url": url, "current": other == user_id})
+    return {
+        "form": form,
+        "found": found,
+        "other_users": other_users,
+        "next_user": next((user for user in other_users if not user["current"]), None),
+        "users_scanned": USERS_SCANNED,
+    }
 
 
 def merged_change(value: str | None) -> BulkChange | None:
@@ -194,18 +237,40 @@ def resolve(request: HttpRequest) -> HttpResponse:
     if form.is_valid():
         data = form.cleaned_data
         retired = [member for member in data["members"] if member != data["keep"]]
+        if data["how"] == "delete" and request.POST.get("confirmed") != "yes":
+            return confirm_delete(request, state, data["keep"], retired)
         try:
             merge = service.merge_duplicates(data["keep"], retired, how=data["how"])
         except ValueError as error:
             refuse(form, error)
         else:
             if getattr(request, "htmx", False):
-                context = {"merge": merge, "change": merge.change, "state": state_fields(state)}
-                return render_page(request, "review/duplicates_resolved.html", context)
+                context = {"merge": merge, "change": merge.change, "state": state_fields(state), "oob": True}
+                return render_page(request, "review/duplicates_resolved.html", context | summary_context(state))
             messages.success(request, merge.change.summary + ".")
             return redirect(page_url(state, merged=merge.change.pk))
     reasons = " ".join(str(message) for errors in form.errors.values() for message in errors)
     return groups_page(request, state, refused=f"Nothing was merged: {reasons}")
+
+
+def confirm_delete(request: HttpRequest, state: QueryDict, keep_id: str, retired_ids: list[str]) -> HttpResponse:
+    """The question before a merge deletes memories: which one stays, which go (a page; with htmx,
+    a card in place of the group)."""
+    try:
+        keep = engine().get_memory(keep_id)
+        retired = [engine().get_memory(memory_id) for memory_id in retired_ids]
+    except KeyError as error:
+        return groups_page(request, state, refused=f"Nothing was merged: {error.args[0]}.")
+    htmx = getattr(request, "htmx", None)
+    context = {
+        "keep": keep,
+        "retired": retired,
+        "state": state_fields(state),
+        "cancel_url": page_url(state),
+        "card_id": (htmx.target if htmx else None) or "delete-confirmation",
+    }
+    template = "review/duplicates_delete_card.html" if htmx else "review/duplicates_delete.html"
+    return render_page(request, template, context)
 
 
 def state_fields(state: QueryDict) -> list[tuple[str, str]]:

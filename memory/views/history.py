@@ -16,7 +16,7 @@ from memory.diffs import record_diff
 from memory.engine.snapshot import Snapshot
 from memory.listing import HistoryFilters, active_filters
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
-from memory.views.common import curation, render_page
+from memory.views.common import curation, memory_words, render_page, safe_next
 
 BULK_PAGE = 100
 
@@ -113,9 +113,14 @@ def history_bulk(request: HttpRequest, change_id: int) -> HttpResponse:
 
 
 def subject(entry: CurationEntry) -> str:
-    """What an entry changed, in words a person recognises: the record's content (a link's entry
-    says its ends in its summary)."""
+    """What an entry changed, in words a person recognises: the record's content; a link's, its
+    ends' texts and its type (“source” supersedes “target”)."""
     for values in (entry.after, entry.before):
+        links = values.get("relations") if isinstance(values, dict) else None  # a link deleted: a snapshot
+        link = links[0] if links and isinstance(links[0], dict) else values
+        if isinstance(link, dict) and {"source_record_id", "relation_type", "target_record_id"} <= link.keys():
+            ends = memory_words(link["source_record_id"]), memory_words(link["target_record_id"])
+            return f"{ends[0]} {link['relation_type']} {ends[1]}"
         if isinstance(values, dict) and isinstance(values.get("content"), str):
             return values["content"]
         records = values.get("records") if isinstance(values, dict) else None
@@ -131,14 +136,25 @@ def tally(entries: QuerySet[CurationEntry]) -> list[tuple[str, str, int]]:
 
 
 UNDO_WORDS = {
-    Action.UPDATE: "get back the values they had before it (the fields it changed; later changes to other fields stay)",
-    Action.DELETE: "deleted by it come back, with their ids and links (links to memories gone since are skipped)",
-    Action.UNLINK: "it deleted come back",
-    Action.LINK: "it made are deleted again: the memories they retired become valid again, unless another link or "
-    "their own status keeps them invalid",
-    Action.CREATE: "it created are deleted again",
-    Action.RESTORE: "it brought back are deleted again",
+    Action.UPDATE: (
+        "gets back the values it had before it (the fields it changed; later changes to other fields stay)",
+        "get back the values they had before it (the fields it changed; later changes to other fields stay)",
+    ),
+    Action.DELETE: (
+        "deleted by it comes back, with its id and links (links to memories gone since are skipped)",
+        "deleted by it come back, with their ids and links (links to memories gone since are skipped)",
+    ),
+    Action.UNLINK: ("it deleted comes back", "it deleted come back"),
+    Action.LINK: (
+        "it made is deleted again: the memory it retired becomes valid again, unless another link or its own "
+        "status keeps it invalid",
+        "it made are deleted again: the memories they retired become valid again, unless another link or "
+        "their own status keeps them invalid",
+    ),
+    Action.CREATE: ("it created is deleted again", "it created are deleted again"),
+    Action.RESTORE: ("it brought back is deleted again", "it brought back are deleted again"),
 }
+"""What undoing a bulk change does to the records of one kind of its entries: (for one, for several)."""
 
 
 @curator_required
@@ -157,7 +173,8 @@ def history_bulk_revert(request: HttpRequest, change_id: int) -> HttpResponse:
         messages.success(request, f"{undo.change.summary}.{failed}")
         for entry, reason in undo.failed[:10]:
             messages.warning(request, f"#{entry.pk} {entry.summary}: {reason}")
-        return redirect("memory:history_bulk", undo.change.pk)
+        # `next`: the page it was undone from (the review queue's "Undo this"), else the undo's page.
+        return redirect(safe_next(request, reverse("memory:history_bulk", args=[undo.change.pk])))
     left = change.entries.filter(reverted_by__isnull=True)
     return render_page(
         request,
@@ -165,7 +182,7 @@ def history_bulk_revert(request: HttpRequest, change_id: int) -> HttpResponse:
         {
             "change": change,
             "undone_by": undone_by(change),
-            "plan": [(kind, UNDO_WORDS[action], n) for kind, action, n in tally(left)],
+            "plan": [(kind, UNDO_WORDS[action][n != 1], n) for kind, action, n in tally(left)],
             "already": change.entries.count() - left.count(),
             "cancel_url": reverse("memory:history_bulk", args=[change_id]),
         },

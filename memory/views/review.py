@@ -13,11 +13,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from memory.access import curator_required, viewer_required
-from memory.curation import CurationError, plural, short
+from memory.curation import CurationError, plural, undone_by
 from memory.engine.types import LIFECYCLE_RELATIONS
-from memory.models import ObjectKind, ReviewKind, ReviewMark
+from memory.models import BulkChange, ObjectKind, ReviewKind, ReviewMark
 from memory.review import QUEUES, KeepForm, ReviewFilters, counts, mark, queue_page, recent_marks
-from memory.views.common import curation, engine, gone, refuse, render_page, safe_next
+from memory.views.common import curation, engine, gone, memory_words, refuse, render_page, safe_next
+
+RETIRED_BY = {"supersedes": "superseded by", "refines": "refined by", "duplicates": "a duplicate of"}
+"""How a message says what a lifecycle link (source → target) makes of its target."""
 
 
 def back(request: HttpRequest, queue: str) -> str:
@@ -36,6 +39,7 @@ def review(request: HttpRequest) -> HttpResponse:
     """Every queue's count as tabs, and one page of the chosen queue (`queue`, `user_id`, `days`,
     `cursor`, `limit`)."""
     form = ReviewFilters(request.GET)
+    resolved = resolved_change(request.GET.get("resolved"))
     rows, next_cursor, tallies, arguments = [], None, {}, {"queue": "llm", "days": 7}
     if form.is_valid():
         arguments = form.review_arguments()
@@ -57,11 +61,27 @@ def review(request: HttpRequest) -> HttpResponse:
             "rows": rows,
             "next_cursor": next_cursor,
             "marks": recent_marks(),
-            "here": request.get_full_path(),
+            "here": here(request),
+            "resolved": resolved,
+            "resolved_undone": resolved is not None and undone_by(resolved) is not None,
         },
         fragment="queue",
         status=400 if form.errors else 200,
     )
+
+
+def here(request: HttpRequest) -> str:
+    """This queue page, where decisions come back to (without the change just made)."""
+    query = request.GET.copy()
+    query.pop("resolved", None)
+    return f"{request.path}?{query.urlencode()}" if query else request.path
+
+
+def resolved_change(value: str | None) -> BulkChange | None:
+    """The contradiction just resolved (a `resolved` parameter: its bulk change), if it exists."""
+    if not value or not value.isdigit():
+        return None
+    return BulkChange.objects.filter(pk=int(value), summary__startswith="Resolved a contradiction").first()
 
 
 def lifecycle_link(request: HttpRequest, relation_id: str):
@@ -84,7 +104,8 @@ def review_accept(request: HttpRequest, relation_id: str) -> HttpResponse:
     if answer:
         return answer
     mark(curation(request).actor, ReviewKind.ACCEPTED, link)
-    messages.success(request, f"Accepted: {short(link.target_record_id)} stays {link.relation_type} by the link.")
+    retired, by = memory_words(link.target_record_id), memory_words(link.source_record_id)
+    messages.success(request, f"Accepted: {retired} stays invalid, {RETIRED_BY[link.relation_type]} {by}.")
     return redirect(back(request, "llm"))
 
 
@@ -103,7 +124,7 @@ def review_revert(request: HttpRequest, relation_id: str) -> HttpResponse:
     except KeyError:
         return gone(request, ObjectKind.LINK, relation_id)
     outcome = "is valid again" if effects else "is still invalid (another link or its own flag retires it)"
-    messages.success(request, f"Reverted the automatic link: {short(link.target_record_id)} {outcome}.")
+    messages.success(request, f"Reverted the automatic link: {memory_words(link.target_record_id)} {outcome}.")
     return redirect(back(request, "llm"))
 
 
@@ -115,17 +136,14 @@ def review_keep(request: HttpRequest, relation_id: str) -> HttpResponse:
     if not form.is_valid():
         return refused(request, "Say which memory to keep.", "contradictions")
     try:
-        curation(request).resolve_contradiction(relation_id, form.cleaned_data["keep"])
+        change = curation(request).resolve_contradiction(relation_id, form.cleaned_data["keep"])
     except KeyError:
         return gone(request, ObjectKind.LINK, relation_id)
     except (CurationError, ValueError) as error:
         return refused(request, str(error), "contradictions")
-    messages.success(
-        request,
-        f"Kept {short(form.cleaned_data['keep'])}; the other memory is superseded by it. "
-        "Undo it from the history if that was wrong.",
-    )
-    return redirect(back(request, "contradictions"))
+    # The queue page shows the change with its undo (`resolved`), as the near-duplicate finder does.
+    target = back(request, "contradictions")
+    return redirect(f"{target}{'&' if '?' in target else '?'}resolved={change.pk}")
 
 
 @curator_required

@@ -78,6 +78,15 @@ def compare(search: Callable[..., list[SearchResult]], query: str, arguments: di
     return rows, elapsed
 
 
+# What a result's distance (the one the results are ordered by) is under each strategy; the
+# results page says it beside the raw vector distance, which it may differ from.
+RANKING_DISTANCE = {
+    SearchStrategy.HYBRID.value: "hybrid search: 1 \u2212 fused score ÷ the best possible fused score",
+    SearchStrategy.VECTOR.value: "vector search: the vector distance itself",
+    SearchStrategy.KEYWORD.value: "keyword search: grows with the keyword rank",
+}
+
+
 def run_search(form: SearchForm, *, comparing: bool) -> dict:
     """The search the form describes, each result formatted as an agent receives it, and the
     strategies compared when asked; the engine's ValueErrors pass through, for the form."""
@@ -94,6 +103,7 @@ def run_search(form: SearchForm, *, comparing: bool) -> dict:
         "layer": layer,
         "strategy": strategy if "strategy" in arguments else f"{strategy} (the store's)",
         "total_tokens": sum(item.tokens for item in formatted),
+        "ranking_distance_meaning": RANKING_DISTANCE[strategy],
     }
     if not results and arguments.get("token_budget"):  # say so when the budget is why nothing came back
         unbudgeted = search_call(query, **{**arguments, "token_budget": None, "max_results": 1})

@@ -52,7 +52,8 @@ def transfer(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         return transfer_page(request, import_form=form, status=400)
     job = transfer_jobs.start_import(request.user, form.cleaned_data["file"])
-    messages.info(request, f"Importing {job.file_name}: this page shows how far it got.")
+    # No flash message: the job's page says "Importing…" itself, only while it runs (a flash would
+    # stay above the result once it is done or failed, since polling replaces only the panel).
     return redirect("memory:import_job", job_id=job.pk)
 
 
@@ -101,8 +102,6 @@ def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
 def import_resume(request: HttpRequest, job_id: int) -> HttpResponse:
     """Run a failed or interrupted import again: what is already in the store is skipped."""
     job = get_object_or_404(ImportJob, pk=job_id)
-    if transfer_jobs.resume(job):
-        messages.info(request, f"Importing {job.file_name} again: what is already in the store is skipped.")
-    else:
+    if not transfer_jobs.resume(job):
         messages.warning(request, "This import cannot run again: it is running, done, or its file is gone.")
     return redirect("memory:import_job", job_id=job.pk)

@@ -117,6 +117,7 @@
       if (event.key === "Escape" && !clear.disabled) select(new Set(), false);
     });
     refresh(); // boxes the browser kept ticked (back button) show on the map too
+    svg.dataset.ready = "true"; // the selection works from here on (browser tests wait for it)
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);

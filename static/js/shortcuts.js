@@ -6,8 +6,10 @@
 //            of the table in it, else its children)
 //   Enter    open the current row: its link marked data-shortcut="open", else its first link
 //            with no data-shortcut role
-//   e        edit: the current row's link marked data-shortcut="edit", or without a current row
-//            the page's own (a record page's Edit button)
+//   e        edit: the current row's link marked data-shortcut="edit", else the edit page its row
+//            names in data-edit-href (a listing marks its rows so for curators), or without a
+//            current row the page's own (a record page's Edit button); for a viewer (the body is
+//            marked data-read-only) with nothing to edit, a short notice that they can only read
 //   x        toggle the current row's checkbox (name="ids", or marked data-shortcut="select")
 //   ?        show the shortcuts
 // None fires while typing in a field, with Ctrl, Alt or Cmd held, while a dialog is open, or
@@ -132,9 +134,35 @@
     const link = row
       ? row.querySelector('[data-shortcut="edit"]')
       : [...document.querySelectorAll('[data-shortcut="edit"]')].find((candidate) => !candidate.closest(LIST));
-    if (!link) return false;
-    link.click();  // an htmx link (a message's inline edit) handles its own click
+    if (link) {
+      link.click();  // an htmx link (a message's inline edit) handles its own click
+      return true;
+    }
+    if (row && row.dataset.editHref) {
+      window.location.assign(row.dataset.editHref);
+      return true;
+    }
+    if (!document.body.hasAttribute("data-read-only")) return false;
+    notify("You can only read here: editing needs a curator's account.");
     return true;
+  }
+
+  // A short notice at the bottom of the window, gone after 4 s. Its live region is on the page
+  // from the start (empty and hidden), so that a screen reader reads the text put in it.
+  const notice = document.createElement("div");
+  notice.className = "oam-notice alert alert-secondary shadow-sm py-2 px-3 mb-0 small";
+  notice.setAttribute("role", "status");
+  notice.hidden = true;
+  document.body.append(notice);
+  let noticeTimer = 0;
+  function notify(text) {
+    notice.textContent = text;
+    notice.hidden = false;
+    clearTimeout(noticeTimer);
+    noticeTimer = setTimeout(() => {
+      notice.hidden = true;
+      notice.textContent = "";
+    }, 4000);
   }
 
   function toggleSelected() {

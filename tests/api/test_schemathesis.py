@@ -63,6 +63,10 @@ schema.config.generation.update(
     deterministic=True,
     database="none",
 )
+# A request the schema forbids must be refused; a body too large to read at all (a 6 MB string
+# in a field of 2,000 characters) is refused before validation, with 413, which also counts.
+rejections = schema.config.checks.negative_data_rejection
+rejections.expected_statuses = sorted({*rejections.expected_statuses, "413"})
 schema.app = get_wsgi_application()
 
 # --- a store with known records -----------------------------------------------------------------

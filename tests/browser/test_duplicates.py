@@ -41,13 +41,15 @@ def test_a_group_is_resolved_in_place_then_undone(logged_in_page: Page, dupes):
     jobs.get_by_role("button", name="Keep the chosen one, link the others as its duplicates").click()
 
     resolved = page.locator(".oam-duplicate-resolved")
-    expect(resolved).to_contain_text("Merged near-duplicates into j2: 1 linked as its duplicates")
+    expect(resolved).to_contain_text(
+        "Merged near-duplicates into “Alice works as a product designer and lives in Lyon.”: 1 linked as its duplicates"
+    )
     expect(groups).to_have_count(1)  # the other group is still there, untouched: no reload
     assert dupes.get_memory("j1").status == "invalid"
     assert linked(dupes, "j2") == {("j2", "duplicates", "j1"), ("j2", "supports", "s1")}
 
     resolved.get_by_role("button", name="Undo this merge").click()
-    expect(page.get_by_text("Undone: Merged near-duplicates into j2")).to_be_visible()
+    expect(page.get_by_text("Undone: Merged near-duplicates into “Alice works as")).to_be_visible()
     expect(groups).to_have_count(2)
     assert dupes.get_memory("j1").status == "valid"
     assert linked(dupes, "j2") == {("j2", "supports", "s1")}
@@ -60,8 +62,29 @@ def test_without_javascript_a_delete_is_a_plain_form(logged_in_page: Page, dupes
     seats = page.locator(".oam-duplicate-group").filter(has_text="window seats")
     seats.get_by_role("button", name="Keep the chosen one, delete the others").click()  # s1, the first, kept
 
+    expect(page.get_by_role("heading", name="Delete 1 memory and keep one?")).to_be_visible()  # it asks first
+    assert dupes.get_memory("s2").status == "valid"
+    page.get_by_role("button", name="Delete 1 memory").click()
+
     expect(page.locator(".oam-duplicate-resolved")).to_contain_text("1 deleted")
     expect(page.locator(".oam-duplicate-group")).to_have_count(1)
     with pytest.raises(KeyError):
         dupes.get_memory("s2")
     assert "user_id=alice" in page.url
+
+
+def test_with_htmx_a_delete_asks_in_place_then_the_summary_follows(logged_in_page: Page, dupes):
+    page = logged_in_page
+    page.goto(f"{URL}?user_id=alice")
+    seats = page.locator(".oam-duplicate-group").filter(has_text="window seats")
+    seats.get_by_role("button", name="Keep the chosen one, delete the others").click()
+
+    question = page.locator(".oam-confirm")
+    expect(question).to_contain_text("Delete 1 memory and keep one?")
+    expect(page.locator(".oam-duplicate-group")).to_have_count(1)  # the other group stays: no reload
+    question.get_by_role("button", name="Delete 1 memory").click()
+
+    expect(page.locator(".oam-duplicate-resolved")).to_contain_text("1 deleted")
+    expect(page.locator("#duplicates-summary")).to_contain_text("1 group within a distance")
+    with pytest.raises(KeyError):
+        dupes.get_memory("s2")

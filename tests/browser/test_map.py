@@ -29,6 +29,7 @@ def point_centre(page: Page, memory_id: str) -> tuple[float, float]:
 def test_a_point_shows_its_content_on_hover_and_opens_its_memory(logged_in_page: Page, world):
     page = logged_in_page
     page.goto("/users/alice/map/")
+    expect(page.locator("#map[data-ready]")).to_be_attached()  # map.js has set up the selection
     point = page.locator('.oam-map-point[data-id="trains"]')
     expect(point.locator("title")).to_have_text("preference, valid: Alice reads on night trains.")
 
@@ -42,6 +43,7 @@ def test_a_point_shows_its_content_on_hover_and_opens_its_memory(logged_in_page:
 def test_dragging_a_rectangle_selects_the_points_inside_and_offers_the_bulk_actions(logged_in_page: Page, world):
     page = logged_in_page
     page.goto("/users/alice/map/")
+    expect(page.locator("#map[data-ready]")).to_be_attached()  # map.js has set up the selection
     expect(page.locator("#map-count")).to_have_text("0 selected")
     expect(page.get_by_role("button", name="Bulk actions for the selected")).to_be_disabled()
     centres = {memory_id: point_centre(page, memory_id) for memory_id in ("fact-old", "fact-vegetarian", "trains")}
@@ -77,6 +79,7 @@ def test_dragging_a_rectangle_selects_the_points_inside_and_offers_the_bulk_acti
 def test_escape_clears_the_selection(logged_in_page: Page, world):
     page = logged_in_page
     page.goto("/users/alice/map/")
+    expect(page.locator("#map[data-ready]")).to_be_attached()  # map.js has set up the selection
     page.locator("#map-list summary").click()
     page.locator('#map-selection input[name="ids"]').first.check()
     expect(page.locator("#map-count")).to_have_text("1 selected")  # ticking the list selects on the map too

@@ -37,10 +37,12 @@ def test_a_curator_works_through_the_queues_with_the_keyboard(logged_in_page: Pa
 
     page.get_by_role("button", name="Accept the retirement of porto").focus()
     page.keyboard.press("Enter")
-    expect(page.get_by_text("Accepted: porto stays supersedes by the link.")).to_be_visible()
+    expect(
+        page.get_by_text("Accepted: “Alice lives in Porto.” stays invalid, superseded by “Alice lives in Lisbon.”.")
+    ).to_be_visible()
     page.get_by_role("button", name="Revert the link, making tea valid again").focus()
     page.keyboard.press("Enter")
-    expect(page.get_by_text("Reverted the automatic link: tea is valid again.")).to_be_visible()
+    expect(page.get_by_text("Reverted the automatic link: “Alice drinks tea.” is valid again.")).to_be_visible()
     expect(page.get_by_text("No automatic retirement is waiting for review.")).to_be_visible()
     assert queues.get_memory("porto").status.value == "invalid"
     assert queues.get_memory("tea").status.value == "valid"

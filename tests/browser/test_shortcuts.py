@@ -11,6 +11,8 @@ from django.core.management import call_command
 from django.urls import reverse
 from playwright.sync_api import Locator, Page, expect
 
+from tests.browser.support import log_in
+
 
 @pytest.fixture
 def demo(agent_memory):
@@ -76,6 +78,40 @@ def test_e_on_a_memorys_page_opens_its_edit_form(logged_in_page: Page, demo):
     page.keyboard.press("e")
     expect(page).to_have_url(re.compile(re.escape(reverse("memory:memory_edit", args=[memory_id])) + "$"))
     expect(page.get_by_label("Content")).to_be_visible()
+
+
+@pytest.mark.parametrize(
+    ("listing", "edit_page"),
+    [
+        ("memory:memory_list", re.compile(r"/memories/[^/]+/edit/$")),
+        ("memory:thread_list", re.compile(r"/threads/[^/]+/edit/$")),
+        ("memory:user_list", re.compile(r"/users/[^/]+/edit/$")),
+    ],
+)
+def test_e_on_a_listings_current_row_opens_its_edit_page(logged_in_page: Page, demo, listing, edit_page):
+    page = logged_in_page
+    page.goto(reverse(listing))
+    rows = page.locator("[data-shortcut-list] tbody > tr")
+    page.keyboard.press("j")
+    page.keyboard.press("j")
+    expect_current(rows, 1)
+    detail = rows.nth(1).locator("a").first.get_attribute("href")
+    page.keyboard.press("e")
+    expect(page).to_have_url(edit_page)
+    assert page.url.endswith(detail + "edit/")  # the current row's record, not another's
+    expect(page.locator("form[method=post]").last).to_be_visible()
+
+
+def test_e_on_a_listing_tells_a_viewer_they_can_only_read(page: Page, viewer, demo):
+    log_in(page, viewer.username, f"{viewer.username}-password")
+    rows = memory_rows(page)
+    page.keyboard.press("j")
+    expect_current(rows, 0)
+    url = page.url
+    page.keyboard.press("e")
+    expect(page.get_by_role("status").filter(has_text="You can only read")).to_be_visible()
+    assert page.url == url
+    expect(page.get_by_role("status").filter(has_text="You can only read")).to_be_hidden(timeout=6000)
 
 
 def test_e_on_a_threads_current_message_edits_it_inline(logged_in_page: Page, demo):

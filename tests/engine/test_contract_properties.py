@@ -164,6 +164,11 @@ opposite_type = choice(
 )
 new_memory_id = P(st.sampled_from(["new-mem-1", "new-mem-2", "mem-1", "msg-1", "mem-expired"]), hostile_ids(ALL_IDS))
 new_image_id = P(st.sampled_from(["new-img-1", "img-1", "mem-1", "img-expired"]), hostile_ids(ALL_IDS))
+token_list = P(
+    st.lists(st.sampled_from(["change-1", "change-2"]), max_size=2),
+    st.one_of(st.lists(hostile_ids(ALL_IDS), min_size=1, max_size=2), hostile_scalar),
+    required=True,
+)
 new_relation_id = P(st.sampled_from(["new-rel-1", "rel-1", "mem-1"]), hostile_ids(ALL_IDS))
 ttl_anchor = enum_param(TimeToLiveAnchor)
 status = enum_param(RecordStatus)
@@ -564,6 +569,18 @@ SPECS = [
         readonly=True,
     ),
     Spec("client", "vector_state", {}, readonly=True),
+    Spec(
+        "client",
+        "settle_outcome",
+        {
+            "token": P(st.sampled_from(["change-1", "change-2"]), hostile_ids(ALL_IDS), required=True),
+            "outcome": choice(
+                "committed", "aborted", hostile=st.one_of(st.sampled_from(["Committed", ""]), hostile_scalar)
+            ),
+        },
+    ),
+    Spec("client", "outcomes", {"tokens": token_list}, readonly=True),
+    Spec("client", "forget_outcomes", {"tokens": token_list}),
     Spec("client", "list_expired", listing(**scope_args()), readonly=True),
     Spec("client", "purge_expired", {}),
     Spec("client", "list_messages", record_listing(**scope_args(), metadata_filter=filter_param()), readonly=True),
@@ -854,6 +871,7 @@ SPECS = [
 BY_LABEL = {spec.label: spec for spec in SPECS}
 NOT_COVERED = {
     "client.close": "it closes the store the other calls need; it takes no arguments",
+    "client.transaction": "a context manager without arguments; test_client_api.py tests it",
     "client.reembed": "it moves the whole store to another dimension; tests/engine/test_reembed.py checks it",
 }
 

@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memory.engine.embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, embedder_from_spec
+from memory.engine.embedders import (
+    Embedder,
+    HashingEmbedder,
+    OpenAICompatibleEmbedder,
+    check_spec,
+    embedder_from_spec,
+    spec_of,
+)
 
 from .helpers import RecordedRequest, closed_port, local_json_server
 
@@ -360,6 +367,55 @@ def test_spec_defaults_to_the_hashing_embedder(spec: str | None) -> None:
 
 def test_spec_can_size_the_hashing_embedder() -> None:
     assert embedder_from_spec("hashing:512").name == "hashing-512"
+
+
+def test_spec_accepts_the_hashing_embedders_own_name() -> None:
+    # What the store records and the pages show: an administrator who copies it is not refused.
+    assert embedder_from_spec("hashing-256").name == "hashing-256"
+    assert embedder_from_spec("hashing-256").dim == 256
+
+
+@pytest.mark.parametrize(
+    ("name", "dim", "base_url", "spec"),
+    [
+        ("hashing-256", 256, None, "hashing:256"),
+        ("hashing-384", None, None, "hashing:384"),
+        ("openai:text-embedding-3-small", 1536, None, "openai:text-embedding-3-small:1536@<base_url>"),
+        (
+            "openai:nomic-embed-text:latest",
+            768,
+            "http://localhost:11434/v1",
+            "openai:nomic-embed-text:latest:768@http://localhost:11434/v1",
+        ),
+        ("openai:m", None, "http://h/v1", "openai:m@http://h/v1"),
+    ],
+)
+def test_spec_of_gives_the_setting_for_a_stored_embedders_name(name, dim, base_url, spec) -> None:
+    assert spec_of(name, dim, base_url) == spec
+
+
+def test_spec_of_round_trips_through_embedder_from_spec() -> None:
+    assert embedder_from_spec(spec_of("hashing-256", 256)).name == "hashing-256"
+    embedder = embedder_from_spec(spec_of("openai:nomic-embed-text:latest", 768, "http://localhost:11434/v1"))
+    assert (embedder.name, embedder.dim) == ("openai:nomic-embed-text:latest", 768)
+    embedder.close()
+
+
+@pytest.mark.parametrize("name", ["bogus", "hashing-", "hashing-x", "openai:", "hashing:256"])
+def test_spec_of_refuses_what_is_not_an_embedders_name(name: str) -> None:
+    with pytest.raises(ValueError, match="not the name of an embedder"):
+        spec_of(name)
+
+
+@pytest.mark.parametrize("spec", ["hashing", "hashing:64", "hashing-64", "openai:m:8@http://localhost:1"])
+def test_check_spec_accepts_what_embedder_from_spec_accepts(spec: str) -> None:
+    check_spec(spec)  # builds nothing lasting, contacts nothing
+
+
+@pytest.mark.parametrize("spec", ["bogus", "hashing:4", "openai:m@ftp://example.com", "openai:nomic-embed-text"])
+def test_check_spec_refuses_with_the_accepted_forms(spec: str) -> None:
+    with pytest.raises(ValueError, match=r"Invalid OAM_EMBEDDER value .*accepted forms: .*hashing:<dim>"):
+        check_spec(spec)
 
 
 def test_spec_builds_an_openai_embedder_with_the_key_from_the_environment(

@@ -1304,6 +1304,16 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("health")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT meta_value FROM", [{"meta_value": "7"}], once=True)
+    conn.answer(r"MIN\(seq\) AS first_seq", [{"first_seq": 3, "last_seq": 41}])
+    health = store.health()
+    assert (health.backend, health.schema_version, health.last_change) == ("oracle", 7, 41)
+    return conn.statements
+
+
 # --- snapshot tests ------------------------------------------------------------------------------
 
 

@@ -10,6 +10,7 @@ import re
 import pytest
 from django.urls import reverse
 
+from memory.curation import Actor, Curation
 from memory.engine import AgentMemory, RecordStatus
 from memory.engine.snapshot import record_to_json, relation_to_json
 from memory.models import BulkChange, CurationEntry
@@ -480,3 +481,59 @@ def test_the_overview_shows_a_bulk_change_once_and_a_memory_page_its_part(curato
 
     assert overview.count(bulk_url) == 1 and html.escape(change.summary) in overview
     assert f'part of <a href="{bulk_url}">bulk change {change.pk}</a>' in memory_page
+
+
+# --- what the page says, and what its chooser sends ---------------------------------------------
+
+
+def test_the_chooser_does_not_send_the_filters_type_again_as_the_new_type(viewer_client, notes):
+    # the chooser's form, as a person gets it after previewing with a type filter
+    page = preview(viewer_client, all="1", user_id="bob", memory_type="fact", action="set_status", status="invalid")
+    text = page.content.decode()
+    chooser = text[text.index('id="bulk-chooser"') : text.index("</form>", text.index('id="bulk-chooser"'))]
+    assert re.search(r'<option value="fact" selected>', chooser) is None  # "New type" is not pre-filled
+    assert text.count("Type: fact") == 1  # the filter chip, once
+
+
+def test_a_preview_url_leaves_out_the_empty_fields(viewer_client, notes):
+    response = viewer_client.get(
+        BULK, {"all": "1", "user_id": "bob", "action": "set_status", "status": "invalid", "key": "", "value": ""}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == f"{BULK}?all=1&user_id=bob&action=set_status&status=invalid"
+
+
+def test_nothing_to_do_is_said_and_offers_no_confirmation(curator_client, notes):
+    text = preview(curator_client, ids=["n0"], action="set_status", status="valid").content.decode()
+    assert "Nothing to do: no memory would change." in text
+    assert 'id="bulk-confirm"' not in text and "Set the status valid on 0" not in text
+
+
+@pytest.mark.parametrize(
+    ("query", "question"),
+    [
+        ({"action": "remove_metadata", "key": "n"}, "Remove the metadata key n from 2 memories?"),
+        ({"action": "set_type", "memory_type": "preference"}, "Change 2 memories into preferences?"),
+        ({"action": "delete"}, "Delete 2 memories?"),
+    ],
+)
+def test_the_preview_asks_what_it_will_do(viewer_client, notes, query, question):
+    text = preview(viewer_client, ids=["n0", "n1"], **query).content.decode()
+    assert question in text
+
+
+def test_no_status_box_when_no_memory_changes_status(viewer_client, notes):
+    text = preview(viewer_client, ids=["n0", "n1"], action="remove_metadata", key="n").content.decode()
+    assert "What this does to the memories' status" not in text
+    assert "What this does to the memories' status" in (
+        preview(viewer_client, ids=["n0"], action="set_status", status="invalid").content.decode()
+    )
+
+
+def test_the_undo_question_agrees_with_one_record(curator_client, notes, agent_memory):
+    change = Curation(agent_memory, Actor(None)).resolve_contradiction(
+        agent_memory.link_records("n0", "fact", "n1", "fact", "contradicts", relation_id="rel-0-1"), "n0"
+    )
+    text = curator_client.get(reverse("memory:history_bulk_revert", args=[change.pk])).content.decode()
+    assert "The <strong>1 link</strong> it made is deleted again: the memory it retired becomes valid" in text
+    assert "The <strong>1 link</strong> it deleted comes back." in text

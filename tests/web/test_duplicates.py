@@ -105,8 +105,11 @@ def test_an_empty_store_says_there_is_nobody_yet(viewer_client, agent_memory):
 # --- merging: curators only -----------------------------------------------------------------------
 
 
-def merge(client, keep: str, members: list[str], how: str = "link"):
-    return client.post(URL, {"action": "merge", "keep": keep, "members": members, "how": how, "state_user_id": "alice"})
+def merge(client, keep: str, members: list[str], how: str = "link", **headers):
+    data = {"action": "merge", "keep": keep, "members": members, "how": how, "state_user_id": "alice"}
+    if how == "delete":
+        data["confirmed"] = "yes"  # as the confirmation's form sends it
+    return client.post(URL, data, **headers)
 
 
 def test_a_viewer_cannot_merge_or_undo(viewer_client, dupes):
@@ -130,7 +133,10 @@ def test_linking_retires_the_others_and_moves_their_links_in_one_bulk_change(cur
     }
     assert links_of(dupes, "v2") == {("v1", "duplicates", "v2")}  # v1-v2 (supports) replaced
     assert set(change.entries.values_list("bulk", flat=True)) == {change.pk}
-    assert change.summary == "Merged near-duplicates into v1: 2 linked as its duplicates; moved 2 links"
+    assert (
+        change.summary
+        == "Merged near-duplicates into “Alice is vegetarian.”: 2 linked as its duplicates; moved 2 links"
+    )
     assert {"v1", "v2", "v3"} not in group_ids(dupes)
     page = curator_client.get(response["Location"]).content.decode()
     assert "Undo this merge" in page and change.summary in page
@@ -232,3 +238,50 @@ def test_hostile_content_is_escaped_in_the_groups_and_their_diff(viewer_client, 
     agent_memory.add_memory("<script>alert(1)</script> Alice is a vegetarian.", user_id="alice", memory_id="x2")
     page = viewer_client.get(URL, {"user_id": "alice"}).content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and "<script>alert(1)" not in page
+
+
+# --- the other users, the summary after an in-place merge, the question before deleting -----------
+
+
+@pytest.fixture
+def bob_dupes(dupes: AgentMemory) -> AgentMemory:
+    dupes.add_memory("Alice is a vegetarian.", memory_type="fact", user_id="bob", memory_id="bob-v2")
+    for user_id in ("alice", "bob", "carol"):
+        dupes.add_user(user_id, user_id.title())
+    dupes.add_memory("Carol likes tea.", memory_type="fact", user_id="carol", memory_id="carol-1")
+    return dupes
+
+
+def test_the_users_with_groups_are_listed_with_their_counts_and_links(viewer_client, bob_dupes):
+    page = viewer_client.get(URL, {"user_id": "alice"}).content.decode()
+    assert "Users with near-duplicates" in page and "among the 20 users with the most memories" in page
+    assert "?user_id=bob&amp;max_distance=0.25" in page and "1 group<" in page and "2 groups<" in page
+    assert "user_id=carol" not in page  # no groups
+
+
+def test_an_empty_result_points_to_the_next_user_with_groups(viewer_client, bob_dupes):
+    response = viewer_client.get(URL, {"user_id": "carol"})
+    page = response.content.decode()
+    assert response.context["next_user"]["user_id"] == "alice"
+    assert "No near-duplicates of" in page and "Next: alice, 2 groups" in page
+    assert "only in this one" not in page  # no diff to explain
+
+
+def test_with_htmx_a_merge_updates_the_summary_out_of_band(curator_client, bob_dupes):
+    response = merge(curator_client, "s1", ["s1", "s2"], HTTP_HX_REQUEST="true")
+    page = response.content.decode()
+    assert 'id="duplicates-summary" hx-swap-oob="true"' in page and 'id="duplicates-users" hx-swap-oob="true"' in page
+    assert "1 group within a distance" in page and "2 groups" not in page
+
+
+def test_deleting_asks_first_and_deletes_nothing_until_confirmed(curator_client, dupes):
+    data = {"action": "merge", "keep": "v1", "members": ["v1", "v2", "v3"], "how": "delete", "state_user_id": "alice"}
+    response = curator_client.post(URL, data)
+    page = response.content.decode()
+    assert response.status_code == 200 and "Delete 2 memories and keep one?" in page
+    assert 'name="confirmed" value="yes"' in page and "Cancel" in page
+    assert {dupes.get_memory(i).status for i in ("v1", "v2", "v3")} == {"valid"}
+    assert not CurationEntry.objects.exists()
+    inline = curator_client.post(URL, data, HTTP_HX_REQUEST="true", HTTP_HX_TARGET="group-2").content.decode()
+    assert inline.startswith('<section class="card border-danger') and 'id="group-2"' in inline
+    assert "<html" not in inline

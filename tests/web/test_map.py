@@ -52,7 +52,7 @@ def test_an_account_without_a_role_is_refused(client, db, world):
 
 
 @pytest.mark.parametrize("persona", ["viewer_client", "curator_client"])
-def test_viewers_and_curators_see_the_users_memories_on_the_map(request, persona, world):
+def test_viewers_and_curators_see_the_users_memories_on_the_map(request, db, persona, world):
     response = request.getfixturevalue(persona).get(map_url())
 
     assert response.status_code == 200

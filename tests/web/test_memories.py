@@ -440,3 +440,32 @@ def test_a_saved_edit_says_it_was_saved(curator_client, world, agent_memory):
     response = edit(curator_client, agent_memory, world.fact_id, content="Alice is vegan.")
 
     assert "Saved the memory." in curator_client.get(response["Location"]).content.decode()
+
+
+@pytest.mark.parametrize(
+    ("listing", "edit_route"),
+    [
+        ("memory:memory_list", "memory:memory_edit"),
+        ("memory:thread_list", "memory:thread_edit"),
+        ("memory:user_list", "memory:user_edit"),
+        ("memory:agent_list", "memory:agent_edit"),
+    ],
+)
+def test_listing_rows_name_their_edit_page_for_curators_only(
+    client, curator, viewer, agent_memory, listing, edit_route
+):
+    """The `e` shortcut (static/js/shortcuts.js) opens a row's data-edit-href; a viewer's page has none,
+    and its body is marked read-only so that the key says why nothing opens."""
+    world = build_world(agent_memory)
+    ids = {"memory:memory_edit": world.fact_id, "memory:thread_edit": world.thread_id}
+    owner = {"memory:user_edit": "alice", "memory:agent_edit": "atlas"}
+    record_id = ids.get(edit_route) or owner[edit_route]
+
+    client.force_login(curator)
+    curated = client.get(reverse(listing)).content.decode()
+    client.force_login(viewer)
+    viewed = client.get(reverse(listing)).content.decode()
+
+    assert f'data-edit-href="{reverse(edit_route, args=[record_id])}"' in curated
+    assert "data-edit-href" not in viewed
+    assert "data-read-only" in viewed and "data-read-only" not in curated

@@ -71,7 +71,11 @@ def test_the_dashboard_with_the_old_setting_is_refused_clearly(agent_memory, vie
     assert page.status_code == 503
     assert "The memory store needs another embedder" in page.text
     assert "<code>hashing-128</code> (128 dimensions)" in page.text and "OAM_EMBEDDER=hashing" in page.text
-    assert api.status_code == 503 and "OAM_EMBEDDER gives hashing-384 (384)" in api.json()["detail"]
+    # The exact line to set: the spec form, not the store's name for the embedder.
+    assert 'id="embedder-setting">OAM_EMBEDDER=hashing:128</pre>' in page.text
+    detail = api.json()["detail"]
+    assert api.status_code == 503 and "OAM_EMBEDDER gives hashing-384 (384)" in detail
+    assert "must set OAM_EMBEDDER=hashing:128 and restart" in detail
 
 
 def test_a_failure_leaves_the_store_usable_and_a_rerun_resumes(agent_memory, monkeypatch):

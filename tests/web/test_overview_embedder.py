@@ -30,7 +30,8 @@ def test_the_overview_names_the_stores_embedder_and_the_setting(viewer_client, a
 
     html = viewer_client.get(OVERVIEW).text
 
-    assert "embedder <code>hashing-384</code> · 384 dimensions" in html
+    # The form to set in OAM_EMBEDDER, not the store's name for it (hashing-384).
+    assert '(the store names it hashing-384)">hashing:384</code> · 384 dimensions' in html
     assert "OAM_EMBEDDER <code>hashing</code>" in html
     assert "alert" not in html
 
@@ -46,10 +47,10 @@ def test_a_store_re_embedded_by_another_process_is_a_warning_that_says_what_to_d
 
     html = viewer_client.get(OVERVIEW).text
 
-    assert "embedder <code>hashing-128</code> · 128 dimensions" in html
+    assert '(the store names it hashing-128)">hashing:128</code> · 128 dimensions' in html
     assert "The store was re-embedded." in html
     assert "still embeds with <code>hashing-384</code> (384 dimensions, <code>OAM_EMBEDDER=hashing</code>)" in html
-    assert "Set <code>OAM_EMBEDDER</code> to the <code>--embedder</code> given to" in html
+    assert "Set <code>OAM_EMBEDDER=hashing:128</code> (the <code>--embedder</code> given to" in html
 
 
 def test_an_interrupted_re_embedding_shows_how_far_it_got(viewer_client, agent_memory):
@@ -60,7 +61,8 @@ def test_an_interrupted_re_embedding_shows_how_far_it_got(viewer_client, agent_m
     html = viewer_client.get(OVERVIEW).text
 
     assert "A re-embedding is under way or was interrupted:</strong> 3 of" in html
-    assert "embedded by <code>hashing-128</code> (128 dimensions)" in html
+    assert "embedded by <code>hashing:128</code> (128 dimensions)" in html
+    assert "run <code>manage.py oam_reembed --embedder hashing:128</code> again to resume" in html
     assert "The store was re-embedded." not in html
 
 

@@ -439,3 +439,41 @@ def test_an_htmx_pager_request_gets_only_the_queue(viewer_client, queues):
 def test_pages_reached_from_a_section_mark_it_current(viewer_client, queues, url, section):
     html = viewer_client.get(url).content.decode()
     assert re.search(rf'aria-current="page" href="[^"]+">{section}</a>', html)
+
+
+# --- what the messages say: the memories' text, not their ids; the undo on the page --------------
+
+
+def test_accepting_and_reverting_say_the_memories_text(curator_client, queues):
+    accepted = curator_client.post(reverse("memory:review_accept", args=["rel-llm"]), follow=True)
+    text = accepted.content.decode()
+    assert "Accepted: “Alice lives in Porto.” stays invalid, superseded by “Alice lives in Lisbon.”." in text
+    reverted = curator_client.post(reverse("memory:review_revert", args=["rel-bob"]), follow=True)
+    assert "Reverted the automatic link: “" in reverted.content.decode()
+
+
+def test_keeping_one_side_names_the_memories_and_offers_an_undo_on_the_page(curator_client, queues):
+    here = f"{REVIEW}?queue=contradictions"
+    response = curator_client.post(
+        reverse("memory:review_keep", args=["rel-contra"]), {"keep": "club-fiction", "next": here}
+    )
+    change = BulkChange.objects.get()
+    assert response["Location"] == f"{here}&resolved={change.pk}"
+    assert change.summary.startswith("Resolved a contradiction: “")
+    assert "supersedes “" in change.summary and "club-" not in change.summary
+    text = curator_client.get(response["Location"]).content.decode()
+    assert change.summary in text.replace("&quot;", '"')
+    assert reverse("memory:history_bulk", args=[change.pk]) in text  # "Open it in the history"
+    assert "Undo this" in text and f'name="next" value="{here.replace("&", "&amp;")}"' in text
+
+    undone = curator_client.post(reverse("memory:history_bulk_revert", args=[change.pk]), {"next": here})
+    assert undone.status_code == 302 and undone["Location"] == here
+    assert status(queues, "club-poll") == "valid" and counts(page(curator_client))["contradictions"] == 1
+    assert "Undone since:" in curator_client.get(response["Location"]).content.decode()
+
+
+def test_the_bulk_page_says_a_link_by_its_ends_text(viewer_client, queues, curator):
+    change = Curation(queues, Actor(curator)).resolve_contradiction("rel-contra", "club-fiction")
+    text = viewer_client.get(reverse("memory:history_bulk", args=[change.pk])).content.decode()
+    # the link it deleted: only its row says it
+    assert "“The book club polled two non-fiction books.” contradicts “The book club prefers fiction.”" in text

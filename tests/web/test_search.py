@@ -46,6 +46,26 @@ def test_a_client_search_ranks_and_explains_each_result(viewer_client, world):
     assert reverse("memory:memory_detail", args=[world.fact_id]) in html
 
 
+@pytest.mark.parametrize(
+    ("strategy", "meaning"),
+    [
+        ("", "hybrid search: 1 \u2212 fused score ÷ the best possible"),
+        ("vector", "vector search: the vector distance itself"),
+    ],
+)
+def test_the_two_distances_of_a_result_are_named_apart_and_explained(viewer_client, world, strategy, meaning):
+    html = search(viewer_client, q="vegetarian", user_id="alice", strategy=strategy).content.decode()
+
+    # The distance results are ordered by, and the raw cosine one, each labelled with what it is.
+    assert '<abbr title="What the results are ordered by, 0 best (' + meaning in html
+    assert ">ranking distance</abbr> 0." in html
+    assert '<abbr title="The cosine distance between the query&#x27;s vector and the record&#x27;s' in html
+    assert ">vector distance</abbr> 0." in html
+    legend = html.split('id="score-legend">', 1)[1].split("</p>", 1)[0]
+    assert "<strong>Ranking distance</strong>: what the results are ordered by, 0 best (" + meaning in legend
+    assert "<strong>Vector distance</strong>: the raw cosine distance" in legend
+
+
 def test_every_parameter_reaches_the_engine(viewer_client, world, agent_memory, monkeypatch):
     calls = []
     real = agent_memory.search

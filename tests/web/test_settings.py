@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from django.core.exceptions import ImproperlyConfigured
@@ -37,3 +40,49 @@ def test_the_default_store_is_the_sqlite_file_in_var():
     # connect() reads "sqlite://" followed by an absolute path.
     url = site_settings.OAM_STORE_URL
     assert url == f"sqlite://{site_settings.VAR_DIR / 'memory.sqlite3'}"
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=REPO,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+@pytest.mark.parametrize("command", ["oam_check", "oam_export", "migrate"])
+def test_a_bad_embedder_setting_stops_every_command_with_one_clean_line(command):
+    result = manage(command, "--help" if command == "migrate" else "--no-progress", OAM_EMBEDDER="sentence-t5")
+
+    assert result.returncode == 1
+    assert result.stderr.startswith("Error: the settings are wrong: Invalid OAM_EMBEDDER value 'sentence-t5'")
+    assert 'accepted forms: "" or "hashing"' in result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_a_bad_embedder_setting_stops_the_site_at_startup():
+    result = subprocess.run(
+        [sys.executable, "-c", "import oam_site.wsgi"],
+        cwd=REPO,
+        env={**os.environ, "OAM_EMBEDDER": "hashing:4"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: Invalid OAM_EMBEDDER value 'hashing:4': HashingEmbedder dim must be" in result.stderr
+
+
+def test_the_embedders_name_is_accepted_as_the_setting():
+    result = manage(
+        "shell", "-c", "from django.conf import settings; print(settings.OAM_EMBEDDER)", OAM_EMBEDDER="hashing-256"
+    )
+
+    assert (result.returncode, result.stdout.splitlines()[-1], result.stderr) == (0, "hashing-256", "")

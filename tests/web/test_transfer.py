@@ -173,6 +173,7 @@ def test_an_upload_is_imported_and_its_job_reaches_done_with_the_counts(curator_
     assert "Done: imported 1 thread, " in page and "nothing was skipped" in page
     assert f'value="{job.total}"' in page and "100%" in page
     assert "hx-trigger" not in page and 'http-equiv="refresh"' not in page  # finished: no more polling
+    assert "Importing store.jsonl" not in page  # the banner of a running import is gone, not a stale flash
 
 
 def test_the_import_is_one_bulk_change_that_undoes_it_in_one_step(curator_client, curator, world_export, agent_memory):
@@ -253,6 +254,7 @@ def test_a_damaged_file_fails_its_job_with_the_line_and_imports_nothing(curator_
     assert (stats.threads, stats.messages, stats.memories) == (0, 0, 0)
     page = curator_client.get(reverse("memory:import_job", args=[job.pk])).content.decode()
     assert "Failed." in page and "Run the import again" not in page  # the same file would fail again
+    assert "Importing damaged.jsonl" not in page
 
 
 def test_a_file_over_the_limit_is_a_form_error(curator_client, world_export, settings):
@@ -304,6 +306,9 @@ def test_a_running_job_polls_every_second_and_refreshes_without_javascript(curat
     assert "10 of 40 lines imported so far" in page and "25%" in page
     assert fragment.lstrip().startswith('<section id="import-progress"') and "<html" not in fragment
     assert 'hx-trigger="every 1s"' in fragment
+    # While it runs, and only then, the panel says so (polling replaces it with the result).
+    running = 'Importing <span class="oam-file-name">big.jsonl</span>: this panel follows it until it is done.'
+    assert running in page and running in fragment
 
 
 def test_a_job_whose_process_is_gone_is_interrupted_and_running_it_again_resumes(
@@ -338,6 +343,8 @@ def test_a_job_whose_process_is_gone_is_interrupted_and_running_it_again_resumes
     job.refresh_from_db()
     assert job.status == ImportStatus.DONE and job.done == len(lines) - 1
     assert job.skipped_count == 5  # the batch imported before the interruption
+    page = curator_client.get(response["Location"]).content.decode()
+    assert "Done: imported" in page and "Importing store.jsonl" not in page
     assert oam_export() == world_export
 
 

@@ -56,6 +56,7 @@ def test_the_demo_store_round_trips(demo_export, tmp_path, settings):
         f"Imported {counts['threads']} threads, {counts['records']} records and {counts['relations']} links" in summary
     )
     assert "Nothing was skipped." in summary
+    assert " lines in 1 batch." in summary  # one batch: not "1 batches"
     assert export() == exported
 
 
@@ -119,3 +120,26 @@ def test_a_damaged_line_is_named_and_nothing_is_written(demo_export, tmp_path, s
 def test_only_one_scope(demo_export):
     with pytest.raises(CommandError, match="not allowed with argument"):
         export("--user-id", "u", "--agent-id", "a")
+
+
+def bars(stderr: str) -> list[str]:
+    """The distinct progress bars tqdm drew: one per description, each line's last redraw."""
+    return [line.rsplit("\r", 1)[-1] for line in stderr.split("\n") if line.strip()]
+
+
+def test_the_progress_bars_start_with_their_total_and_draw_no_stray_line(demo_export, tmp_path, settings, capsys):
+    capsys.readouterr()
+    call_command("oam_export", "--output", str(tmp_path / "again.jsonl"), stdout=StringIO(), stderr=StringIO())
+    use_store(settings, tmp_path / "fresh.sqlite3")
+    out = StringIO()
+    call_command("oam_import", str(demo_export), stdout=out, stderr=StringIO())
+    call_command("oam_reembed", "--embedder", "hashing:64", stdout=StringIO())
+    stderr = capsys.readouterr().err
+
+    # A bar drawn before its total was known would print "import: 0 lines [00:00, ? lines/s]".
+    assert " lines [" not in stderr and " records [" not in stderr
+    drawn = bars(stderr)
+    assert [line.split(":", 1)[0] for line in drawn] == ["export", "import", "re-embed"], drawn
+    assert all("100%" in line for line in drawn), drawn
+    lines = len(demo_export.read_text(encoding="utf-8").splitlines()) - 1
+    assert f"from {lines} lines in 1 batch." in out.getvalue()  # one batch, not "1 batches"

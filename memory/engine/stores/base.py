@@ -62,6 +62,7 @@ from ..types import (
     RestoreReport,
     SearchStrategy,
     StaleVersionError,
+    StoreHealth,
     StoreStats,
     ThreadRecord,
     TimeToLiveAnchor,
@@ -1201,6 +1202,12 @@ class MemoryStore(ABC):
         and a re-embedding begun and not finished, if any."""
         raise NotImplementedError(f"{type(self).__name__} does not record its embedder")
 
+    def health(self) -> StoreHealth:
+        """The schema version, the change log's newest entry and whether the in-memory index is
+        in step with it: a few single-row reads, never a scan, for a health check to call often.
+        Raises whatever the database raises when it cannot be reached."""
+        raise NotImplementedError(f"{type(self).__name__} does not report its health")
+
     @abstractmethod
     def close(self) -> None:
         """Release connections (and save what an in-memory index keeps for the next start)."""
@@ -1750,6 +1757,13 @@ def memory_id_list(memory_ids: Any) -> list[str]:
         if not isinstance(memory_id, str):
             raise ValueError(f"memory_ids[{i}] must be a string, not {type(memory_id).__name__}")
     return [memory_id for memory_id in dict.fromkeys(memory_ids) if storable_id(memory_id)]
+
+
+def token_list(tokens: Any) -> list[str]:
+    """The change tokens whose outcomes to read or forget: a sequence of ids, not one string."""
+    if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Sequence):
+        raise ValueError(f"tokens must be a list of tokens, not {type(tokens).__name__}")
+    return [check_id(f"tokens[{i}]", token) for i, token in enumerate(tokens)]
 
 
 def record_id_list(record_id: Any) -> list[str]:

@@ -74,6 +74,7 @@ from ..types import (
     RestoreReport,
     SchemaPolicy,
     SearchStrategy,
+    StoreHealth,
     StoreStats,
     ThreadRecord,
     UserProfileRecord,
@@ -135,6 +136,7 @@ from .base import (
     summary_topics,
     thread_changes,
     to_vector,
+    token_list,
 )
 from .index import LogState, MemoryIndex, changed_keys
 from .ranking import CANDIDATE_DEPTH, fuse_rankings
@@ -3220,6 +3222,25 @@ class SQLMemoryStore(MemoryStore):
             )
             self._log_keys(cursor, "record", [row["pk"] for row in rows])
 
+    # --- health -----------------------------------------------------------------------------
+
+    def health(self) -> StoreHealth:
+        """See MemoryStore.health: one read of the meta table and the change log's bounds (an
+        index lookup), on one snapshot; the index is compared, not caught up."""
+        with self._read() as cursor:
+            schema_version = int(self._meta_value(cursor, "schema_version") or 0)
+            state = _IndexSource(self, cursor).log_state()
+        in_step, behind = None, 0
+        if self.index is not None:
+            in_step, behind = self.index.standing(state)
+        return StoreHealth(
+            backend=self.dialect.name,
+            schema_version=schema_version,
+            last_change=state.last_seq,
+            index_in_step=in_step,
+            index_behind=behind,
+        )
+
     # --- re-embedding -----------------------------------------------------------------------
 
     def vector_state(self) -> VectorState:
@@ -3296,6 +3317,7 @@ class SQLMemoryStore(MemoryStore):
 
     def outcomes(self, tokens: Sequence[str]) -> dict[str, str]:
         """See MemoryStore.outcomes."""
+        tokens = token_list(tokens)
         if not tokens:
             return {}
         with self._read() as cursor:
@@ -3304,6 +3326,7 @@ class SQLMemoryStore(MemoryStore):
 
     def forget_outcomes(self, tokens: Sequence[str]) -> None:
         """See MemoryStore.forget_outcomes."""
+        tokens = token_list(tokens)
         if not tokens:
             return
         with self._write() as cursor:

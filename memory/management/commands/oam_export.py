@@ -8,13 +8,12 @@ output; the progress bar goes to standard error.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
 from memory.engine.transfer import write_export
+from memory.management.progress import progress_bar
 from memory.services import get_agent_memory
 
 
@@ -35,22 +34,15 @@ class Command(BaseCommand):
             for name, value in (("user_id", user_id), ("agent_id", agent_id), ("thread_id", thread_id))
             if value
         }
-        bar = tqdm(desc="export", unit=" lines", file=sys.stderr, disable=no_progress, dynamic_ncols=True)
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
         try:
-            if output is None:
-                counts = write_export(get_agent_memory(), self.stdout, progress=progress, **scope)
-            else:
-                with Path(output).open("w", encoding="utf-8", newline="\n") as out:
-                    counts = write_export(get_agent_memory(), out, progress=progress, **scope)
+            with progress_bar("export", " lines", disable=no_progress) as progress:
+                if output is None:
+                    counts = write_export(get_agent_memory(), self.stdout, progress=progress, **scope)
+                else:
+                    with Path(output).open("w", encoding="utf-8", newline="\n") as out:
+                        counts = write_export(get_agent_memory(), out, progress=progress, **scope)
         except (ValueError, OSError) as exc:
             raise CommandError(str(exc)) from exc
-        finally:
-            bar.close()
         self.stderr.write(
             f"Exported {counts['threads']} threads, {counts['records']} records and {counts['relations']} links"
             + (f" to {output}." if output else ".")

@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
+from memory.curation import plural
 from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, import_export
+from memory.management.progress import progress_bar
 from memory.services import get_agent_memory
 
 
@@ -30,21 +31,16 @@ class Command(BaseCommand):
     def handle(self, *args, file: str, batch_size: int, no_progress: bool, **options) -> None:
         if batch_size < 1:
             raise CommandError("--batch-size must be 1 or more")
-        bar = tqdm(desc="import", unit=" lines", file=sys.stderr, disable=no_progress, dynamic_ncols=True)
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
         try:
-            if file == "-":
-                report = import_export(get_agent_memory(), sys.stdin, batch_size=batch_size, progress=progress)
-            else:
-                path = Path(file)
-                with path.open("rb") as lines:
-                    check_export(lines)
-                with path.open("rb") as lines:
-                    report = import_export(get_agent_memory(), lines, batch_size=batch_size, progress=progress)
+            with progress_bar("import", " lines", disable=no_progress) as progress:
+                if file == "-":
+                    report = import_export(get_agent_memory(), sys.stdin, batch_size=batch_size, progress=progress)
+                else:
+                    path = Path(file)
+                    with path.open("rb") as lines:
+                        check_export(lines)
+                    with path.open("rb") as lines:
+                        report = import_export(get_agent_memory(), lines, batch_size=batch_size, progress=progress)
         except ExportFormatError as exc:
             raise CommandError(f"{file}: {exc}") from exc
         except (ValueError, OSError) as exc:
@@ -52,12 +48,11 @@ class Command(BaseCommand):
                 f"{file}: {exc}\nThe batches before it are in the store; run the command again to resume "
                 "(what is there is skipped)."
             ) from exc
-        finally:
-            bar.close()
         restored = report.restored
         self.stdout.write(
-            f"Imported {restored['threads']} threads, {restored['records']} records and {restored['relations']} links "
-            f"from {report.lines} lines in {report.batches} batches."
+            f"Imported {plural(restored['threads'], 'thread')}, {plural(restored['records'], 'record')} and "
+            f"{plural(restored['relations'], 'link')} from {plural(report.lines, 'line')} in "
+            f"{plural(report.batches, 'batch')}."
         )
         skipped = report.skipped_summary()
         if not skipped:

@@ -14,15 +14,13 @@ current embedder while the command runs.
 
 from __future__ import annotations
 
-import sys
-
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from tqdm import tqdm
 
 from memory.engine import EmbedderMismatchError
 from memory.engine.embedders import embedder_from_spec
 from memory.engine.stores.base import DEFAULT_BATCH_SIZE
+from memory.management.progress import progress_bar
 from memory.services import get_agent_memory
 
 
@@ -54,21 +52,14 @@ class Command(BaseCommand):
                 f"OAM_EMBEDDER={settings.OAM_EMBEDDER!r} gives {exc.embedder} ({exc.dim}). Run this command "
                 "with OAM_EMBEDDER set to the store's current embedder."
             ) from exc
-        bar = tqdm(desc="re-embed", unit=" records", file=sys.stderr, disable=no_progress, dynamic_ncols=True)
-
-        def progress(staged: int, total: int) -> None:
-            bar.total = total
-            bar.update(staged - bar.n)
-
         try:
-            report = agent_memory.reembed(new, batch_size=batch_size, progress=progress)
+            with progress_bar("re-embed", " records", disable=no_progress) as progress:
+                report = agent_memory.reembed(new, batch_size=batch_size, progress=progress)
         except (ValueError, RuntimeError, OSError) as exc:
             raise CommandError(
                 f"{exc}\nThe store is unchanged and still uses {agent_memory.store.embedder.name}; the batches "
                 "embedded so far are kept: run the command again to resume."
             ) from exc
-        finally:
-            bar.close()
         if not report.changed:
             self.stdout.write(f"The store already uses {name} ({dim} dimensions): nothing to do.")
             self._tell_setting(embedder)

@@ -125,17 +125,19 @@ class DemoSeeder:
         thread.add_messages(messages)
         self.counts["messages"] += len(messages)
         for remembered in demo.memories:
-            # Each memory was drawn from one of the assistant's replies and points back to it, as
-            # an extracted memory does (its provenance: the engine's SOURCE_MESSAGES_KEY).
-            source = self.rng.choice(messages[1::2])
+            # Each memory points back to the exchanges it was drawn from (question and reply), as an
+            # extracted memory does (its provenance: the engine's SOURCE_MESSAGES_KEY), and was
+            # written a little after the last of them.
+            sources = [messages[2 * exchange + side] for exchange in remembered.said_in for side in (0, 1)]
+            said = datetime.fromisoformat(sources[-1]["timestamp"] if sources else messages[-1]["timestamp"])
             self.add_memory(
                 remembered,
-                datetime.fromisoformat(source["timestamp"]) + timedelta(seconds=self.rng.randint(5, 120)),
+                said + timedelta(seconds=self.rng.randint(5, 120)),
                 user_id=demo.user_id,
                 agent_id=demo.agent_id,
                 thread_id=thread.thread_id,
                 source="chat",
-                source_message_ids=[source["id"]],
+                source_message_ids=[source["id"] for source in sources],
             )
         for image in DEMO_IMAGES:
             if image.thread_slug == demo.slug:

@@ -141,6 +141,16 @@ class MemoryIndex:
         state = source.log_state()
         return state.store_id != self.store_id or state.last_seq > self.seq or self.seq < state.trimmed_to
 
+    def standing(self, state: LogState) -> tuple[bool | None, int]:
+        """Whether the index has applied every change of `state` (None: not loaded yet), and how
+        many log entries it has still to apply (a replaced or trimmed log counts them all)."""
+        if self.records is None:
+            return None, 0
+        if state.store_id != self.store_id or self.seq < state.trimmed_to:
+            return False, state.last_seq - state.trimmed_to
+        behind = max(state.last_seq - self.seq, 0)
+        return behind == 0, behind
+
     # --- catching up ------------------------------------------------------------------------
 
     def _catch_up(self, source: ChangeSource, links: bool) -> None:
