@@ -128,6 +128,24 @@ def select_an_area(page: Page) -> None:
     page.mouse.up()
 
 
+def fail_to_log_in(page: Page) -> None:
+    """Guess a password until the login throttling locks the username out (its 429 page)."""
+    from django.conf import settings
+
+    for attempt in range(settings.AXES_FAILURE_LIMIT):
+        page.fill('input[name="username"]', "mallory")
+        page.fill('input[name="password"]', f"guess-{attempt}")
+        with page.expect_navigation():
+            page.click('button[type="submit"]')
+
+
+def send_a_too_large_form(page: Page) -> None:
+    """Paste three million characters into a memory's content and save: the 413 page."""
+    page.evaluate("document.querySelector('textarea[name=content]').value = 'x'.repeat(3000000)")
+    with page.expect_navigation():
+        page.click('button:has-text("Create the memory")')
+
+
 RESOLVED: dict[str, str] = {}
 """The review page a contradiction was resolved on (the first variant resolves it, the others show it)."""
 
@@ -149,6 +167,8 @@ def ask_before_deleting(page: Page) -> None:
 
 PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
+    Shot("login-locked", "/accounts/login/", anonymous=True, act=fail_to_log_in),
+    Shot("form-too-large", "/memories/new/", act=send_a_too_large_form),
     Shot("overview", "/", narrow=True),
     Shot("threads", "/threads/", narrow=True),
     Shot("thread", "/threads/demo-balcony-vegetable-garden/?start=0", narrow=True),

@@ -22,7 +22,7 @@ from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
 from memory.curation import StatusChange, plural, quoted
-from memory.engine import AgentMemory, RecordStatus
+from memory.engine import AgentMemory, RecordStatus, limits
 from memory.engine.types import LIFECYCLE_RELATIONS, MEMORY_TYPES, MemoryRecord
 from memory.forms import ID_WIDGET
 from memory.listing import MemoryFilters
@@ -78,13 +78,20 @@ class JSONValueField(forms.CharField):
         if len(text) > MAX_VALUE_LENGTH:
             raise ValidationError(f"At most {MAX_VALUE_LENGTH:,} characters.", code="max_length")
         try:
-            return json.loads(text)
+            value = json.loads(text)
         except (json.JSONDecodeError, RecursionError, ValueError):
             raise ValidationError(
                 f"Not valid JSON. A text goes in double quotes: {json.dumps(text)}; numbers, true, false, "
                 "null, lists and objects as they are.",
                 code="json",
             ) from None
+        try:  # what the engine refuses in metadata, refused here before any memory is touched
+            json.dumps(value, allow_nan=False)
+            limits.check_json_tree(value, "The value", limits.MAX_JSON_DEPTH - 1)
+        except ValueError as error:
+            message = str(error) if str(error).startswith("The value") else "NaN and Infinity are not JSON numbers."
+            raise ValidationError(message, code="json") from None
+        return value
 
 
 class BulkForm(forms.Form):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 from csp.constants import NONE, SELF
@@ -161,6 +162,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
     "memory",
 ]
 
@@ -180,6 +182,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Login throttling (memory.login_throttle): a locked-out login's answer; after authentication.
+    "axes.middleware.AxesMiddleware",
     # A store re-embedded for another embedder than OAM_EMBEDDER: a page that says so, not a 500.
     "memory.middleware.StoreEmbedderMiddleware",
 ]
@@ -223,6 +227,32 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Login throttling (django-axes, memory.login_throttle): OAM_LOGIN_FAILURES failed logins for one
+# username from one address lock that pair out for OAM_LOGIN_COOLOFF_MINUTES; a success resets the
+# count. API tokens are not passwords and never reach authenticate(): they stay unaffected.
+AUTHENTICATION_BACKENDS = [
+    "memory.login_throttle.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("OAM_LOGIN_FAILURES", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("OAM_LOGIN_COOLOFF_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "memory.login_throttle.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+
+# The largest JSON body the REST API reads (memory.api.parsers, which keeps Django's 2.5 MB
+# DATA_UPLOAD_MAX_MEMORY_SIZE for the dashboard's forms): room for a message batch with two
+# full-size images in base64 (10 MiB each, 13.4 MiB once encoded). Over it: a 413.
+OAM_API_MAX_JSON_BYTES = env_int("OAM_API_MAX_JSON_BYTES", 32 * 1024**2)
+
+# Security headers (django.middleware.security, clickjacking), sent on every page and API answer;
+# Django's defaults, stated so that they are not lost by accident (tests/hostile/test_headers.py).
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "memory:overview"

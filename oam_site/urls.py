@@ -22,3 +22,4 @@ urlpatterns = [
 ]
 
 handler404 = "memory.api.errors.not_found"
+handler400 = "memory.api.errors.bad_request"

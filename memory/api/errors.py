@@ -6,7 +6,8 @@
 (`non_field_errors` for the request as a whole). The engine's errors map as the dashboard's do:
 KeyError → 404 (the record does not exist, or has expired), a duplicate id → 409, a stale version →
 412, any other ValueError or TypeError → 400 under the field it names. DRF's own exceptions keep
-their status (401, 403, 405, 415, 429…). A body over Django's DATA_UPLOAD_MAX_MEMORY_SIZE is a 413
+their status (401, 403, 405, 415, 429…). A JSON body over OAM_API_MAX_JSON_BYTES (memory.api.parsers)
+or a form body over Django's DATA_UPLOAD_MAX_MEMORY_SIZE is a 413
 (PayloadTooLarge, as an image over the engine's limits is), too many fields or files a 400; an
 image the engine cannot read (not PNG, JPEG or WebP, animated, damaged) is a 415.
 """
@@ -16,8 +17,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -114,6 +117,30 @@ def handle(error: Exception, context: dict[str, Any]) -> Response | None:
     elif isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"detail": str(response.data["detail"])}
     return response
+
+
+def form_too_large_message() -> str:
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
+    return (
+        f"The request's form fields are over {limit:,} bytes, the most the site reads "
+        "(DATA_UPLOAD_MAX_MEMORY_SIZE; files are counted apart). Text fields hold up to 1,000,000 characters, "
+        "but characters beyond ASCII take up to 12 bytes each once a browser encodes them: split the text, "
+        "or send it through the REST API as JSON."
+    )
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """The site's handler400: a body over DATA_UPLOAD_MAX_MEMORY_SIZE (Django refuses it before
+    any view runs, even CSRF's check) is a 413 that says the limit, as JSON under /api/; any other
+    bad request is Django's plain 400."""
+    if not isinstance(exception, RequestDataTooBig):
+        return defaults.bad_request(request, exception)
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            {"detail": f"{PayloadTooLarge.default_detail} ({exception})"},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    return render(request, "errors/too_large.html", {"message": form_too_large_message()}, status=413)
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from memory.api.base import PRECONDITION, EngineView, expected_version, form_parameters, query_form, with_etag
 from memory.api.errors import Conflict, PayloadTooLarge
 from memory.api.paging import page_response
+from memory.api.parsers import content_length
 from memory.api.responses import errors_of
 from memory.api.serializers import (
     IMAGE_TYPES,
@@ -36,13 +37,6 @@ UNDECLARED = ("", "application/octet-stream")
 def image_response(request: Request, record: Any, status_code: int = status.HTTP_200_OK) -> Response:
     response = Response(ImageSerializer(record, context={"request": request}).data, status=status_code)
     return with_etag(response, record.version)
-
-
-def content_length(request: Request) -> int:
-    try:
-        return max(int(request.META.get("CONTENT_LENGTH") or 0), 0)
-    except ValueError:
-        return 0
 
 
 class ImageList(EngineView):

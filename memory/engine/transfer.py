@@ -150,12 +150,15 @@ class ExportReader:
             return json.loads(text)
         except json.JSONDecodeError as error:
             raise ExportFormatError(f"not a JSON object ({error.msg} at column {error.colno})", self.line) from None
+        except (RecursionError, ValueError) as error:  # nested too deeply; an integer too long to convert
+            reason = "nested too deeply" if isinstance(error, RecursionError) else str(error)
+            raise ExportFormatError(f"not a JSON object the engine can read ({reason})", self.line) from None
 
     def _header(self, text: str) -> dict[str, Any]:
         what = f"this is not an {FORMAT_NAME} file: its first line must be the header naming the format"
         try:
             header = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError, ValueError):
             raise ExportFormatError(what, 1) from None
         if not isinstance(header, dict) or header.get("format") != FORMAT_NAME:
             raise ExportFormatError(what, 1)

@@ -163,5 +163,8 @@ def memory_picks(request: HttpRequest) -> HttpResponse:
     """Suggestions for a memory field (a datalist): memories whose content, id or metadata holds
     what was typed, newest first. The page sends the field being typed in, alone."""
     typed = next((value for value in request.GET.values() if value.strip()), "")[:500]
-    picks = engine().list_memories(text=typed, limit=PICKS, newest_first=True) if typed else []
+    try:
+        picks = engine().list_memories(text=typed, limit=PICKS, newest_first=True) if typed else []
+    except ValueError:  # text the engine cannot search for (a NUL character): no suggestions
+        picks = []
     return render_page(request, "links/picks.html", {"picks": picks})

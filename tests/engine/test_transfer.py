@@ -93,6 +93,8 @@ def test_another_version_is_refused_before_anything_is_written(world, fresh):  #
         import_export(fresh, io.StringIO('{"threads": []}\n'))
     with pytest.raises(ExportFormatError, match="empty"):
         import_export(fresh, io.StringIO(""))
+    with pytest.raises(ExportFormatError, match="line 1: this is not an oam-export file"):
+        import_export(fresh, io.StringIO("[" * 100_000 + "]" * 100_000 + "\n"))
     assert fresh.stats().threads == 0
 
 
@@ -104,6 +106,11 @@ def test_another_version_is_refused_before_anything_is_written(world, fresh):  #
         (lambda line: line.replace('"created_at":"', '"created_at":"yesterday'), r"line 5: record\.created_at"),
         (lambda line: '{"oops": 1}', r"line 5: must be an object with one key"),
         (lambda line: "", r"line 5: an empty line"),
+        (
+            lambda line: "[" * 100_000 + "]" * 100_000,
+            r"line 5: not a JSON object the engine can read \(nested too deeply",
+        ),
+        (lambda line: '{"n": ' + "9" * 5000 + "}", r"line 5: not a JSON object the engine can read \(Exceeds"),
     ],
 )
 def test_a_damaged_line_is_named(world, fresh, damage, message):  # noqa: F811

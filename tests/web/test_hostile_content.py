@@ -3,12 +3,11 @@ are rendered inert on every page that shows them."""
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
 import pytest
 from django.urls import reverse
 
 from memory.curation import Actor, Curation
+from tests.hostile.support import LiveMarkup
 
 SCRIPT = "<script>alert(1)</script>"
 IMG = '<img src=x onerror="alert(2)">'
@@ -73,33 +72,6 @@ def pages(ids) -> list[str]:
         reverse("memory:history_revert", args=[ids["entry"]]),
         reverse("memory:memory_detail", args=[f"missing{SCRIPT}"]),
     ]
-
-
-class LiveMarkup(HTMLParser):
-    """What in a page could run: event-handler attributes, inline scripts, and <svg> or <img>
-    elements whose source is not the site's own."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.found: list[str] = []
-        self.in_script = False
-
-    def handle_starttag(self, tag: str, attrs: list) -> None:
-        names = {name for name, _ in attrs}
-        self.found += [f"<{tag} {name}>" for name in names if name.startswith("on")]
-        if tag == "script":
-            self.in_script = "src" not in names
-        foreign_image = tag == "img" and not dict(attrs).get("src", "").startswith("/")
-        if (tag == "svg" and "class" not in names) or foreign_image:
-            self.found.append(f"<{tag}>")
-
-    def handle_data(self, data: str) -> None:
-        if self.in_script and data.strip():
-            self.found.append(f"inline script {data[:40]!r}")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "script":
-            self.in_script = False
 
 
 def test_hostile_content_is_rendered_inert_everywhere(curator_client, hostile):
