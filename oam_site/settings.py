@@ -241,6 +241,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "memory.login_throttle.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False  # no banner on every manage.py command; lockouts are still logged
 
 # The largest JSON body the REST API reads (memory.api.parsers, which keeps Django's 2.5 MB
 # DATA_UPLOAD_MAX_MEMORY_SIZE for the dashboard's forms): room for a message batch with two
