@@ -56,6 +56,7 @@ if os.environ.get("OAM_LOG_FORMAT", "json").strip().lower() == "json":
         "root": {"handlers": ["stderr"], "level": loglevel.upper()},
         "loggers": {
             "gunicorn.error": {"handlers": ["stderr"], "level": loglevel.upper(), "propagate": False},
-            "gunicorn.access": {"handlers": ["stderr"], "level": loglevel.upper(), "propagate": False},
+            # A logging config turns gunicorn's access log on: the app's request log replaces it.
+            "gunicorn.access": {"handlers": [], "level": "CRITICAL", "propagate": False},
         },
     }
