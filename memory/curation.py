@@ -50,7 +50,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count
 from django.utils import timezone
 
 from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, StaleVersionError, TextContent
@@ -58,7 +57,7 @@ from memory.engine.graph import relation_labels
 from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
 from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ImportReport, import_export
 from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
-from memory.models import Action, BulkChange, CurationEntry, ImportJob, ObjectKind
+from memory.models import Action, BulkChange, CurationEntry, ObjectKind
 
 BULK_BATCH = 500
 """Records a bulk change writes per transaction."""
@@ -859,16 +858,18 @@ class Curation:
 
     def _in_batches(self, summary: str, items: Sequence[tuple[Any, ...]], change: Callable[..., None]) -> BulkOutcome:
         """Apply `change(*item)` to every item inside one bulk change; an item whose record
-        changed or went since the preview is skipped and reported."""
+        changed or went since the preview, or that the store refuses now (linked meanwhile, metadata
+        grown over the limits: a ValueError before anything of it is written), is skipped and
+        reported, and the others are done."""
         with self.bulk(summary) as bulk_change:
-            failed = self._batched(items, lambda item: change(*item), (StaleVersionError, KeyError))
+            failed = self._batched(items, lambda item: change(*item), (ValueError, KeyError))
         skipped = [(getattr(item[0], "id", item[0]), reason) for item, reason in failed]
         done = len(items) - len(skipped)
         if not done:
             bulk_change.delete()
             return BulkOutcome(None, 0, skipped)
         if skipped:
-            bulk_change.summary = f"{summary} ({plural(len(skipped), 'record')} skipped: changed since)"[:300]
+            bulk_change.summary = f"{summary} ({plural(len(skipped), 'record')} skipped)"[:300]
             bulk_change.save(update_fields=["summary"])
         return BulkOutcome(bulk_change, done, skipped)
 
@@ -1488,12 +1489,11 @@ class _ImportRecorder:
 
 @dataclass(frozen=True)
 class Reconciled:
-    """What reconcile_pending settled: entries confirmed (their change is in the store), entries
-    dropped (it is not), and empty bulk changes removed (interrupted before any change of theirs)."""
+    """What reconcile_pending settled: entries confirmed (their change is in the store), and entries
+    dropped (it is not)."""
 
     confirmed: int = 0
     dropped: int = 0
-    empty_bulk_changes: int = 0
 
 
 def settle(tokens: Sequence[str], agent_memory: AgentMemory) -> Reconciled:
@@ -1517,17 +1517,16 @@ def settle(tokens: Sequence[str], agent_memory: AgentMemory) -> Reconciled:
 
 def reconcile_pending(agent_memory: AgentMemory, *, older_than: timedelta = RECONCILE_AFTER) -> Reconciled:
     """Settle every history entry left pending (`older_than` ago or more) by a change whose process
-    died between its two phases, and remove the bulk changes such a crash left without entries. Safe
-    to run at any time, from any process: a change still running when its entries are settled
-    "aborted" rolls itself back."""
+    died between its two phases. Safe to run at any time, from any process: a change still running
+    when its entries are settled "aborted" rolls itself back.
+
+    A bulk change such a crash left without entries stays: nothing lists it (the history lists
+    entries), and age says nothing about whether it is still running (a long import may skip
+    minutes of batches before its first new record)."""
     cutoff = timezone.now() - older_than
     stale = CurationEntry.with_pending.exclude(pending="").filter(at__lte=cutoff)
     tokens = list(stale.values_list("pending", flat=True).distinct())
-    result = settle(tokens, agent_memory) if tokens else Reconciled()
-    empty = BulkChange.objects.filter(at__lte=cutoff).annotate(n=Count("entries")).filter(n=0)
-    empty = empty.exclude(pk__in=ImportJob.objects.exclude(change=None).values("change"))
-    removed, _ = BulkChange.objects.filter(pk__in=list(empty.values_list("pk", flat=True))).delete()
-    return Reconciled(result.confirmed, result.dropped, removed)
+    return settle(tokens, agent_memory) if tokens else Reconciled()
 
 
 _last_reconcile: dict[int, float] = {}

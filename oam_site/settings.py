@@ -117,13 +117,15 @@ DEBUG = env_bool("OAM_DEBUG", default=True)
 
 # Development generates a key and keeps it in var/; production must be given one, so that every
 # worker and every machine signs sessions and tokens alike, and a lost var/ logs nobody out.
-if not DEBUG and not os.environ.get("OAM_SECRET_KEY", "").strip():
+_given_key = os.environ.get("OAM_SECRET_KEY", "").strip()
+if not DEBUG and (len(_given_key) < 50 or _given_key.startswith("change-me")):
     raise ImproperlyConfigured(
-        "OAM_DEBUG is off but OAM_SECRET_KEY is not set: give the site a secret key of 50 or more random "
+        "OAM_DEBUG is off but OAM_SECRET_KEY is not set, too short or the sample's placeholder: give the "
+        "site a secret key of 50 or more random "
         "characters, the same for every worker and machine, e.g. "
         "export OAM_SECRET_KEY=\"$(python3 -c 'import secrets; print(secrets.token_urlsafe(50))')\""
     )
-SECRET_KEY = os.environ.get("OAM_SECRET_KEY", "").strip() or persisted_secret_key(VAR_DIR / "secret_key")
+SECRET_KEY = _given_key or persisted_secret_key(VAR_DIR / "secret_key")
 
 ALLOWED_HOSTS = env_list("OAM_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("OAM_CSRF_TRUSTED_ORIGINS", [])
@@ -148,6 +150,9 @@ if OAM_HTTPS:
 # trust it to tell HTTPS requests apart. Never set this without such a proxy in front.
 if env_bool("OAM_BEHIND_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # The login throttle's client address: the proxy's X-Real-IP (deploy/nginx.conf sets it from
+    # the connection), not REMOTE_ADDR (the proxy itself for every client).
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_REAL_IP",)
 
 # --- Django ---------------------------------------------------------------------------------
 

@@ -99,7 +99,7 @@ def memory_bulk(request: HttpRequest) -> HttpResponse:
     if outcome.change is None:
         messages.info(request, "Nothing changed: every memory had changed or gone since the preview.")
         return redirect("memory:memory_list")
-    skipped = f" {plural_memories(len(outcome.skipped))} changed since the preview and were left alone." * bool(
+    skipped = f" {plural_memories(len(outcome.skipped))} left alone: changed since the preview, or refused." * bool(
         outcome.skipped
     )
     messages.success(request, f"{outcome.change.summary}.{skipped} Undo it in one step from here.")

@@ -112,7 +112,10 @@ def users_with_groups(arguments: dict[str, Any]) -> list[tuple[str, int]]:
     with these arguments (the distance and types of the page), most memories first."""
     found = []
     for user_id in ranked_users()[:USERS_SCANNED]:
-        groups = engine().find_duplicates(**{**arguments, "user_id": user_id, "limit": 1}).total_groups
+        try:
+            groups = engine().find_duplicates(**{**arguments, "user_id": user_id, "limit": 1}).total_groups
+        except ValueError:  # too many near pairs at this distance for that user: not listed
+            continue
         if groups:
             found.append((user_id, groups))
     return found

@@ -10,6 +10,7 @@ from typing import Any
 
 from django import forms
 from django.http import HttpRequest, HttpResponse
+from django.urls import reverse
 
 from memory.access import viewer_required
 from memory.embedding_map import HEIGHT, WIDTH, map_points
@@ -21,8 +22,6 @@ from memory.views.common import engine, gone, refuse, render_page
 from memory.views.people import owns_anything
 
 MAX_MAP_MEMORIES = 10_000
-BULK_URL = "/memories/bulk/"
-"""The bulk actions page (`?ids=<id>&ids=<id>…`), which the selection is sent to."""
 
 
 class MapFilters(forms.Form):
@@ -79,5 +78,5 @@ def user_map(request: HttpRequest, owner_id: str) -> HttpResponse:
             )
     if form.errors:
         status = 400
-    context.update(memory_types=MEMORY_TYPES, bulk_url=BULK_URL)
+    context.update(memory_types=MEMORY_TYPES, bulk_url=reverse("memory:memory_bulk"))
     return render_page(request, "people/map.html", context, status=status)

@@ -537,3 +537,17 @@ def test_the_undo_question_agrees_with_one_record(curator_client, notes, agent_m
     text = curator_client.get(reverse("memory:history_bulk_revert", args=[change.pk])).content.decode()
     assert "The <strong>1 link</strong> it made is deleted again: the memory it retired becomes valid" in text
     assert "The <strong>1 link</strong> it deleted comes back." in text
+
+
+def test_the_service_skips_a_memory_the_store_refuses_now_and_does_the_others(curator, notes, agent_memory):
+    """Between the view's last check and the write (another process linked the pair): the store
+    refuses that one link, the bulk change holds the others and says how many it skipped."""
+    agent_memory.link_records("n0", "fact", "n2", "fact", "supports")
+    chosen = [("n1", agent_memory.get_memory("n1").version), ("n2", agent_memory.get_memory("n2").version)]
+
+    outcome = Curation(agent_memory, Actor(curator)).mark_duplicates("n0", chosen, "Marked 2 duplicates of n0")
+
+    assert [memory_id for memory_id, _ in outcome.skipped] == ["n2"]
+    assert outcome.change.summary == "Marked 2 duplicates of n0 (1 record skipped)"
+    assert [entry.object_kind for entry in outcome.change.entries.all()] == ["link"]
+    assert agent_memory.get_memory("n1").status == RecordStatus.INVALID

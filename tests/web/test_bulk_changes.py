@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
+from datetime import timedelta
 
-from memory.curation import Actor, Curation, CurationError, undone_by
+import pytest
+from django.utils import timezone
+
+from memory.curation import Actor, Curation, CurationError, reconcile_pending, undone_by
 from memory.engine import RecordStatus
 from memory.models import BulkChange, CurationEntry
 
@@ -105,3 +108,15 @@ def test_a_bulk_change_interrupted_part_way_keeps_what_was_done_and_says_so(cura
     with pytest.raises(KeyError), curation.bulk("Nothing done"):
         curation.delete_memory("no-such-memory")
     assert not BulkChange.objects.filter(summary="Nothing done").exists()
+
+
+def test_reconciling_leaves_a_running_bulk_change_alone_even_without_entries_yet(curation, world, agent_memory):
+    """An import that skips minutes of batches already in the store has no entries yet: the
+    reconcile of pending entries (any process, any time) must not take its bulk change away."""
+    with curation.bulk("Import") as change:
+        BulkChange.objects.filter(pk=change.pk).update(at=timezone.now() - timedelta(hours=1))
+        reconcile_pending(agent_memory, older_than=timedelta(0))
+        curation.delete_memory(world.fact_id)
+
+    assert BulkChange.objects.filter(pk=change.pk).exists()
+    assert change.entries.count() == 1

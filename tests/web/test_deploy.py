@@ -163,6 +163,7 @@ def test_https_turns_on_secure_cookies_the_redirect_and_a_year_of_hsts(tmp_path)
         "SECURE_HSTS_SECONDS",
         "SECURE_HSTS_INCLUDE_SUBDOMAINS",
         "SECURE_PROXY_SSL_HEADER",
+        "AXES_IPWARE_META_PRECEDENCE_ORDER",
         "STORAGES",
     )
 
@@ -170,6 +171,7 @@ def test_https_turns_on_secure_cookies_the_redirect_and_a_year_of_hsts(tmp_path)
     assert found["SESSION_COOKIE_SECURE"] and found["CSRF_COOKIE_SECURE"] and found["SECURE_SSL_REDIRECT"]
     assert found["SECURE_HSTS_SECONDS"] == 365 * 24 * 3600 and found["SECURE_HSTS_INCLUDE_SUBDOMAINS"]
     assert found["SECURE_PROXY_SSL_HEADER"] == ["HTTP_X_FORWARDED_PROTO", "https"]
+    assert found["AXES_IPWARE_META_PRECEDENCE_ORDER"] == ["HTTP_X_REAL_IP"]  # the login throttle's client
     assert found["STORAGES"]["staticfiles"]["BACKEND"] == "whitenoise.storage.CompressedManifestStaticFilesStorage"
 
 
@@ -197,9 +199,17 @@ def test_check_deploy_warns_in_development(tmp_path):
     assert "security.W018" in result.stdout + result.stderr  # DEBUG on
 
 
-def test_production_without_a_secret_key_refuses_to_start(tmp_path):
+@pytest.mark.parametrize(
+    "key",
+    [None, "short-key", "change-me-to-a-long-random-string" + "x" * 30],
+    ids=["missing", "short", "the sample's placeholder"],
+)
+def test_production_without_a_real_secret_key_refuses_to_start(tmp_path, key):
     env = production_env(tmp_path)
-    del env["OAM_SECRET_KEY"]
+    if key is None:
+        del env["OAM_SECRET_KEY"]
+    else:
+        env["OAM_SECRET_KEY"] = key
 
     result = run([PYTHON, "manage.py", "check"], env)
 
