@@ -115,10 +115,10 @@ def start_import(user: Any, upload: UploadedFile) -> ImportJob:
 def launch(job: ImportJob) -> None:
     """Run the job's import: in a thread of this process, or right away with OAM_IMPORT_INLINE
     (tests, whose database transaction a thread would not see)."""
+    with _lock:  # first: a refresh() in between must not take the job for one whose process died
+        _running.add(job.pk)
     job.status, job.pid, job.error, job.done, job.finished_at = ImportStatus.QUEUED, os.getpid(), "", 0, None
     job.save(update_fields=["status", "pid", "error", "done", "finished_at"])
-    with _lock:
-        _running.add(job.pk)
     if settings.OAM_IMPORT_INLINE:
         run_import(job.pk)
         return
@@ -210,6 +210,14 @@ def resume(job: ImportJob) -> bool:
     when it cannot be: still running, done, or its file is gone."""
     job = refresh(job)
     if job.status not in (ImportStatus.FAILED, ImportStatus.INTERRUPTED) or not Path(job.path).is_file():
+        return False
+    # Claimed in one UPDATE: of two requests to resume it (a double click, two tabs), one runs it.
+    resumable = ImportJob.objects.filter(pk=job.pk, status__in=(ImportStatus.FAILED, ImportStatus.INTERRUPTED))
+    with _lock:  # before the claim: this process runs it from then on (see _alive)
+        _running.add(job.pk)
+    if not resumable.update(status=ImportStatus.QUEUED, pid=os.getpid()):
+        with _lock:
+            _running.discard(job.pk)
         return False
     launch(job)
     return True

@@ -362,3 +362,24 @@ def test_the_page_lists_the_latest_imports(curator_client, world_export):
 
     assert "&lt;i&gt;first.jsonl" in page and "<i>first" not in page
     assert ">done<" in page
+
+
+def test_an_import_is_resumed_once_however_often_it_is_asked(curator, world_export, imports, monkeypatch):
+    """Two requests to run a failed import again (a double click, two tabs): one runs it."""
+    job = ImportJob.objects.create(
+        actor=curator,
+        actor_name="carl",
+        file_name="store.jsonl",
+        path=kept_upload(imports, world_export),
+        size=len(world_export),
+        total=len(world_export.splitlines()) - 1,
+        status=ImportStatus.FAILED,
+    )
+    launched = []
+    monkeypatch.setattr(transfer_jobs, "launch", launched.append)
+    stale_copy = ImportJob.objects.get(pk=job.pk)  # the second request read the job before the first ran it
+
+    assert transfer_jobs.resume(job) is True
+    monkeypatch.setattr(transfer_jobs, "refresh", lambda job: job)  # it does not read the job again
+    assert transfer_jobs.resume(stale_copy) is False
+    assert len(launched) == 1
