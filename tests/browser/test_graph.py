@@ -191,10 +191,10 @@ def test_the_keyboard_steps_through_memories_adds_neighbours_pans_and_zooms(logg
     page.keyboard.press("e")
     expect(page.locator("#graph")).to_have_attribute("data-nodes", str(len(neighbours)))
 
-    page.wait_for_function("!window.oamGraph.cy.animated()")  # the step's centring done
+    page.wait_for_function("() => !window.oamGraph.cy.animated()")  # the step's centring done
     zoom, x, y = page.evaluate(viewport)
     page.keyboard.press("+")
-    page.wait_for_function(f"window.oamGraph.cy.zoom() > {zoom * 1.4} && !window.oamGraph.cy.animated()")
+    page.wait_for_function(f"() => window.oamGraph.cy.zoom() > {zoom * 1.4} && !window.oamGraph.cy.animated()")
     zoom, x, y = page.evaluate(viewport)
     page.keyboard.press("ArrowLeft")
     assert page.evaluate(viewport)[1] == pytest.approx(x + 80)

@@ -569,6 +569,7 @@ SPECS = [
         readonly=True,
     ),
     Spec("client", "vector_state", {}, readonly=True),
+    Spec("client", "health", {}, readonly=True),
     Spec(
         "client",
         "settle_outcome",
