@@ -628,6 +628,10 @@ class ExportForm(forms.Form):
         return {name: value for name, value in self.cleaned_data.items() if value}
 
 
+EXPORT_HEADER_BYTES = 64 * 1024
+"""The most of an upload's first line read to check its header (an oam-export header is short)."""
+
+
 class ImportForm(forms.Form):
     """An oam-export file to import. Its header (format and version) is checked here, before the
     upload is kept or any job starts: a file of another version is a form error."""
@@ -651,7 +655,9 @@ class ImportForm(forms.Form):
             )
         upload.seek(0)
         try:
-            reader = ExportReader(upload.readline() for _ in range(1))
+            # The header line is short: read at most HEADER_BYTES of it, so that a file without
+            # line breaks (a minified JSON) is refused without being read whole into memory.
+            reader = ExportReader(upload.readline(EXPORT_HEADER_BYTES) for _ in range(1))
         except ExportFormatError as error:
             raise ValidationError(f"{upload.name}: {error}") from None
         finally:

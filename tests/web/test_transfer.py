@@ -20,6 +20,7 @@ from django.urls import reverse
 from memory import services, transfer_jobs
 from memory.curation import Actor, Curation
 from memory.engine import transfer
+from memory.forms import EXPORT_HEADER_BYTES, ImportForm
 from memory.models import BulkChange, ImportJob, ImportStatus
 
 from .world import build_world
@@ -383,3 +384,20 @@ def test_an_import_is_resumed_once_however_often_it_is_asked(curator, world_expo
     monkeypatch.setattr(transfer_jobs, "refresh", lambda job: job)  # it does not read the job again
     assert transfer_jobs.resume(stale_copy) is False
     assert len(launched) == 1
+
+
+def test_the_header_check_reads_no_more_than_a_header_can_be():
+    """A file without line breaks (a minified JSON) is refused without being read whole."""
+    sizes = []
+
+    class Upload(SimpleUploadedFile):
+        def readline(self, size=-1):
+            sizes.append(size)
+            return self.file.readline(size)
+
+    upload = Upload("minified.json", b'{"one long line": "' + b"x" * 300_000 + b'"}')
+
+    form = ImportForm(files={"file": upload}, max_bytes=10**9)
+
+    assert not form.is_valid()
+    assert sizes == [EXPORT_HEADER_BYTES]
