@@ -38,3 +38,9 @@ def log_in(page: Page, username: str, password: str) -> Response | None:
     if page.locator('input[name="password"]').count():
         raise AssertionError(f"logging in as {username!r} failed: the login form is still there ({page.url})")
     return navigation.value
+
+
+def open_from_the_account_menu(page: Page, link: str) -> None:
+    """Open the top bar's account menu and follow one of its links (API tokens, Export and import…)."""
+    page.locator("details.oam-account > summary").click()
+    page.get_by_role("link", name=link).click()

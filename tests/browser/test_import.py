@@ -13,6 +13,7 @@ from playwright.sync_api import Page, expect
 
 from memory import curation, services
 from memory.models import ImportJob, ImportStatus
+from tests.browser.support import open_from_the_account_menu
 
 BATCH = 25
 
@@ -51,9 +52,7 @@ def held_after_the_first_batch(monkeypatch) -> threading.Event:
 def test_an_upload_shows_its_progress_and_ends_done(logged_in_page: Page, demo_export, held_after_the_first_batch):
     page = logged_in_page
     lines = len(demo_export.read_text(encoding="utf-8").splitlines()) - 1
-    page.locator("details.oam-account > summary").click()  # the account menu
-    page.get_by_role("link", name="API tokens").click()
-    page.get_by_role("link", name="Export or import the store").click()
+    open_from_the_account_menu(page, "Export and import")
     page.get_by_label("Export file").set_input_files(str(demo_export))
     page.get_by_role("button", name="Upload and import").click()
 

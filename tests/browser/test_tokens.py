@@ -9,6 +9,7 @@ from django.urls import reverse
 from playwright.sync_api import Browser, Page, expect
 
 from memory.models import ApiToken
+from tests.browser.support import open_from_the_account_menu
 
 TOKENS = reverse("memory:tokens")
 API = "/api/v1/memories/"
@@ -26,8 +27,7 @@ def api_status(browser: Browser, base_url: str, token: str) -> int:
 def test_a_token_is_made_copied_used_and_revoked(logged_in_page: Page, browser, live_server):
     page = logged_in_page
     page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=live_server.url)
-    page.locator("details.oam-account > summary").click()  # the account menu
-    page.get_by_role("link", name="API tokens").click()
+    open_from_the_account_menu(page, "API tokens")
     expect(page.get_by_role("heading", name="API tokens")).to_be_visible()
     expect(page.get_by_text("No tokens yet.")).to_be_visible()
 

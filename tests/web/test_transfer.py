@@ -284,11 +284,14 @@ def finished_process_id() -> int:
     return process.pid
 
 
-def kept_upload(imports: Path, text: str) -> str:
+def kept_job(curator, imports: Path, text: str, **fields) -> ImportJob:
+    """An import job of Carl's whose upload (`text`) is kept in the imports folder."""
     imports.mkdir(parents=True, exist_ok=True)
     path = imports / "kept.jsonl"
     path.write_text(text, encoding="utf-8")
-    return str(path)
+    return ImportJob.objects.create(
+        actor=curator, actor_name="carl", file_name="store.jsonl", path=str(path), size=len(text), **fields
+    )
 
 
 def test_a_running_job_polls_every_second_and_refreshes_without_javascript(curator_client, curator, monkeypatch):
@@ -319,12 +322,10 @@ def test_a_job_whose_process_is_gone_is_interrupted_and_running_it_again_resumes
     lines = world_export.splitlines(keepends=True)
     with pytest.raises(transfer.ExportFormatError, match="truncated"):
         transfer.import_export(services.get_agent_memory(), lines[:7], batch_size=5)
-    job = ImportJob.objects.create(
-        actor=curator,
-        actor_name="carl",
-        file_name="store.jsonl",
-        path=kept_upload(imports, world_export),
-        size=len(world_export),
+    job = kept_job(
+        curator,
+        imports,
+        world_export,
         total=len(lines) - 1,
         done=5,
         status=ImportStatus.RUNNING,
@@ -367,15 +368,7 @@ def test_the_page_lists_the_latest_imports(curator_client, world_export):
 
 def test_an_import_is_resumed_once_however_often_it_is_asked(curator, world_export, imports, monkeypatch):
     """Two requests to run a failed import again (a double click, two tabs): one runs it."""
-    job = ImportJob.objects.create(
-        actor=curator,
-        actor_name="carl",
-        file_name="store.jsonl",
-        path=kept_upload(imports, world_export),
-        size=len(world_export),
-        total=len(world_export.splitlines()) - 1,
-        status=ImportStatus.FAILED,
-    )
+    job = kept_job(curator, imports, world_export, total=len(world_export.splitlines()) - 1, status=ImportStatus.FAILED)
     launched = []
     monkeypatch.setattr(transfer_jobs, "launch", launched.append)
     stale_copy = ImportJob.objects.get(pk=job.pk)  # the second request read the job before the first ran it
