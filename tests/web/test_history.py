@@ -11,6 +11,7 @@ from memory.engine import AgentMemory
 from memory.engine.snapshot import thread_to_json
 from memory.models import Action, CurationEntry, ObjectKind
 
+from .test_diffs import texts
 from .world import World, build_world, png_bytes
 
 HISTORY = reverse("memory:history")
@@ -398,3 +399,18 @@ def test_every_kind_of_change_has_an_entry_page_and_an_undo_that_works(change, r
     assert preview.status_code == 200
     assert "Could not undo" not in undo.content.decode()
     assert CurationEntry.objects.filter(reverts=entry).exists()
+
+
+def test_a_megabyte_memory_edited_throughout_has_its_history_entry_shown_with_every_edit(
+    viewer_client, world, curation, agent_memory
+):
+    """A word diff is near-linear in the text's length (difflib's was quadratic: a 95 KB memory
+    with one word changed tied a worker up for two minutes)."""
+    old, new = texts(150_000, every=50)
+    agent_memory.update_memory(world.fact_id, content=old)
+    entry = edit_fact(curation, agent_memory, world.fact_id, content=new)
+    assert len(entry.after["content"]) > 900_000
+
+    page = viewer_client.get(reverse("memory:history_entry", args=[entry.pk])).content.decode()
+
+    assert page.count("<ins>EDIT") == len(range(0, 150_000, 50))
