@@ -7,6 +7,7 @@ Python's stack), so that the caller learns the documented limit instead of a dat
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 MAX_ID_BYTES = 512
@@ -61,12 +62,31 @@ def check_length(name: str, value: str, limit: int = MAX_CONTENT_CHARS) -> None:
         raise ValueError(f"{name} has {len(value):,} characters; the limit is {limit:,}")
 
 
+NOT_IN_IDS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+"""Characters no id may hold: the C0 and C1 control characters (NUL, tab, line feed, carriage
+return…), DEL, and Unicode's line and paragraph separators."""
+
+
 def check_id_text(name: str, value: str) -> None:
-    """Refuse an id (or label) of more than MAX_ID_BYTES bytes in UTF-8, one Python cannot encode
-    (a lone surrogate), or one holding a NUL character (SQLite's JSON functions end text there,
-    so such an id could not be looked up reliably)."""
+    """Refuse an id (or role, or link label) that is not one clean line of text: more than
+    MAX_ID_BYTES bytes in UTF-8, one Python cannot encode (a lone surrogate), one holding a
+    control character or a line break, or one beginning or ending with whitespace.
+
+    NUL ends text in SQLite's JSON functions, so such an id could not be looked up reliably. A line
+    break or a tab splits every list of ids carried as lines (the dashboard's bulk selections, a
+    log line, a CSV row), and other control characters are invisible where the id is shown. Spaces
+    at either end are what forms and JSON clients trim: such an id would come back changed. The
+    rule holds for lookups too, so an id means the same wherever it travels."""
     if "\x00" in value:
         raise ValueError(f"{name} must not contain NUL characters")
+    found = NOT_IN_IDS.search(value)
+    if found:
+        raise ValueError(
+            f"{name} must not contain control characters or line breaks "
+            f"(found {found.group()!r} at position {found.start()})"
+        )
+    if value[:1].isspace() or value[-1:].isspace():
+        raise ValueError(f"{name} must not begin or end with whitespace")
     if value.isascii():
         size = len(value)
     else:

@@ -270,11 +270,13 @@ hostile_int = st.one_of(
 
 
 def hostile_ids(*valid_pools: list[str]) -> st.SearchStrategy:
-    """Ids of the wrong kind or type: other records' ids, containers, NUL bytes, surrogates."""
+    """Ids of the wrong kind or type: other records' ids, containers, NUL bytes, surrogates, line
+    breaks and other control characters, spaces at either end."""
     other = sorted({i for pool in valid_pools for i in pool})
     return st.one_of(
         st.sampled_from(other) if other else st.nothing(),
         st.sampled_from([{"id": "mem-1"}, {"a": 1}, ["mem-1"], ("msg-1",), {"mem-1"}, "mem-1\x00", "mem\ud800"]),
+        st.sampled_from(["mem-1\n", "mem\n1", "mem\t1", "mem\x851", " mem-1", "mem-1 "]),
         hostile_scalar,
     )
 

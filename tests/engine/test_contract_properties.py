@@ -1040,6 +1040,14 @@ KNOWN_ESCAPES = [
     ("client.add_image", {"image": PNG, "image_id": "img-1\x00"}),
     ("client.link_records", {**FREE_PAIR, "relation_id": "rel-1\x00"}),
     ("client.create_thread", {"thread_id": "t1\x00", "user_id": "u9"}),
+    # Ids holding a line break or another control character, or spaces at either end.
+    ("thread.add_messages", {"messages": [{"role": "user", "content": "x", "id": "msg-9\n"}]}),
+    ("thread.add_messages", {"messages": [{"role": "user\n", "content": "x"}]}),
+    ("client.add_memory", {"content": "x", "memory_id": "mem\t9"}),
+    ("client.add_memory", {"content": "x", "user_id": " u1"}),
+    ("client.add_image", {"image": PNG, "image_id": "img-9\r"}),
+    ("client.link_records", {**FREE_PAIR, "relation_id": "rel-9 "}),
+    ("client.create_thread", {"thread_id": "t\x859", "user_id": "u9"}),
     # Records already expired: invisible, but their ids are taken.
     ("client.add_memory", {"content": "x", "memory_id": "mem-expired"}),
     ("thread.add_messages", {"messages": [{"role": "user", "content": "x", "id": "msg-expired"}]}),
@@ -1133,6 +1141,8 @@ CORE_HOSTILE = [
     "",
     "a\x00b",
     "mem-1\x00",  # a real id and a NUL: SQLite's JSON functions used to cut ids there
+    "mem-1\n",  # a real id and a line break: it split the dashboard's bulk selections
+    " mem-1",
     "\ud800",
     "9999-12-31T23:00:00-05:00",
     "0001-01-01T00:00:00+05:00",

@@ -197,6 +197,47 @@ def test_ids_with_a_nul_character_are_refused(memory, thread):
             call()
 
 
+NOT_ONE_LINE = ["a\nb", "a\r\nb", "a\rb", "a\tb", "a\x1fb", "a\x7fb", "a\x85b", "a\u2028b", "a\u2029b"]
+"""Ids holding a control character or a line break: one newline in an id broke every bulk action
+whose selection held it (the dashboard carries selections as lines of ids)."""
+SPACED = [" a", "a ", "\ta", "a\u00a0", "\u3000a"]
+
+
+@pytest.mark.parametrize("bad", [*NOT_ONE_LINE, *SPACED])
+def test_ids_roles_and_labels_that_are_not_one_clean_line_are_refused_everywhere(memory, thread, store, bad):
+    """Control characters, line breaks and whitespace at either end: refused in every id a caller
+    gives (records, images, messages, threads, owners, links), in roles and in link labels,
+    naming the argument, before anything is stored."""
+    kept = memory.add_memory("kept", user_id="u", memory_id="kept")
+    other = memory.add_memory("other", user_id="u", memory_id="other")
+    before = store_state(store)
+    for call, name in [
+        (lambda: memory.add_memory("x", user_id="u", memory_id=bad), "record_ids"),
+        (lambda: memory.add_memory("x", user_id=bad), "user_ids"),
+        (lambda: memory.add_memory("x", user_id="u", agent_id=bad), "agent_ids"),
+        (lambda: thread.add_image(PNG, image_id=bad), "record_ids"),
+        (lambda: thread.add_messages([{"role": "user", "content": "x", "id": bad}]), "record_ids"),
+        (lambda: thread.add_messages([{"role": bad, "content": "x"}]), r"roles\[0\]"),
+        (lambda: memory.create_thread(thread_id=bad), "thread_id"),
+        (lambda: memory.link_records(kept, "memory", other, "memory", "supports", relation_id=bad), "relation id"),
+        (lambda: memory.link_records(kept, "memory", other, "memory", bad), "relation_type"),
+        (lambda: memory.list_memories(user_id=bad), "user_id"),
+        (lambda: memory.delete_user(bad), "user_id"),
+    ]:
+        with pytest.raises(ValueError, match=f"^{name} must not (contain control characters|begin or end)"):
+            call()
+    assert store_state(store) == before
+    assert store.get("memory", bad) is None  # a lookup by an id no record can have finds nothing
+    assert store.delete("memory", bad) == 0
+
+
+def test_spaces_and_unusual_characters_inside_an_id_are_kept(memory):
+    """Only the ends and control characters are refused: an id may hold spaces, zero-width and
+    right-to-left characters, slashes, and line-separator look-alikes that are not line breaks."""
+    for record_id in ["a b", "x\u200by", "user\u202e", "a/b c", "é\u00a0é", "a\\nb"]:
+        assert memory.get_memory(memory.add_memory("x", user_id="u", memory_id=record_id)).id == record_id
+
+
 @pytest.mark.parametrize("owner", ["thread", "user", "agent"])
 def test_deleting_an_owner_needs_its_id(memory, owner):
     delete = getattr(memory, f"delete_{owner}")
