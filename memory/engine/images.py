@@ -61,3 +61,15 @@ def check_image(data: Any, mime_type: Any = NOT_SET, limits: ImageInputLimitConf
     if declared is not None and declared is not detected:
         raise ValueError(f"mime_type says {declared.value} but the bytes are {detected.value}")
     return CheckedImage(data, detected, width, height)
+
+
+def stored_image_size(data: bytes) -> tuple[int, int] | None:
+    """A stored image's width and height, read from its header (nothing is decoded), or None when
+    its bytes are not an image Pillow can read. What is added is checked (check_image), but a store
+    may hold bytes that were not: written below the engine's checks, or imported before an import
+    checked images. Pages show such an image as one that cannot be shown instead of failing."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            return image.size
+    except (UnidentifiedImageError, Image.DecompressionBombError, OSError, SyntaxError, ValueError):
+        return None

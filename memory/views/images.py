@@ -3,18 +3,16 @@ again with the LLM, and delete."""
 
 from __future__ import annotations
 
-import io
-
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_http_methods, require_POST
-from PIL import Image
 
 from memory.access import curator_required, viewer_required
 from memory.curation import CurationError
+from memory.engine.images import stored_image_size
 from memory.forms import ImageForm
 from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, render_page, saved, submit
@@ -27,15 +25,13 @@ def image_detail(request: HttpRequest, image_id: str) -> HttpResponse:
         image = memory.get_image(image_id, include_bytes=True)
     except KeyError:
         return gone(request, ObjectKind.IMAGE, image_id)
-    with Image.open(io.BytesIO(image.bytes)) as picture:  # the header alone: no decoding
-        width, height = picture.size
+    size = stored_image_size(image.bytes)  # None: the stored bytes are no image (the page says so)
     return render_page(
         request,
         "images/detail.html",
         {
             "image": image,
-            "width": width,
-            "height": height,
+            "size": size,
             "llm": memory.llm is not None,
             "history": CurationEntry.objects.filter(object_kind=ObjectKind.IMAGE, object_id=image_id),
         },
