@@ -9,7 +9,11 @@ revert is itself a recorded change.
 
 An update writes only what differs from the stored record, and nothing at all (no entry either)
 when nothing does. Edits carry the version of the record they were opened on: the engine refuses
-them (StaleVersionError) when someone changed the record meanwhile, so no update is lost.
+them (StaleVersionError) when someone changed the record meanwhile, so no update is lost. An edit
+that would change nothing is refused the same way when the record is no longer at its version
+(unchanged_since): writers that read the same version and send the same values race, and the
+first one's write leaves the others nothing to change; answering them "done" would tell several
+writers that their conditional write was the one made.
 
 Views (and API views) call this module for every write and never write to the engine themselves.
 
@@ -327,6 +331,7 @@ class Curation:
     def update_thread(self, thread_id: str, *, metadata: dict | None, version: int) -> CurationEntry | None:
         before = self.memory.get_thread_record(thread_id)
         if metadata == before.metadata:
+            unchanged_since(before, version)
             return None
         self.memory.update_thread(thread_id, metadata=metadata, expected_version=version)
         return self._thread_updated(before, "Edited the thread's metadata")
@@ -375,6 +380,7 @@ class Curation:
         before = self.memory.get_thread_record(thread_id)
         wanted = (earlier.get("summary"), earlier.get("topics"), summarized_through(earlier.get("settings")))
         if (before.summary, before.topics, summarized_through(before.settings)) == wanted:
+            unchanged_since(before, version)
             return None
         summary, topics, through = wanted
         self.memory.get_thread(thread_id).set_summary(
@@ -434,6 +440,7 @@ class Curation:
         before = self.memory.get_message_record(thread_id, message_id)
         changes = differences(before, fields)
         if not changes:
+            unchanged_since(before, version)
             return None
         if "content" in changes:
             changes["content"] = content_keeping_images(before, changes["content"])
@@ -499,6 +506,7 @@ class Curation:
         if ttl_days:
             changes["ttl_days"] = ttl_days
         if not changes:
+            unchanged_since(before, version)
             return None
         self.memory.update_memory(memory_id, expected_version=version, **changes)
         after = self.memory.get_memory(memory_id)
@@ -598,6 +606,7 @@ class Curation:
         before = self.memory.get_image(image_id)
         changes = differences(before, fields)
         if not changes:
+            unchanged_since(before, version)
             return None
         self.memory.update_image(image_id, expected_version=version, **changes)
         after = self.memory.get_image(image_id)
@@ -640,6 +649,7 @@ class Curation:
         when it had none (then two people writing it at once cannot both succeed)."""
         before = self.profile(kind, owner_id)
         if before is not None and before.content == information:
+            unchanged_since(before, version)
             return None
         add = self.memory.add_user if kind == ObjectKind.USER else self.memory.add_agent
         add(owner_id, information, expected_version=version)
@@ -762,6 +772,7 @@ class Curation:
             fields["opposite_relation_type"] = relation_type  # left empty: it reads the same both ways
         changes = differences(before, fields)
         if not changes:
+            unchanged_since(before, version)
             return None
         self.memory.update_record_link(relation_id, expected_version=version, **changes)
         after = self.memory.get_relation(relation_id)
@@ -1310,9 +1321,12 @@ class StatusChange:
 
 
 def unchanged_since(record: Any, version: int) -> Any:
-    """The record, if it is still at the version seen (StaleVersionError otherwise)."""
+    """The record (a thread or a link too), if it is still at the version seen (StaleVersionError
+    otherwise). It is the compare of a write that writes nothing: the record was read once, and
+    that read both found nothing to change and is what is compared, so the answer holds at the
+    moment of the read whatever other writers do after it."""
     if record.version != version:
-        raise StaleVersionError(f"{record.record_type} {record.id!r}", version, record.version)
+        raise StaleVersionError(f"{getattr(record, 'record_type', 'relation')} {record.id!r}", version, record.version)
     return record
 
 

@@ -13,7 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.engine import AgentMemory, HashingEmbedder, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
+from memory.engine import (
+    AgentMemory,
+    HashingEmbedder,
+    SchemaPolicy,
+    SearchStrategy,
+    SQLiteMemoryStore,
+    StaleVersionError,
+)
 from memory.engine.stores import sql as sql_store
 from memory.engine.stores.index import search_cache
 
@@ -110,6 +117,42 @@ def test_concurrent_searches_run_in_the_store_at_the_same_time(store_factory, mo
     for thread in threads:
         thread.join(timeout=30)
     assert not errors and results == ["a", "a"]
+
+
+def test_eight_writers_of_the_same_values_at_the_same_version_succeed_once(store_factory):
+    """Eight threads read a memory at version 1 and at the same moment write the same metadata
+    with expected_version=1: the compare is made inside the write's transaction, so exactly one
+    write is made and the seven others are refused, though they would change nothing."""
+    memory = AgentMemory(store_factory(name="claims"))
+    for round_number in range(5):
+        memory_id = memory.add_memory(f"a task to claim, round {round_number}", user_id="u")
+        outcomes = claimed_at_once(memory, memory_id, writers=8)
+        assert sorted(outcomes) == ["made"] + ["stale"] * 7, outcomes
+        assert memory.get_memory(memory_id).version == 2
+
+
+def claimed_at_once(memory: AgentMemory, memory_id: str, writers: int) -> list[str]:
+    """What each of `writers` threads got from writing {"claimed": True} at version 1, all released
+    at once: "made", "stale" or the error."""
+    at_once = threading.Barrier(writers, timeout=10)
+    outcomes: list[str] = []
+
+    def claim() -> None:
+        at_once.wait()
+        try:
+            memory.update_memory(memory_id, metadata={"claimed": True}, expected_version=1)
+            outcomes.append("made")
+        except StaleVersionError:
+            outcomes.append("stale")
+        except BaseException as error:  # reported by the caller's assertion
+            outcomes.append(repr(error))
+
+    threads = [threading.Thread(target=claim) for _ in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return outcomes
 
 
 @pytest.fixture

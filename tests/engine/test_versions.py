@@ -246,3 +246,48 @@ def test_thread_memory_and_link_edits_take_expected_version(thread):
     assert thread.update_record_link(relation_id, metadata={"n": 1}, expected_version=1) == 1
     with pytest.raises(StaleVersionError):
         thread.update_record_link(relation_id, metadata={"n": 2}, expected_version=1)
+
+
+CLAIMED = {"claimed": True}
+
+
+def same_values_again(memory, thread, store) -> dict:
+    """For each kind of row: a write of values that its row already holds (written once before,
+    without expected_version, so that the row is at version 2), taking expected_version."""
+    [message_id] = thread.add_messages([{"role": "user", "content": "hello"}])
+    memory_id = thread.add_memory("likes tea")
+    other = thread.add_memory("likes coffee")
+    image_id = thread.add_image(PNG, description="a cup")
+    relation_id = thread.link_records(memory_id, "memory", other, "memory", "supports")
+    memory.add_user("u1", "Ada")
+    writes = {
+        "memory": lambda **version: memory.update_memory(memory_id, metadata=CLAIMED, **version),
+        "message": lambda **version: thread.update_message(message_id, metadata=CLAIMED, **version),
+        "image": lambda **version: memory.update_image(image_id, metadata=CLAIMED, **version),
+        "thread": lambda **version: memory.update_thread("t1", metadata=CLAIMED, **version),
+        "summary": lambda **version: thread.set_summary("tea", ["tea"], **version),
+        "link": lambda **version: memory.update_record_link(relation_id, metadata=CLAIMED, **version),
+        "profile": lambda **version: memory.add_user("u1", "Ada, claimed", **version),
+    }
+    versions = {
+        "memory": lambda: memory.get_memory(memory_id).version,
+        "message": lambda: store.get("message", message_id).version,
+        "image": lambda: store.get("image", image_id).version,
+        "thread": lambda: store.get_thread("t1").version,
+        "summary": lambda: store.get_thread("t1").version,
+        "link": lambda: memory.get_relation(relation_id).version,
+        "profile": lambda: memory.get_user("u1").version,
+    }
+    return {kind: (writes[kind], versions[kind]) for kind in writes}
+
+
+@pytest.mark.parametrize("kind", ["memory", "message", "image", "thread", "summary", "link", "profile"])
+def test_a_stale_update_is_refused_even_when_its_values_are_already_stored(memory, thread, store, kind):
+    """Writers that read version 1 and send the same values: once the first has written them, the
+    others change nothing, and must still be refused, or each is told its write was the one made."""
+    write, version = same_values_again(memory, thread, store)[kind]
+    write()
+    assert version() == 2
+    with pytest.raises(StaleVersionError, match="is at version 2, not 1"):
+        write(expected_version=1)
+    assert version() == 2

@@ -16,6 +16,9 @@ served what without the product sending its pid anywhere.
    changes, LOAD_SECONDS) answers no 5xx, the server logs no error ("database is locked"
    included), and oam_check finds the store consistent.
 3. Both workers opening a store that does not exist yet, at once, answer every first request.
+4. Conditional writes from clients at the same moment (issue 25): eight clients that read one
+   memory's ETag and send the same PATCH with it as If-Match get exactly one 200 and seven 412s,
+   round after round; a read-increment-write counter under If-Match loses no acknowledged write.
 """
 
 from __future__ import annotations
@@ -42,6 +45,9 @@ MAX_READ_BATCHES = 60
 LOAD_SECONDS = 8.0
 LOAD_CLIENTS = 4
 API = "/api/v1"
+CLAIMERS = 8
+CLAIM_ROUNDS = 12
+COUNTER_SECONDS = 3.0
 
 _probes = itertools.count()
 
@@ -295,6 +301,71 @@ def test_a_concurrent_load_answers_no_server_error_and_logs_no_locked_database(s
     assert "database is locked" not in log, log[-3000:]
     assert not re.search(r"Traceback|\bERROR\b", log), log[-3000:]
     site.manage("oam_check")  # exits non-zero, which raises, while the store has a problem
+
+
+def all_at_once(site: Site, token: str, work: Callable[[httpx.Client], object]) -> list:
+    """`work(client)` for CLAIMERS API clients, each in a thread of its own with a connection it
+    keeps (so that requests sent at the same moment reach the workers at the same moment)."""
+
+    def client_work(_: int) -> object:
+        with httpx.Client(base_url=site.base + API, headers={"Authorization": f"Bearer {token}"}, timeout=60) as api:
+            return work(api)
+
+    with ThreadPoolExecutor(CLAIMERS) as pool:
+        return list(pool.map(client_work, range(CLAIMERS), timeout=120))
+
+
+def test_clients_claiming_a_memory_at_the_same_etag_at_once_get_one_200_and_the_rest_412(site):
+    """Each round, eight clients read a new memory's ETag, wait for one another, and all send
+    `{"metadata": {"claimed": true}}` with it as If-Match: only one of them may be told it
+    claimed the memory, though the others' writes would change nothing once the first is made."""
+    site, token, _ = site
+    rounds = []
+    for round_number in range(CLAIM_ROUNDS):
+        path = f"/memories/claim-{round_number}/"
+        body = {"content": f"A task to claim, round {round_number}.", "user_id": "user-claims", "id": path[10:-1]}
+        assert call(site, token, "POST", f"{API}/memories/", json=body).response.status_code == 201
+        read_by_all = threading.Barrier(CLAIMERS, timeout=60)
+
+        def claim(api: httpx.Client, path: str = path, read_by_all: threading.Barrier = read_by_all) -> int:
+            etag = api.get(path).headers["ETag"]
+            read_by_all.wait()
+            return api.patch(path, json={"metadata": {"claimed": True}}, headers={"If-Match": etag}).status_code
+
+        rounds.append(Counter(all_at_once(site, token, claim)))
+        stored = call(site, token, "GET", API + path).response
+        assert (stored.json()["metadata"], stored.headers["ETag"]) == ({"claimed": True}, '"2"')
+    assert rounds == [Counter({200: 1, 412: CLAIMERS - 1})] * CLAIM_ROUNDS, rounds
+
+
+def test_a_counter_incremented_under_if_match_by_clients_at_once_loses_no_acknowledged_write(site):
+    """Eight clients each read the counter (its ETag and value), write the value plus one with
+    If-Match, and read again after a 412, for COUNTER_SECONDS: every 200 must be an increment
+    that the counter keeps."""
+    site, token, _ = site
+    body = {"content": "A counter.", "user_id": "user-counter", "id": "counter", "metadata": {"n": 0}}
+    assert call(site, token, "POST", f"{API}/memories/", json=body).response.status_code == 201
+    start_together = threading.Barrier(CLAIMERS, timeout=60)
+    stop = time.monotonic() + COUNTER_SECONDS
+
+    def increment(api: httpx.Client) -> Counter[int]:
+        answers: Counter[int] = Counter()
+        start_together.wait()
+        while time.monotonic() < stop:
+            read = api.get("/memories/counter/")
+            count = read.json()["metadata"]["n"]
+            written = api.patch(
+                "/memories/counter/", json={"metadata": {"n": count + 1}}, headers={"If-Match": read.headers["ETag"]}
+            )
+            answers[written.status_code] += 1
+        return answers
+
+    answers = sum(all_at_once(site, token, increment), Counter())
+    stored = call(site, token, "GET", f"{API}/memories/counter/").response
+    assert set(answers) <= {200, 412}, answers
+    assert answers[200] and answers[412], answers  # they did race
+    assert stored.json()["metadata"]["n"] == answers[200], answers
+    assert stored.headers["ETag"] == f'"{answers[200] + 1}"'
 
 
 def test_workers_that_open_a_new_store_at_once_each_create_or_find_its_schema(tmp_path):
