@@ -183,6 +183,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every page needs a login unless its view says otherwise (login_not_required).
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    # Any write to a dashboard page from an account that cannot curate is a 403 (memory.access).
+    "memory.access.ReadOnlyViewersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",

@@ -19,7 +19,6 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, QueryDict
 from django.shortcuts import redirect
 from django.urls import reverse
@@ -27,7 +26,7 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap, retarget
 
-from memory.access import can_curate, viewer_required
+from memory.access import viewer_required
 from memory.curation import CurationError, plural, undone_by
 from memory.diffs import word_diff
 from memory.engine import DuplicateGroup
@@ -139,10 +138,9 @@ def group_view(group: DuplicateGroup) -> list[dict[str, Any]]:
 @vary_on_headers("HX-Request")
 @require_http_methods(["GET", "POST"])
 def review_duplicates(request: HttpRequest) -> HttpResponse:
-    """The groups of the chosen user (GET), or a group merged or a merge undone (POST, curators)."""
+    """The groups of the chosen user (GET), or a group merged or a merge undone (POST: curators
+    only, as every POST of the dashboard, memory.access.ReadOnlyViewersMiddleware)."""
     if request.method == "POST":
-        if not can_curate(request.user):
-            raise PermissionDenied("Only curators can change the memory store; your account can read it.")
         return resolve(request)
     return groups_page(request, request.GET, merged=merged_change(request.GET.get("merged")))
 

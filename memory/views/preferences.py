@@ -7,12 +7,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
+from memory.access import viewers_may_post
 from memory.context_processors import THEME_COOKIE, THEMES
 from memory.views.common import safe_next
 
 ONE_YEAR = 365 * 24 * 3600
 
 
+@viewers_may_post
 @require_POST
 def set_theme(request: HttpRequest) -> HttpResponse:
     """Any logged-in account may choose its theme: this writes a cookie, not the store."""

@@ -18,7 +18,7 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from memory.access import role_of, viewer_required
+from memory.access import role_of, viewer_required, viewers_may_post
 from memory.forms import ApiTokenForm
 from memory.models import ApiToken
 from memory.tokens import TokenError, create_token, revoke, token_role
@@ -42,6 +42,7 @@ def revocable(user: AbstractBaseUser) -> QuerySet[ApiToken]:
     return tokens if role_of(user) == "admin" else tokens.filter(user=user)
 
 
+@viewers_may_post
 @viewer_required
 @never_cache
 @require_http_methods(["GET", "POST"])
@@ -78,6 +79,7 @@ def token_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+@viewers_may_post
 @viewer_required
 @require_http_methods(["GET", "POST"])
 def token_revoke(request: HttpRequest, token_id: int) -> HttpResponse:

@@ -13,6 +13,10 @@ from django.urls import reverse
 
 from memory import urls as dashboard_urls
 from memory.access import role_of
+from memory.context_processors import THEME_COOKIE
+from memory.curation import Actor, Curation
+from memory.models import ApiToken, BulkChange, CurationEntry
+from memory.tokens import create_token
 
 from .world import World, build_world
 
@@ -139,6 +143,58 @@ def test_viewers_get_403_for_every_write_even_a_hand_made_post(viewer_client, wo
             assert viewer_client.get(url).status_code == 403, name
         assert viewer_client.post(url, {"content": "changed", "version": 1}).status_code == 403, name
     assert agent_memory.stats() == before
+
+
+def test_a_viewers_post_to_any_dashboard_page_is_a_403_and_changes_nothing(
+    viewer_client, viewer, curator, world, agent_memory
+):
+    """README: "any write, even a hand-made POST, is a 403", read pages included: they take no
+    POST, and answered one with the page (a 200, as if it had been taken). Every route of the
+    dashboard is walked, but those of the viewer's own settings (the next test)."""
+    service = Curation(agent_memory, Actor(curator))
+    with service.bulk("Edited in bulk") as change:
+        entry = service.update_memory(world.fact_id, version=1, content="Alice is vegan.")
+    job_args = [1]  # curators' pages: refused before any import job is looked up
+    urls = {
+        **read_urls(world),
+        **write_urls(world),
+        "history_entry": reverse("memory:history_entry", args=[entry.pk]),
+        "history_revert": reverse("memory:history_revert", args=[entry.pk]),
+        "history_bulk": reverse("memory:history_bulk", args=[change.pk]),
+        "history_bulk_revert": reverse("memory:history_bulk_revert", args=[change.pk]),
+        "import_job": reverse("memory:import_job", args=job_args),
+        "import_resume": reverse("memory:import_resume", args=job_args),
+    }
+    own_settings = {"tokens", "token_revoke", "set_theme"}
+    assert {pattern.name for pattern in dashboard_urls.urlpatterns} == set(urls) | own_settings
+    store = agent_memory.snapshot().to_json()
+    history = (list(CurationEntry.objects.values()), list(BulkChange.objects.values()))
+    for name, url in urls.items():
+        if name in own_settings:
+            continue
+        form = {"content": "changed", "metadata": '{"x": 1}', "version": 2, "confirm": "yes", "keep": world.fact_id}
+        response = viewer_client.post(url, form)
+        assert response.status_code == 403, (name, response.status_code)
+        assert b"Only curators can change the memory store" in response.content, name
+    assert agent_memory.snapshot().to_json() == store
+    assert (list(CurationEntry.objects.values()), list(BulkChange.objects.values())) == history
+    assert not ApiToken.objects.filter(user=viewer).exists()
+
+
+def test_a_viewer_still_posts_to_their_own_settings(viewer_client, viewer):
+    """The pages where a viewer changes what is theirs, not the store: the theme, their API
+    tokens (made and revoked), and logging out."""
+    theme = viewer_client.post(reverse("memory:set_theme"), {"theme": "dark", "next": "/memories/"})
+    assert theme.status_code == 302
+    assert (theme["Location"], theme.cookies[THEME_COOKIE].value) == ("/memories/", "dark")
+    assert viewer_client.post(reverse("memory:tokens"), {"name": "reader", "role": "viewer"}).status_code == 200
+    token, _ = create_token(viewer, name="old", role="viewer")
+    assert viewer_client.post(reverse("memory:token_revoke", args=[token.pk])).status_code == 302
+    token.refresh_from_db()
+    assert token.revoked_at is not None
+    assert ApiToken.objects.filter(user=viewer, name="reader").exists()
+    assert viewer_client.post(reverse("logout")).status_code == 302
+    assert viewer_client.get(reverse("memory:overview")).status_code == 302  # logged out: to the login page
 
 
 def test_curators_reach_every_page_and_form(curator_client, world):
