@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 
 from memory.api.errors import NON_FIELD, PreconditionFailed
 from memory.api.parsers import JSONParser
+from memory.api.serializers import BodySerializer
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory
 from memory.listing import DEFAULT_PAGE_SIZE
@@ -90,9 +91,9 @@ class EngineView(APIView):
 
 
 def lib_doc_excludes() -> list[type]:
-    """drf-spectacular's GET_LIB_DOC_EXCLUDES: an operation without a description of its own does
-    not get EngineView's docstring (notes for developers) instead."""
-    return [EngineView, *get_lib_doc_excludes()]
+    """drf-spectacular's GET_LIB_DOC_EXCLUDES: an operation or a body without a description of its
+    own does not get EngineView's or BodySerializer's docstring (notes for developers) instead."""
+    return [EngineView, BodySerializer, *get_lib_doc_excludes()]
 
 
 FLAGS = ("true", "false", "1", "0", "")

@@ -14,6 +14,7 @@ from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import QueryDict
+from drf_spectacular.extensions import OpenApiSerializerExtension
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
@@ -71,8 +72,9 @@ class FlagField(serializers.BooleanField):
 
 
 def engine_id(value: str) -> None:
-    """The engine's rules for ids and roles beyond a length in characters (limits.check_id_text):
-    at most 512 bytes in UTF-8, no NUL, valid Unicode."""
+    """The engine's rules for ids, roles and link types beyond a length in characters
+    (limits.check_id_text): at most 512 bytes in UTF-8, valid Unicode, no control characters or
+    line breaks, no whitespace at either end."""
     try:
         check_id_text("This", value)
     except ValueError as error:
@@ -80,8 +82,10 @@ def engine_id(value: str) -> None:
 
 
 def id_field(**kwargs: Any) -> serializers.CharField:
-    """An id (or a message's role): text the engine takes as one, else a 400 under its name."""
-    return TextField(max_length=ID_MAX, validators=[engine_id], **kwargs)
+    """An id (or a message's role, or a link type): text the engine takes as one, else a 400 under
+    its name. Not trimmed (DRF's default): " a" would become "a", another id, without a word; the
+    engine's rule refuses it instead."""
+    return TextField(max_length=ID_MAX, trim_whitespace=False, validators=[engine_id], **kwargs)
 
 
 class TimestampField(TextField):
@@ -103,6 +107,38 @@ def scope_field(what: str) -> serializers.CharField:
 
 def time_field(help_text: str, **kwargs) -> serializers.CharField:
     return TextField(allow_null=True, help_text=f"{help_text} ISO 8601, UTC.", **kwargs)
+
+
+FORM_ONLY = {"csrfmiddlewaretoken"}
+"""What a form body carries beside its fields: the CSRF token of the browsable API's forms."""
+
+
+class BodySerializer(serializers.Serializer):
+    """A request body, or an object inside one. A key it does not know is a 400 under that key
+    (DRF would drop it silently, and a typo, "contents" or "memory_typ", would make a request that
+    seems to work and does not do what was meant); its schema says so (BodySchema)."""
+
+    def to_internal_value(self, data: Any) -> dict:
+        if isinstance(data, dict | QueryDict):
+            unknown = sorted(set(data) - set(self.fields) - (FORM_ONLY if isinstance(data, QueryDict) else set()))
+            if unknown:
+                known = ", ".join(self.fields)
+                raise serializers.ValidationError(
+                    {name: [f"Unknown field; the fields are {known}."] for name in unknown}
+                )
+        return super().to_internal_value(data)
+
+
+class BodySchema(OpenApiSerializerExtension):
+    """A BodySerializer's schema says what it refuses: no property but its fields
+    (`additionalProperties: false`), so that a client generated from it never sends one."""
+
+    target_class = BodySerializer
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema: Any, direction: Any) -> dict[str, Any]:
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        return {**schema, "additionalProperties": False}
 
 
 class ErrorSerializer(serializers.Serializer):
@@ -139,7 +175,7 @@ class MemorySerializer(ScopedSerializer):
     memory_type = serializers.ChoiceField(choices=MEMORY_TYPES, source="record_type")
 
 
-class MemoryCreateSerializer(serializers.Serializer):
+class MemoryCreateSerializer(BodySerializer):
     content = TextField(help_text="The memory's text.")
     memory_type = serializers.ChoiceField(choices=MEMORY_TYPES, required=False, help_text="Default: memory.")
     id = id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
@@ -152,7 +188,7 @@ class MemoryCreateSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=STATUSES, required=False)
 
 
-class MemoryUpdateSerializer(serializers.Serializer):
+class MemoryUpdateSerializer(BodySerializer):
     """A partial update: the fields given are written, the others kept."""
 
     content = TextField(required=False)
@@ -196,15 +232,6 @@ PART_TYPES = ("text", "image")
 MIME_TYPES = tuple(member.value for member in ImageMimeType)
 
 
-def refuse_unknown_keys(serializer: serializers.Serializer, data: Any) -> None:
-    """The engine refuses keys it does not know in a message or a part; so does the API (DRF
-    would drop them silently, and a typo, "contents", would go unnoticed)."""
-    if isinstance(data, dict):
-        unknown = sorted(set(data) - set(serializer.fields))
-        if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
-
-
 @extend_schema_field(OpenApiTypes.BYTE)
 class Base64BytesField(serializers.Field):
     """Bytes as base64 text (RFC 4648, with padding)."""
@@ -238,7 +265,7 @@ class ThreadSerializer(serializers.Serializer):
     )
 
 
-class ThreadCreateSerializer(serializers.Serializer):
+class ThreadCreateSerializer(BodySerializer):
     id = id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
     user_id = id_field(
         required=False, allow_null=True, help_text="The user's id; omitted: a new one, as the engine makes; null: none."
@@ -251,7 +278,7 @@ class ThreadCreateSerializer(serializers.Serializer):
     metadata = serializers.DictField(required=False, allow_null=True)
 
 
-class ThreadUpdateSerializer(serializers.Serializer):
+class ThreadUpdateSerializer(BodySerializer):
     metadata = serializers.DictField(allow_null=True, help_text="Replaces the metadata (no merge); null: none.")
 
 
@@ -297,7 +324,7 @@ PART_SCHEMA = {
 }
 
 
-class ContentPartInputSerializer(serializers.Serializer):
+class ContentPartInputSerializer(BodySerializer):
     type = serializers.ChoiceField(choices=PART_TYPES, required=False)
     text = TextField(required=False, allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS)
     bytes = Base64BytesField(required=False)
@@ -312,10 +339,6 @@ class ContentPartInputSerializer(serializers.Serializer):
         if ImageMimeType._missing_(value) is None:
             raise serializers.ValidationError(f"Use one of {', '.join(MIME_TYPES)}.")
         return value
-
-    def to_internal_value(self, data: Any) -> dict:
-        refuse_unknown_keys(self, data)
-        return super().to_internal_value(data)
 
     def validate(self, data: dict) -> dict:
         kind = data.get("type") or ("text" if "text" in data else None)
@@ -364,19 +387,15 @@ class MessageContentField(serializers.Field):
         return value
 
 
-class MessageInputSerializer(serializers.Serializer):
+class MessageInputSerializer(BodySerializer):
     role = id_field(help_text='Who said it: "user", "assistant", "system", "tool"…')
     content = MessageContentField()
     id = id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
     timestamp = TimestampField(required=False, allow_null=True, help_text="When it was said, ISO 8601; default: now.")
     metadata = serializers.DictField(required=False, allow_null=True)
 
-    def to_internal_value(self, data: Any) -> dict:
-        refuse_unknown_keys(self, data)
-        return super().to_internal_value(data)
 
-
-class MessageBatchSerializer(serializers.Serializer):
+class MessageBatchSerializer(BodySerializer):
     messages = MessageInputSerializer(
         many=True, allow_empty=False, max_length=MAX_BATCH, help_text=f"From 1 to {MAX_BATCH} messages, in order."
     )
@@ -386,7 +405,7 @@ class MessageBatchResultSerializer(serializers.Serializer):
     messages = MessageSerializer(many=True, help_text="The messages as stored, in the order given.")
 
 
-class MessageUpdateSerializer(serializers.Serializer):
+class MessageUpdateSerializer(BodySerializer):
     """A partial update: the fields given are written, the others kept."""
 
     content = TextField(
@@ -541,7 +560,7 @@ def json_object_text(value: Any) -> dict | None:
         raise serializers.ValidationError(error.messages) from None
 
 
-class ImageUploadSerializer(serializers.Serializer):
+class ImageUploadSerializer(BodySerializer):
     """A multipart form. A field given empty is refused where the schema says it may not be empty
     (DRF would take it as not given: `-F thread_id=` from a script whose variable is unset would
     make an image of no thread, not an error)."""
@@ -599,7 +618,7 @@ class ImageUploadSerializer(serializers.Serializer):
         return data
 
 
-class ImageUpdateSerializer(serializers.Serializer):
+class ImageUpdateSerializer(BodySerializer):
     """A partial update: the fields given are written, the others kept."""
 
     description = TextField(
@@ -663,15 +682,13 @@ class LinkDeletedSerializer(serializers.Serializer):
     status_changes = StatusChangeSerializer(many=True, help_text="The memories its deletion made valid again.")
 
 
-class LinkCreateSerializer(serializers.Serializer):
+class LinkCreateSerializer(BodySerializer):
     source_record_id = id_field(help_text="The memory the link goes from.")
     target_record_id = id_field(help_text="The memory it goes to (a lifecycle type retires it).")
-    relation_type = TextField(
-        max_length=ID_MAX,
+    relation_type = id_field(
         help_text="A built-in type (supersedes, refines, duplicates, supports, contradicts) or a label of your own.",
     )
-    opposite_relation_type = TextField(
-        max_length=ID_MAX,
+    opposite_relation_type = id_field(
         required=False,
         allow_blank=True,
         allow_null=True,
@@ -696,12 +713,11 @@ class LinkCreateSerializer(serializers.Serializer):
         return data
 
 
-class LinkUpdateSerializer(serializers.Serializer):
+class LinkUpdateSerializer(BodySerializer):
     """A partial update: the fields given are written, the others kept."""
 
-    relation_type = TextField(max_length=ID_MAX, required=False)
-    opposite_relation_type = TextField(
-        max_length=ID_MAX,
+    relation_type = id_field(required=False)
+    opposite_relation_type = id_field(
         required=False,
         allow_blank=True,
         help_text="For a label of your own (a built-in type has its fixed opposite); empty: the same label.",
@@ -747,7 +763,7 @@ class OwnerDetailSerializer(OwnerSerializer):
     counts = OwnerDetailCountsSerializer(help_text="What they own: what deleting them removes.")
 
 
-class ProfileWriteSerializer(serializers.Serializer):
+class ProfileWriteSerializer(BodySerializer):
     information = TextField(
         allow_blank=True, trim_whitespace=False, max_length=MAX_CONTENT_CHARS, help_text="The profile text."
     )
@@ -829,7 +845,7 @@ class FiniteFloatField(serializers.FloatField):
         return number if math.isfinite(number) else None
 
 
-class SearchFormatConfigSerializer(serializers.Serializer):
+class SearchFormatConfigSerializer(BodySerializer):
     """SearchResultFormatConfig: which parts of a result the formatted content shows. An option
     left out takes the engine's default."""
 
@@ -848,7 +864,7 @@ class SearchFormatConfigSerializer(serializers.Serializer):
 
 
 @extend_schema_serializer(component_name="Search")
-class SearchRequestSerializer(serializers.Serializer):
+class SearchRequestSerializer(BodySerializer):
     """Every parameter of AgentMemory.search (and Thread.search), under the engine's names; the
     rules the dashboard's search form applies to them taken together (memory.forms.search_problems)."""
 

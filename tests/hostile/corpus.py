@@ -129,9 +129,19 @@ IDS = [
     Payload("id-4kb", "i" * 4096, refused=True),
     Payload("id-nul", "a\x00b", refused=True),
 ]
-"""Ids a person or a script may type. Leading and trailing spaces are trimmed by the forms."""
+"""Ids a person or a script may type. Leading and trailing spaces are trimmed by the dashboard's
+forms; the API refuses them (it never changes an id)."""
 
 SPACED_ID = Payload("spaced-id", "  padded  ")
+
+CONTROL_IDS = [
+    Payload("id-newline", "a\nb", refused=True),
+    Payload("id-crlf", "a\r\nb", refused=True),
+    Payload("id-tab", "a\tb", refused=True),
+    Payload("id-c1-control", "a\x85b", refused=True),
+]
+"""Ids holding a line break or another control character: every id field refuses them (one newline
+in an id broke every bulk action whose selection held it, issue 25); free text may hold them."""
 
 RAW_SEGMENTS = [
     ("utf8-surrogate", "%ED%A0%80"),

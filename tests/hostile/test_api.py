@@ -9,7 +9,7 @@ import base64
 import json
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pytest
@@ -62,7 +62,7 @@ ENDPOINTS = {
 LONE_SURROGATE = Payload("lone-surrogate", "x\ud800y", refused=True)
 TEXT = [*corpus.taken(corpus.TEXTS), corpus.NUL, LONE_SURROGATE]
 BIG_TEXT = [*TEXT, *corpus.taken([corpus.AT_LIMIT]), corpus.OVER_LIMIT]
-IDS = [*corpus.IDS, corpus.SPACED_ID, LONE_SURROGATE]
+IDS = [*corpus.IDS, *corpus.CONTROL_IDS, replace(corpus.SPACED_ID, refused=True), LONE_SURROGATE]  # never trimmed
 METADATA = [
     *corpus.taken(corpus.METADATA),
     Payload("a-list", [1, 2], refused=True),
@@ -217,7 +217,7 @@ def test_every_query_parameter_takes_the_corpus_cleanly(viewer_api, world, listi
 def test_hostile_ids_in_paths_are_a_404_in_the_api_body(curator_api, agent_memory, world):
     failures = Failures()
     for pattern in ("memories/{}/", "threads/{}/", "threads/{}/messages/", "images/{}/content/", "links/{}/"):
-        for payload_name, segment in corpus.segments([*corpus.IDS, corpus.SPACED_ID]):
+        for payload_name, segment in corpus.segments([*corpus.IDS, *corpus.CONTROL_IDS, corpus.SPACED_ID]):
             url = f"{API}/{pattern.format(segment)}"
             name = f"{pattern.format('…')} {payload_name}"
             before = state(agent_memory)

@@ -133,7 +133,8 @@ NUL = Payload("nul", corpus.NUL.value, refused=True)  # Django's forms refuse NU
 TEXT = [*corpus.taken(corpus.TEXTS), NUL]
 BIG_TEXT = [*TEXT, *corpus.taken([corpus.AT_LIMIT]), corpus.OVER_LIMIT]
 METADATA = corpus.taken(corpus.metadata_texts())
-IDS = [*corpus.IDS, corpus.SPACED_ID]
+IDS = [*corpus.IDS, *corpus.CONTROL_IDS, corpus.SPACED_ID]
+ID_LIKE_TEXT = [*corpus.IDS, corpus.SPACED_ID]  # typed in fields that are no ids: line breaks are theirs
 BULK_VALUES = [  # any JSON value is a metadata value: a list or a text too
     Payload(p.name, p.value, refused=p.refused and p.name not in ("not-an-object", "a-string")) for p in METADATA
 ]
@@ -167,10 +168,10 @@ CASES = [
     ("link-edit", "metadata", METADATA),
     ("user-profile", "information", BIG_TEXT),
     ("agent-profile", "information", TEXT),
-    ("bulk-set-metadata", "key", [*corpus.TEXTS, NUL, *IDS]),
+    ("bulk-set-metadata", "key", [*corpus.TEXTS, NUL, *ID_LIKE_TEXT]),
     ("bulk-set-metadata", "value", BULK_VALUES),
     ("bulk-set-metadata", "selection", IDS),
-    ("token-create", "name", [*corpus.TEXTS, NUL, *IDS]),
+    ("token-create", "name", [*corpus.TEXTS, NUL, *ID_LIKE_TEXT]),
     ("token-create", "expires_days", [*corpus.MARKUP[:3], Payload("huge", "9" * 40, refused=True)]),
     ("duplicates-merge", "keep", IDS),
     ("duplicates-merge", "members", IDS),
@@ -284,7 +285,7 @@ ID_PAGES = [
 def test_hostile_ids_in_urls_are_a_404_or_the_page(curator_client, world):
     failures = Failures()
     for pattern in ID_PAGES:
-        for payload_name, segment in corpus.segments([*corpus.IDS, corpus.SPACED_ID, *corpus.MARKUP[:3]]):
+        for payload_name, segment in corpus.segments([*IDS, *corpus.MARKUP[:3]]):
             name = f"{pattern.format('…')} {payload_name}"
             response = failures.run(name, curator_client.get, pattern.format(segment))
             if response is None:
@@ -310,7 +311,7 @@ POST_PATTERNS = [
 
 def test_hostile_ids_in_post_urls_store_nothing(curator_client, agent_memory, world):
     failures = Failures()
-    for payload_name, segment in corpus.segments(corpus.IDS):
+    for payload_name, segment in corpus.segments([*corpus.IDS, *corpus.CONTROL_IDS]):
         for pattern in POST_PATTERNS:
             name = f"{pattern.format('…')} {payload_name}"
             before = state(agent_memory)

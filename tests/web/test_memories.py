@@ -469,3 +469,16 @@ def test_listing_rows_name_their_edit_page_for_curators_only(
     assert f'data-edit-href="{reverse(edit_route, args=[record_id])}"' in curated
     assert "data-edit-href" not in viewed
     assert "data-read-only" in viewed and "data-read-only" not in curated
+
+
+@pytest.mark.parametrize("bad", ["bob\nsmith", "bob\r\nsmith", "bob\tsmith", "bob\x85smith"])
+def test_an_id_with_a_line_break_or_a_control_character_is_a_form_error_on_its_field(curator_client, agent_memory, bad):
+    """The engine's id rule (issue 25): such an id broke every bulk action whose selection held it."""
+    before = agent_memory.stats()
+
+    data = {"content": "Bob likes jazz.", "memory_type": "fact", "status": "valid", "user_id": bad}
+    response = curator_client.post(CREATE, data)
+
+    assert response.status_code == 400
+    assert "must not contain control characters or line breaks" in response.context["form"].errors["user_id"][0]
+    assert agent_memory.stats() == before
