@@ -1,18 +1,19 @@
 """Bulk actions on memories: the form that chooses one, the selection it acts on, and the plan that
 says, before anything changes, exactly which records change and what that does to memories' status.
 
-A selection is either ids (`ids`, repeated: rows ticked in a listing, an area of the embedding map)
-or everything the memory browser's filters match (`all=1` with the listing's parameters). The plan
-is computed from the store as it is (read-only, a few queries per 500 records): the records that
-change, those already in the wanted state (they are left alone and not counted), those skipped with
-a reason, and the memories whose effective status would flip. The confirmation posts back the ids
-and versions of exactly the records the preview showed; `memory.curation` then makes the change in
-batches, recorded as one bulk change.
+A selection is either ids (`ids`, repeated, or one value of ids a line: rows ticked in a listing, an
+area of the embedding map) or everything the memory browser's filters match (`all=1` with the
+listing's parameters). The plan is computed from the store as it is (read-only, a few queries per
+500 records): the records that change, those already in the wanted state (they are left alone and
+not counted), those skipped with a reason, and the memories whose effective status would flip.
+The confirmation posts back the ids and versions of exactly the records the preview showed;
+`memory.curation` then makes the change in batches, recorded as one bulk change.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,16 @@ MAX_SELECTION = 20_000
 """Most memories one bulk change acts on: the confirmation carries each id and version, and a
 preview of more would be read by nobody. Narrower filters, or several changes, do more."""
 
+URL_SELECTION_BYTES = 2_000
+"""Ids that take more than this in a URL travel in a POST body instead (the chooser's form then
+posts): gunicorn refuses a request line over 4,094 bytes (its --limit-request-line), path and
+action included, and its answer is a bare 400."""
+
+LINE_BREAK = re.compile(r"\r\n|\n|\r")
+"""What separates the ids of one field (`ids`, a confirmation's `selection`): the engine refuses
+line breaks in ids (memory.engine.limits.check_id_text), and a browser sends a field's line
+breaks as CRLF. Nothing else splits: spaces and other characters inside an id are its own."""
+
 BATCH = 500
 SAMPLE = 20
 MAX_VALUE_LENGTH = 10_000
@@ -56,15 +67,21 @@ FILTER_PARAMETERS = ("q", "memory_type", "status", "user_id", "agent_id", "threa
 
 
 class IdListField(forms.Field):
-    """A repeated parameter of record ids (`ids=a&ids=b`), in the order given, without repeats."""
+    """Record ids, as a repeated parameter (`ids=a&ids=b`: a link, ticked boxes) or one value of
+    ids a line (what the map's script and a large chooser send, one field however many: Django
+    reads at most 1,000 fields of a request), in the order given, without repeats. An id the
+    engine would refuse is a form error, not changed (no trimming: it would name another record)."""
 
     widget = forms.MultipleHiddenInput
 
     def to_python(self, value: Any) -> list[str]:
         values = [value] if isinstance(value, str) else list(value or ())
-        ids = [item.strip() for item in values if item and item.strip()]
-        if any(len(item) > 512 for item in ids):
-            raise ValidationError("An id is longer than 512 characters.", code="id")
+        ids = [item for text in values for item in LINE_BREAK.split(text) if item]
+        for item in ids:
+            try:
+                limits.check_id_text("An id", item)
+            except ValueError as error:
+                raise ValidationError(f"{error}: {item[:60]!r}.", code="id") from None
         return list(dict.fromkeys(ids))
 
 
@@ -310,12 +327,14 @@ def plural_memories(count: int) -> str:
 
 
 def parse_selection(text: str) -> dict[str, int]:
-    """The "id version" lines a preview posted: {id: version}; ValueError for anything else."""
+    """The "id version" lines a preview posted: {id: version}; ValueError for anything else.
+    Split at line breaks only (LINE_BREAK), and the version is after the last space, so that any
+    id the engine takes comes back as it was."""
     chosen: dict[str, int] = {}
-    for line in text.splitlines():
-        if not line.strip():
+    for line in LINE_BREAK.split(text):
+        if not line:
             continue
-        record_id, _, version = line.strip().rpartition(" ")
+        record_id, _, version = line.rpartition(" ")
         if not record_id or not version.isdigit():
             raise ValueError("the confirmation's selection is damaged; preview the change again")
         chosen[record_id] = int(version)

@@ -21,6 +21,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig, TooManyFieldsSent, TooManyFilesSent
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -119,8 +120,13 @@ def handle(error: Exception, context: dict[str, Any]) -> Response | None:
     return response
 
 
-def form_too_large_message() -> str:
+def form_too_large_message(request: HttpRequest) -> str:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0
+    if request.path == reverse("memory:memory_bulk"):
+        return (
+            f"The selection's ids are over {limit:,} bytes, the most the site reads of a form "
+            f"(DATA_UPLOAD_MAX_MEMORY_SIZE). {LARGE_SELECTIONS}"
+        )
     return (
         f"The request's form fields are over {limit:,} bytes, the most the site reads "
         "(DATA_UPLOAD_MAX_MEMORY_SIZE; files are counted apart). Text fields hold up to 1,000,000 characters, "
@@ -129,18 +135,36 @@ def form_too_large_message() -> str:
     )
 
 
+LARGE_SELECTIONS = (
+    "To act on more memories at once, use “Act on every memory these filters match” in the memory list "
+    "(up to 20,000), or select them on a user's embedding map with JavaScript on (it sends up to 10,000 "
+    "as one field); or act on part of them at a time."
+)
+
+
+def too_many_fields_message(request: HttpRequest) -> str:
+    limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS or 0
+    message = f"The request has more than {limit:,} fields, the most the site reads (DATA_UPLOAD_MAX_NUMBER_FIELDS)."
+    if request.path == reverse("memory:memory_bulk"):
+        return f"{message} Each ticked box is one field. {LARGE_SELECTIONS}"
+    return message
+
+
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """The site's handler400: a body over DATA_UPLOAD_MAX_MEMORY_SIZE (Django refuses it before
-    any view runs, even CSRF's check) is a 413 that says the limit, as JSON under /api/; any other
-    bad request is Django's plain 400."""
-    if not isinstance(exception, RequestDataTooBig):
+    """The site's handler400. Django refuses these before any view runs (even CSRF's check), so
+    they are answered here, saying the limit and what to do: a body over
+    DATA_UPLOAD_MAX_MEMORY_SIZE is a 413, more fields than DATA_UPLOAD_MAX_NUMBER_FIELDS (over a
+    thousand ticked boxes) a 400, as JSON under /api/. Any other bad request is Django's plain 400."""
+    if isinstance(exception, RequestDataTooBig):
+        message, heading, code = form_too_large_message(request), "The form is too large", 413
+    elif isinstance(exception, TooManyFieldsSent):
+        message, heading, code = too_many_fields_message(request), "The form has too many fields", 400
+    else:
         return defaults.bad_request(request, exception)
     if request.path.startswith("/api/"):
-        return JsonResponse(
-            {"detail": f"{PayloadTooLarge.default_detail} ({exception})"},
-            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
-        )
-    return render(request, "errors/too_large.html", {"message": form_too_large_message()}, status=413)
+        detail = f"{PayloadTooLarge.default_detail} ({exception})" if code == 413 else message
+        return JsonResponse({"detail": detail}, status=code)
+    return render(request, "errors/too_large.html", {"message": message, "heading": heading}, status=code)
 
 
 def not_found(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -1,11 +1,13 @@
 """Bulk actions on memories (/memories/bulk/): choose an action for a selection, see exactly what
 it will change, confirm. The preview is a GET (a link to share, viewers may look); the
-confirmation is a POST of the previewed ids and versions (curators only). And the bulk delete of
-messages ticked on a thread's page (/threads/<id>/messages/delete/)."""
+confirmation is a POST of the previewed ids and versions (curators only). A selection too large
+for a URL (thousands of memories from the map) is posted instead, and the chooser then posts it
+on (curators only, as every POST). And the bulk delete of messages ticked on a thread's page
+(/threads/<id>/messages/delete/)."""
 
 from __future__ import annotations
 
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -18,6 +20,7 @@ from memory.access import can_curate, curator_required, viewer_required
 from memory.bulk import (
     ACTIONS,
     MAX_SELECTION,
+    URL_SELECTION_BYTES,
     BulkForm,
     BulkPlan,
     IdListField,
@@ -39,10 +42,13 @@ from memory.views.common import curation, engine, gone, render_page
 @require_http_methods(["GET", "POST"])
 def memory_bulk(request: HttpRequest) -> HttpResponse:
     """GET without `action`: the action chooser for the selection; GET with it: the preview;
-    POST: make the previewed change, then go to its page in the history."""
+    POST with `selection`: make the previewed change, then go to its page in the history. POST
+    without it: the chooser or the preview, as a GET would show them, for a selection posted
+    because a URL cannot carry it."""
     if request.method == "POST" and not can_curate(request.user):
         raise PermissionDenied("Only curators can change the memory store; your account can read it.")
     query = request.POST if request.method == "POST" else request.GET
+    confirming = request.method == "POST" and "selection" in query
     if request.method == "GET" and "" in (value for _, values in query.lists() for value in values):
         # The chooser's unused fields: the same preview, at a URL without them.
         return redirect(f"{request.path}?{urlencode([(k, v) for k, vs in query.lists() for v in vs if v])}")
@@ -57,44 +63,50 @@ def memory_bulk(request: HttpRequest) -> HttpResponse:
         "active_filters": active_filters(filters, listing) if query.get("all") else [],
         "list_url": list_url(listing if query.get("all") else None),
     }
+
+    def page(status: int = 200) -> HttpResponse:
+        carry_ids(context, request, form)
+        return render_page(request, "memories/bulk.html", context, status=status)
+
     if not form.is_valid():
-        return render_page(request, "memories/bulk.html", context, status=400)
+        return page(400)
     data = form.cleaned_data
     chosen: dict[str, int] = {}
-    if request.method == "POST":
+    if confirming:
         try:
             chosen = parse_selection(data["selection"])
         except ValueError as error:
             form.add_error(None, str(error))
-            return render_page(request, "memories/bulk.html", context, status=400)
+            return page(400)
         ids = list(chosen)
     elif data["all"]:
         if not filters.is_valid():
-            return render_page(request, "memories/bulk.html", context, status=400)
+            return page(400)
         ids = matching_ids(engine(), filters)
     else:
         ids = data["ids"]
     context["selected"] = len(ids)
     if len(ids) > MAX_SELECTION:
+        chosen_by = "The filters match" if data["all"] else "You selected"
         form.add_error(
             None,
-            f"The filters match more than {MAX_SELECTION:,} memories: a bulk change acts on at most that many. "
+            f"{chosen_by} more than {MAX_SELECTION:,} memories: a bulk change acts on at most that many. "
             "Narrow the filters, or act on part of them at a time.",
         )
-        return render_page(request, "memories/bulk.html", context, status=400)
+        return page(400)
     if not data["action"]:
-        return render_page(request, "memories/bulk.html", context)
+        return page()
     try:
         preview = plan(engine(), data["action"], form.parameters(), ids)
     except ValueError as error:
         form.add_error("keep", str(error).removeprefix("keep "))
-        return render_page(request, "memories/bulk.html", context, status=400)
+        return page(400)
     context["plan"] = preview
-    if request.method == "GET":
-        return render_page(request, "memories/bulk.html", context)
+    if not confirming:
+        return page()
     if {record.id: record.version for record, _ in preview.changes} != chosen:
         context["stale"] = True  # what the confirmation would do is not what was previewed
-        return render_page(request, "memories/bulk.html", context, status=409)
+        return page(409)
     outcome = apply(curation(request), preview)
     if outcome.change is None:
         messages.info(request, "Nothing changed: every memory had changed or gone since the preview.")
@@ -104,6 +116,33 @@ def memory_bulk(request: HttpRequest) -> HttpResponse:
     )
     messages.success(request, f"{outcome.change.summary}.{skipped} Undo it in one step from here.")
     return redirect("memory:history_bulk", outcome.change.pk)
+
+
+def carry_ids(context: dict, request: HttpRequest, form: BulkForm) -> None:
+    """The ids the chooser sends on (`carried_ids`), and how: as many `ids` fields of a GET form
+    (a URL to share), or, when the selection came in a POST and would not fit in a URL, as one
+    field of ids a line in a POST form (`carry_by_post`). After a confirmation, which carries
+    no `ids`, they are the memories its preview showed; from a form with errors, the values sent."""
+    preview = context.get("plan")
+    if form.is_valid() and form.cleaned_data["ids"]:
+        ids = form.cleaned_data["ids"]
+    elif preview is not None:
+        ids = [record.id for record, _ in preview.changes]
+    else:
+        ids = [value for value in form.data.getlist("ids") if value]
+    context["carried_ids"] = ids
+    context["carry_by_post"] = request.method == "POST" and url_bytes(ids) > URL_SELECTION_BYTES
+    context["carried_text"] = "\n".join(ids) if context["carry_by_post"] else ""
+
+
+def url_bytes(ids: list[str]) -> int:
+    """What `ids=…&ids=…` takes in a URL, counted until it is over URL_SELECTION_BYTES."""
+    total = 0
+    for record_id in ids:
+        total += len(quote(record_id, safe="")) + len("&ids=")
+        if total > URL_SELECTION_BYTES:
+            break
+    return total
 
 
 def list_url(listing: QueryDict | None) -> str:

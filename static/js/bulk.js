@@ -42,7 +42,7 @@ document.addEventListener("DOMContentLoaded", () => {
 });
 
 // Without this script, the page's ids go along for "select all on this page"; with it, the
-// ticked rows say it all, so the URL carries only them.
+// ticked rows say it all, so the form posts only them.
 document.addEventListener("submit", (event) => {
   const form = event.target;
   if (form.id !== "bulk-form") return;
