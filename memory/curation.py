@@ -59,6 +59,7 @@ from django.utils import timezone
 from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, StaleVersionError, TextContent
 from memory.engine.graph import relation_labels
 from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
+from memory.engine.stores.base import thread_named
 from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ImportReport, import_export
 from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
@@ -473,9 +474,9 @@ class Curation:
         given = {name: value for name, value in fields.items() if value not in (None, "")}
         if "thread_id" in given:
             try:
-                thread = self.memory.get_thread_record(given["thread_id"])
-            except KeyError:
-                raise CurationError(f"thread_id names no thread: {given['thread_id']!r}") from None
+                thread = thread_named(self.memory.store, given["thread_id"])
+            except ValueError as error:
+                raise CurationError(str(error)) from None
             given.setdefault("user_id", thread.user_id)
             given.setdefault("agent_id", thread.agent_id)
         memory_id = self.memory.add_memory(autonomous_linking=False, **given)  # people link by hand
@@ -559,9 +560,10 @@ class Curation:
             )
             return self._image_added(new_id)
         try:
-            thread = self.memory.get_thread(thread_id)
-        except KeyError:
-            raise CurationError(f"thread_id names no thread: {thread_id!r}") from None
+            thread_named(self.memory.store, thread_id)
+        except ValueError as error:
+            raise CurationError(str(error)) from None
+        thread = self.memory.get_thread(thread_id)
         if add_as == "message":
             if metadata is not None:
                 raise CurationError("metadata is an image record's: an image in a message has none of its own")
@@ -1456,6 +1458,9 @@ class _ImportRecorder:
     def __init__(self, curation: Curation) -> None:
         self.curation = curation
         self.imported: set[str] = set()  # threads and records this import created (any batch)
+        # What the engine's import checks each line against (memory.engine.transfer.ImportRules).
+        self.store = curation.memory.store
+        self.image_input_limit_config = curation.memory.image_input_limit_config
 
     def restore(self, snapshot: Snapshot, **options: Any) -> Any:
         with self.curation._recorded():

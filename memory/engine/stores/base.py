@@ -1511,6 +1511,18 @@ def check_link_end_found(
         raise ValueError(f"memory {record_id!r} does not belong to thread {thread_id!r}")
 
 
+def thread_named(store: MemoryStore, thread_id: str, name: str = "thread_id") -> ThreadRecord:
+    """The stored thread a new record names; a ValueError when there is none. add() itself makes
+    a bare thread for an id it does not know (an agent's first message starts its thread), but
+    what people and files bring — the dashboard's and the API's new memories and images, an
+    import's records — must name a thread that exists, so that a mistyped or missing thread id is
+    refused instead of becoming a new, empty thread. One rule for all of them, here."""
+    thread = store.get_thread(thread_id)
+    if thread is None:
+        raise ValueError(f"{name} names no thread: {thread_id!r}")
+    return thread
+
+
 def thread_changes(metadata: Any, settings: Any) -> dict[str, str | None]:
     """update_thread's new column values, as JSON text."""
     changes = {}
