@@ -4,8 +4,10 @@ An upload is kept under OAM_IMPORT_DIR (default var/imports/) and imported by a 
 server process that received it: no task queue to run beside the server. The job's state lives in
 Django's database (ImportJob) and is updated after every batch, so that any request (the polling
 progress bar, another server process) reads how far it got. The thread first reads the whole file
-without writing anything (memory.engine.transfer.check_export: a damaged line fails the job with
-nothing imported), then imports it a batch at a time, one transaction per batch.
+without writing anything, a line at a time (memory.engine.transfer.check_export: a line the import
+would refuse — damaged, too long, an id or image the store or the API would refuse, an id given
+twice, a thread named that is nowhere — fails the job naming it, with nothing imported), then
+imports it a batch at a time, one transaction per batch.
 
 A process that stops mid-import (a restart, a crash) leaves its job `checking` or `running` with
 no thread behind it: `refresh` shows such a job as `interrupted` (its process is gone, or it is
@@ -143,7 +145,7 @@ def run_import(job_id: int) -> None:
         path = Path(job.path)
         try:
             with path.open("rb") as lines:
-                check_export(lines)
+                check_export(get_agent_memory(), lines)
         except ExportFormatError as error:
             jobs.update(status=ImportStatus.FAILED, error=f"{job.file_name}: {error}. Nothing was imported.")
             path.unlink(missing_ok=True)  # running it again would fail the same way

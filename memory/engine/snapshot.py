@@ -27,7 +27,8 @@ from typing import Any
 
 from .graph import check_label
 from .limits import check_id_text, check_length
-from .stores.base import dump_metadata
+from .scope import check_scope_value
+from .stores.base import check_id, dump_metadata
 from .ttl import normalize_timestamp
 from .types import (
     AGENT_PROFILE_TYPE,
@@ -90,11 +91,11 @@ class Snapshot:
 
     def add_record_json(self, item: Any, where: str) -> None:
         """Append one record of from_json's "records" (with its "stored" object, if any)."""
-        stored = None
-        if isinstance(item, Mapping) and "stored" in item:
-            item = dict(item)
-            stored = _stored_from_json(item.pop("stored"), f"{where}.stored")
-        record = record_from_json(item, where)
+        record, stored = record_and_stored_from_json(item, where)
+        self.add_record(record, stored)
+
+    def add_record(self, record: Record, stored: dict[str, Any] | None) -> None:
+        """Append a record, with what is stored of it (None: what its fields tell)."""
         if stored is not None:
             self.stored[(record.record_type, record.id)] = stored
         self.records.append(record)
@@ -156,6 +157,15 @@ def record_from_json(data: Any, where: str = "record") -> Record:
             raise ValueError(f"{where} must be an object, not {type(data).__name__}")
         raise ValueError(f"{where}.record_type must be one of {', '.join(SEARCHABLE_TYPES)}, not {record_type!r}")
     return _from_json(_RECORD_CLASSES[record_type], data, where, ("id", "record_type"))
+
+
+def record_and_stored_from_json(item: Any, where: str = "record") -> tuple[Record, dict[str, Any] | None]:
+    """One record of to_json's "records" and its "stored" object (None when it has none)."""
+    stored = None
+    if isinstance(item, Mapping) and "stored" in item:
+        item = dict(item)
+        stored = _stored_from_json(item.pop("stored"), f"{where}.stored")
+    return record_from_json(item, where), stored
 
 
 def thread_to_json(thread: ThreadRecord) -> dict[str, Any]:
@@ -361,42 +371,67 @@ def plan_restore(snapshot: Any) -> RestorePlan:
         raise ValueError(f"the snapshot cannot be written as JSON: {error}") from None
     checked = Snapshot.from_json(document)
     for i, thread in enumerate(checked.threads):
-        for name in ("id", "user_id", "agent_id"):
-            if getattr(thread, name) is not None:
-                check_id_text(f"threads[{i}].{name}", getattr(thread, name))
-        dump_metadata(thread.metadata, f"threads[{i}].metadata")
-        dump_metadata(thread.settings, f"threads[{i}].settings")
-        if thread.summary is not None:
-            check_length(f"threads[{i}].summary", thread.summary)
+        check_thread(thread, f"threads[{i}]")
     for i, record in enumerate(checked.records):
-        where = f"records[{i}]"
-        for name in ("id", "thread_id", "user_id", "agent_id", "message_id", "role"):
-            value = getattr(record, name, None)
-            if value is not None:
-                check_id_text(f"{where}.{name}", value)
-        check_length(f"{where}.content", record.content)
-        index_text = checked.stored.get((record.record_type, record.id), {}).get("index_text")
-        if index_text is not None:
-            check_length(f"{where}.stored.index_text", index_text)
-        dump_metadata(record.metadata, f"{where}.metadata")
-        if record.created_at is None:
-            raise ValueError(f"{where}.created_at is missing")
-        if isinstance(record, ImageRecord) and (not record.bytes or record.mime_type is None):
-            raise ValueError(f"{where} is an image without its bytes or mime_type")
+        check_record(record, checked.stored.get((record.record_type, record.id)), f"records[{i}]")
     for i, relation in enumerate(checked.relations):
-        where = f"relations[{i}]"
-        for name in ("id", "source_record_id", "target_record_id"):
-            check_id_text(f"{where}.{name}", getattr(relation, name))
-        check_label(f"{where}.relation_type", relation.relation_type)
-        check_label(f"{where}.opposite_relation_type", relation.opposite_relation_type)
-        if relation.source_record_id == relation.target_record_id:
-            raise ValueError(f"{where} links a memory to itself")
-        dump_metadata(relation.metadata, f"{where}.metadata")
+        check_relation(relation, f"relations[{i}]")
     _refuse_twice("thread", [thread.id for thread in checked.threads])
     _refuse_twice("record", [f"{_kind(record.record_type)} {record.id!r}" for record in checked.records])
     _refuse_twice("relation", [relation.id for relation in checked.relations])
     _refuse_twice("link between", [RestorePlan.pair(relation) for relation in checked.relations])
     return RestorePlan(checked.threads, checked.records, checked.relations, checked.stored)
+
+
+def check_thread(thread: ThreadRecord, where: str) -> None:
+    """A thread to restore within the engine's input rules, as create_thread applies them: its id
+    and owners (the id rule of every write), metadata, settings and summary. plan_restore checks
+    each thread with it, and an import's first pass each line (memory.engine.transfer)."""
+    check_id(f"{where}.id", thread.id)
+    for name in ("user_id", "agent_id"):
+        check_scope_value(f"{where}.{name}", getattr(thread, name))
+    dump_metadata(thread.metadata, f"{where}.metadata")
+    dump_metadata(thread.settings, f"{where}.settings")
+    if thread.summary is not None:
+        check_length(f"{where}.summary", thread.summary)
+
+
+def check_record(record: Record, stored: Mapping[str, Any] | None, where: str) -> None:
+    """A record to restore within the engine's input rules, as add applies them: its id, scope,
+    role and message ids, content and index text (`stored`, what is stored of it, or None),
+    metadata; an image has its bytes and type (what they are is an import's check, images.check_image,
+    with the limits of the memory it goes to)."""
+    check_id(f"{where}.id", record.id)
+    for name in ("thread_id", "user_id", "agent_id"):
+        check_scope_value(f"{where}.{name}", getattr(record, name, None))
+    message_id = getattr(record, "message_id", None)
+    if message_id is not None:
+        check_id(f"{where}.message_id", message_id)
+    role = getattr(record, "role", None)
+    if role is not None:  # a role may be empty, as add allows
+        check_id_text(f"{where}.role", role)
+    check_length(f"{where}.content", record.content)
+    index_text = (stored or {}).get("index_text")
+    if index_text is not None:
+        check_length(f"{where}.stored.index_text", index_text)
+    dump_metadata(record.metadata, f"{where}.metadata")
+    if record.created_at is None:
+        raise ValueError(f"{where}.created_at is missing")
+    if isinstance(record, ImageRecord) and (not record.bytes or record.mime_type is None):
+        raise ValueError(f"{where} is an image without its bytes or mime_type")
+
+
+def check_relation(relation: RecordRelation, where: str) -> None:
+    """A link to restore within the engine's input rules, as add_relations applies them: its id,
+    ends and labels, no link of a memory to itself, metadata."""
+    check_id(f"{where}.id", relation.id)
+    for name in ("source_record_id", "target_record_id"):
+        check_id(f"{where}.{name}", getattr(relation, name))
+    check_label(f"{where}.relation_type", relation.relation_type)
+    check_label(f"{where}.opposite_relation_type", relation.opposite_relation_type)
+    if relation.source_record_id == relation.target_record_id:
+        raise ValueError(f"{where} links a memory to itself")
+    dump_metadata(relation.metadata, f"{where}.metadata")
 
 
 def _kind(record_type: str) -> str:

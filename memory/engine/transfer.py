@@ -22,24 +22,55 @@ the exported scope is held in memory once (as records; the lines are written one
 MemoryStore.restore (skip_existing, keep_versions), one transaction per batch: an interrupted
 import leaves whole batches, and running it again skips every id already there and goes on.
 A file of another format or version is refused before anything is written; a damaged line is an
-ExportFormatError naming its line number.
+ExportFormatError naming its line number. `check_export` reads a whole file as the import would,
+writing nothing and keeping no record: every line within max_line_bytes, and everything the store
+would refuse while writing a batch, or the API at an upload (ImportRules), refused with its line.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .snapshot import Snapshot, relation_from_json, relation_to_json, thread_from_json, thread_to_json
-from .types import NOT_SET
+from .images import check_image
+from .limits import MAX_CONTENT_CHARS, MAX_JSON_CHARS
+from .snapshot import (
+    RestorePlan,
+    Snapshot,
+    check_record,
+    check_relation,
+    check_thread,
+    record_and_stored_from_json,
+    relation_from_json,
+    relation_to_json,
+    thread_from_json,
+    thread_to_json,
+)
+from .stores.base import kind_of, thread_named
+from .types import (
+    MESSAGE_TYPE,
+    MIB,
+    NOT_SET,
+    ImageInputLimitConfig,
+    ImageRecord,
+    Record,
+    RecordRelation,
+    ThreadRecord,
+)
 
 FORMAT_NAME = "oam-export"
 FORMAT_VERSION = 1
 """The version of the export format; an import refuses a file of another version."""
 DEFAULT_IMPORT_BATCH = 500
+MAX_BATCH_BYTES = 64 * MIB
+"""An import batch also ends at the line that brings its lines to this many bytes: 500 lines of
+full-size images would otherwise be held at once (about 15 GB)."""
+LINE_SLACK_BYTES = MIB
+"""What a line holds besides its texts and image at their limits: ids, field names, times, numbers."""
 KINDS = ("thread", "record", "relation")
 _COUNT_KEYS = {"thread": "threads", "record": "records", "relation": "relations"}
 _SKIP_REASONS = {"exists": "already in the store (imported before, or an earlier run of this import)"}
@@ -105,25 +136,133 @@ def write_export(
 # --- reading ---------------------------------------------------------------------------------------
 
 
+def max_line_bytes(limits: ImageInputLimitConfig | None = None) -> int:
+    """The longest line (its "\\n" apart) an export can hold for a store with these image limits
+    (default: ImageInputLimitConfig's): an image record at the limits, its bytes in base64 with a
+    description and an index text of MAX_CONTENT_CHARS characters each (six bytes a character at
+    worst, written as JSON: "\\u001f") and MAX_JSON_CHARS of metadata (four bytes a character in
+    UTF-8), plus LINE_SLACK_BYTES. No valid record is longer (a message's or a thread's texts are
+    fewer), so a longer line is refused before it is read whole: an import holds at most this much
+    of a line, whatever the file."""
+    limits = limits or ImageInputLimitConfig()
+    image = -(-limits.max_raw_image_bytes // 3) * 4
+    return image + 2 * 6 * MAX_CONTENT_CHARS + 4 * MAX_JSON_CHARS + LINE_SLACK_BYTES
+
+
+MAX_LINE_BYTES = max_line_bytes()
+"""max_line_bytes for the default image limits (10 MiB): 31,029,592 bytes, about 30 MiB."""
+
+
+def _bounded_lines(source: Any, limit: int) -> Iterator[str | bytes]:
+    """A file's lines, each read with at most `limit` + 1 bytes (characters, from a text stream):
+    a longer line comes as its first `limit` + 1, which the reader refuses without reading on."""
+    while line := source.readline(limit + 1):
+        yield line
+
+
 @dataclass
 class Batch:
-    """Lines `first`..`last` of a file as a snapshot to restore, and how many lines it holds."""
+    """Lines `first`..`last` of a file as a snapshot to restore, how many lines and bytes it holds."""
 
     first: int
     last: int
     snapshot: Snapshot
     size: int
+    line_bytes: int = 0
+
+
+class ImportRules:
+    """What an import refuses beyond a line's shape, checked line by line as the file is read, so
+    that the first pass (check_export) refuses everything the store would refuse while writing a
+    batch, names its line, and nothing is imported:
+
+    - the store's own rules of a record to restore (snapshot.check_thread, check_record,
+      check_relation: ids — length, characters, the id rule of every write —, sizes, metadata);
+    - an image's bytes, checked as an upload's are (images.check_image, with the image limits of
+      the memory imported into): type, size, pixels, damage;
+    - an id the file holds twice (a thread, a record of one kind, a link, or two links of one pair):
+      across batches the second would be skipped as "already there", within one the store refuses;
+    - a record naming a thread neither the file (threads come first) nor the store holds, as the
+      dashboard and the API refuse one (stores.base.thread_named; a message needs a thread), and an
+      image naming a message neither the file (before it) nor the store holds.
+
+    Nothing of a line is kept but 128-bit hashes of its ids (and of the threads and messages found
+    in the store), so the check of a file of any size holds one line at a time."""
+
+    def __init__(self, target: Any) -> None:
+        self.store = getattr(target, "store", target)  # an AgentMemory's store, or a MemoryStore
+        self.limits = getattr(target, "image_input_limit_config", None) or ImageInputLimitConfig()
+        self._seen: set[int] = set()
+
+    @staticmethod
+    def _key(*parts: str) -> int:
+        text = "\x1f".join(parts).encode("utf-8", "surrogatepass")
+        return int.from_bytes(hashlib.blake2b(text, digest_size=16).digest(), "big")
+
+    def _once(self, what: str, *key: str) -> None:
+        hashed = self._key(*key)
+        if hashed in self._seen:
+            raise ValueError(f"{what} is in the file twice (an id names one object)")
+        self._seen.add(hashed)
+
+    def _refer(self, kind: str, object_id: str, look_up: Callable[[], Any]) -> None:
+        """An object a record names: one the file held before it, else one the store holds
+        (`look_up` raises when it does not), which is then remembered."""
+        if self._key(kind, object_id) in self._seen:
+            return
+        stored = self._key("stored " + kind, object_id)
+        if stored not in self._seen:
+            look_up()
+            self._seen.add(stored)
+
+    def thread(self, thread: ThreadRecord, where: str) -> None:
+        check_thread(thread, where)
+        self._once(f"the thread {thread.id!r}", "thread", thread.id)
+
+    def record(self, record: Record, stored: dict[str, Any] | None, where: str) -> None:
+        check_record(record, stored, where)
+        if isinstance(record, ImageRecord):
+            try:
+                check_image(record.bytes, record.mime_type, self.limits)
+            except ValueError as error:
+                raise ValueError(f"{where}.bytes: {error}") from None
+        kind = kind_of(record.record_type)
+        self._once(f"the {kind} {record.id!r}", kind, record.id)
+        thread_id = getattr(record, "thread_id", None)
+        if thread_id is not None:
+            self._refer("thread", thread_id, lambda: thread_named(self.store, thread_id, f"{where}.thread_id"))
+        elif record.record_type == MESSAGE_TYPE:
+            raise ValueError(f"{where}.thread_id is missing: a message belongs to a thread")
+        message_id = getattr(record, "message_id", None)
+        if message_id is not None:
+            self._refer(MESSAGE_TYPE, message_id, lambda: self._stored_message(message_id, where))
+
+    def _stored_message(self, message_id: str, where: str) -> None:
+        if self.store.get(MESSAGE_TYPE, message_id) is None:
+            raise ValueError(f"{where}.message_id names no message: {message_id!r}")
+
+    def relation(self, relation: RecordRelation, where: str) -> None:
+        check_relation(relation, where)
+        self._once(f"the link {relation.id!r}", "relation", relation.id)
+        ends = f"{relation.source_record_id!r} and {relation.target_record_id!r}"
+        self._once(f"a link between {ends}", "pair", RestorePlan.pair(relation))
 
 
 class ExportReader:
     """An export read line by line: `header` (checked on construction: format and version),
-    `batches(size)` the rest as snapshots of at most `size` lines. Takes lines of text or bytes
-    (an open file, a list). A damaged line is an ExportFormatError naming it; so is a file that
-    ends before the header's counts (truncated) or goes on after them."""
+    `items()` the rest parsed, `batches(size)` as snapshots of at most `size` lines. Takes an
+    open file (binary or text) or lines of text or bytes (a list). A damaged line is an
+    ExportFormatError naming it; so is a line longer than max_line_bytes (read from a file, no
+    more of it than that), a line `rules` (ImportRules) refuse, and a file that ends before the
+    header's counts (truncated) or goes on after them."""
 
-    def __init__(self, lines: Iterable[str | bytes]) -> None:
-        self._lines = iter(lines)
+    def __init__(self, lines: Iterable[str | bytes], rules: ImportRules | None = None) -> None:
+        self.rules = rules
+        self.max_line_bytes = max_line_bytes(rules.limits if rules is not None else None)
+        bounded = hasattr(lines, "readline")  # a file: each line read no further than the limit
+        self._lines = _bounded_lines(lines, self.max_line_bytes) if bounded else iter(lines)
         self.line = 0
+        self.line_bytes = 0
         first = self._next()
         if first is None:
             raise ExportFormatError("the file is empty: an export starts with its header line")
@@ -139,15 +278,31 @@ class ExportReader:
             return None
         self.line += 1
         if isinstance(raw, bytes):
+            self.line_bytes = len(raw) - raw.endswith(b"\n")
+            self._check_length()
             try:
                 raw = raw.decode("utf-8")
             except UnicodeDecodeError as error:
                 raise ExportFormatError(f"not UTF-8 text ({error.reason} at byte {error.start})", self.line) from None
+        else:
+            self.line_bytes = len(raw) - raw.endswith("\n")
+            self._check_length()  # as many characters are at least as many bytes
+            if not raw.isascii():
+                self.line_bytes = len(raw.encode("utf-8", "surrogatepass")) - raw.endswith("\n")
+                self._check_length()
         return raw
+
+    def _check_length(self) -> None:
+        if self.line_bytes > self.max_line_bytes:
+            raise ExportFormatError(
+                f"the line is longer than {self.max_line_bytes:,} bytes, the most a record of an export "
+                "can take (an image at the size limit, in base64, with its texts at theirs); it was not read further",
+                self.line,
+            )
 
     def _parse(self, text: str) -> Any:
         try:
-            return json.loads(text)
+            return json.loads(text, parse_constant=_no_constant)
         except json.JSONDecodeError as error:
             raise ExportFormatError(f"not a JSON object ({error.msg} at column {error.colno})", self.line) from None
         except (RecursionError, ValueError) as error:  # nested too deeply; an integer too long to convert
@@ -208,37 +363,63 @@ class ExportReader:
                 f"the file ends after line {self.line} but its header announces {lacking} more: it is truncated"
             )
 
+    def items(self) -> Iterator[tuple[int, str, Any, dict[str, Any] | None]]:
+        """(line number, kind, thread, record or relation, what is stored of a record) of each line
+        after the header: a line that is not a valid one, or that the rules refuse, is an
+        ExportFormatError naming it."""
+        for number, kind, value in self.entries():
+            stored = None
+            try:
+                if kind == "thread":
+                    item = thread_from_json(value, kind)
+                    if self.rules is not None:
+                        self.rules.thread(item, kind)
+                elif kind == "record":
+                    item, stored = record_and_stored_from_json(value, kind)
+                    if self.rules is not None:
+                        self.rules.record(item, stored, kind)
+                else:
+                    item = relation_from_json(value, kind)
+                    if self.rules is not None:
+                        self.rules.relation(item, kind)
+            except ValueError as error:
+                raise ExportFormatError(str(error), number) from None
+            yield number, kind, item, stored
+
     def batches(self, size: int = DEFAULT_IMPORT_BATCH) -> Iterator[Batch]:
-        """The lines after the header as snapshots of at most `size` lines each (a line that is not
-        a valid thread, record or relation is an ExportFormatError naming it)."""
+        """The lines after the header (items()) as snapshots of at most `size` lines each, or
+        fewer: a batch ends at the line that brings it to MAX_BATCH_BYTES."""
         if type(size) is not int or size < 1:
             raise ValueError(f"size must be a positive integer, not {size!r}")
         batch: Batch | None = None
-        for number, kind, value in self.entries():
+        for number, kind, item, stored in self.items():
             if batch is None:
                 batch = Batch(number, number, Snapshot(), 0)
-            try:
-                if kind == "thread":
-                    batch.snapshot.threads.append(thread_from_json(value, kind))
-                elif kind == "record":
-                    batch.snapshot.add_record_json(value, kind)
-                else:
-                    batch.snapshot.relations.append(relation_from_json(value, kind))
-            except ValueError as error:
-                raise ExportFormatError(str(error), number) from None
+            if kind == "thread":
+                batch.snapshot.threads.append(item)
+            elif kind == "record":
+                batch.snapshot.add_record(item, stored)
+            else:
+                batch.snapshot.relations.append(item)
             batch.last, batch.size = number, batch.size + 1
-            if batch.size >= size:
+            batch.line_bytes += self.line_bytes
+            if batch.size >= size or batch.line_bytes >= MAX_BATCH_BYTES:
                 yield batch
                 batch = None
         if batch is not None:
             yield batch
 
 
-def check_export(lines: Iterable[str | bytes]) -> dict[str, Any]:
-    """Read a whole export without writing anything: its header, or an ExportFormatError naming
-    the first damaged line."""
-    reader = ExportReader(lines)
-    for _ in reader.batches(DEFAULT_IMPORT_BATCH):
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def check_export(target: Any, lines: Iterable[str | bytes]) -> dict[str, Any]:
+    """Read a whole export as importing it into `target` (an AgentMemory or a MemoryStore) would,
+    writing nothing: its header, or an ExportFormatError naming the first line the import would
+    refuse (damaged, too long, or refused by ImportRules). One line at a time: it keeps no record."""
+    reader = ExportReader(lines, ImportRules(target))
+    for _ in reader.items():
         pass
     return reader.header
 
@@ -269,13 +450,15 @@ def import_export(
     batch_size: int = DEFAULT_IMPORT_BATCH,
     progress: Callable[[int, int], None] | None = None,
 ) -> ImportReport:
-    """Import an export into `target` (an AgentMemory or a MemoryStore), `batch_size` lines per
-    transaction: each batch is restored with its ids, times, statuses, expiry and versions; what
-    is already there is skipped and reported, so that running an interrupted import again
-    completes it. `progress(done, total)` after each batch. A damaged line or a failed batch
-    raises (ExportFormatError naming the line, or the store's error with the batch's lines);
-    the batches before it stay."""
-    reader = ExportReader(lines)
+    """Import an export into `target` (an AgentMemory or a MemoryStore, or what stands for one:
+    its `restore`, `store` and `image_input_limit_config`), `batch_size` lines per transaction (or
+    fewer, MAX_BATCH_BYTES): each batch is restored with its ids, times, statuses, expiry and
+    versions; what is already there is skipped and reported, so that running an interrupted import
+    again completes it. `progress(done, total)` after each batch. Each line is checked as
+    check_export does, but only as it comes: a line the import refuses, or a failed batch, raises
+    (ExportFormatError naming the line, or the store's error with the batch's lines) and the
+    batches before it stay. Run check_export first to refuse a bad file with nothing imported."""
+    reader = ExportReader(lines, ImportRules(target))
     report = ImportReport()
     for batch in reader.batches(batch_size):
         try:

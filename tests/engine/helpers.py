@@ -198,3 +198,38 @@ def store_state(store) -> dict[str, list[tuple]]:
         rows = store._fetch(f'SELECT * FROM "{name}"')
         state[key] = sorted((tuple(sorted(row.items())) for row in rows), key=repr)
     return state
+
+
+def padded_export(exported: str, total_lines: int) -> list[str]:
+    """An export (a whole store's, with a memory) grown to `total_lines` lines, header included, by
+    copies of its first memory under ids of their own ("copy-00000"…) after its records: a file
+    of many batches whose every line is valid, to damage one far into it."""
+    header, *lines = exported.splitlines(keepends=True)
+    document = json.loads(header)
+    counts = document["counts"]
+    records = [json.loads(line)["record"] for line in lines[counts["threads"] : counts["threads"] + counts["records"]]]
+    memory = next(r for r in records if r["record_type"] in ("memory", "fact", "preference", "guideline"))
+    copies = total_lines - 1 - len(lines)
+    counts["records"] += copies
+    end = counts["threads"] + len(records)
+    padding = [export_line({"record": dict(memory, id=f"copy-{n:05d}")}) for n in range(copies)]
+    return [export_line(document), *lines[:end], *padding, *lines[end:]]
+
+
+def export_line(value: Any) -> str:
+    """One line of an export, written as the exporter writes it."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def write_long_line_export(path, line_bytes: int) -> None:
+    """An export of one record whose line is `line_bytes` bytes long (its "\\n" apart), written a
+    megabyte at a time so that no test holds it whole."""
+    header = {"counts": {"records": 1, "relations": 0, "threads": 0}, "format": "oam-export", "scope": {}, "version": 1}
+    prefix, suffix = b'{"record":{"content":"', b'"}}'
+    fill, chunk = line_bytes - len(prefix) - len(suffix), b"x" * 2**20
+    with open(path, "wb") as out:
+        out.write(export_line(header).encode() + prefix)
+        while fill > 0:
+            out.write(chunk[: min(fill, len(chunk))])
+            fill -= len(chunk)
+        out.write(suffix + b"\n")

@@ -22,6 +22,7 @@ from memory.curation import Actor, Curation
 from memory.engine import transfer
 from memory.forms import EXPORT_HEADER_BYTES, ImportForm
 from memory.models import BulkChange, ImportJob, ImportStatus
+from tests.engine.helpers import export_line, padded_export, write_long_line_export
 
 from .world import build_world
 
@@ -256,6 +257,72 @@ def test_a_damaged_file_fails_its_job_with_the_line_and_imports_nothing(curator_
     page = curator_client.get(reverse("memory:import_job", args=[job.pk])).content.decode()
     assert "Failed." in page and "Run the import again" not in page  # the same file would fail again
     assert "Importing damaged.jsonl" not in page
+
+
+def nothing_imported() -> bool:
+    stats = services.get_agent_memory().stats()
+    return (stats.threads, stats.messages, stats.memories, stats.users, stats.agents) == (0, 0, 0, 0, 0)
+
+
+def test_a_bad_line_past_the_first_batch_fails_the_job_naming_it_and_imports_nothing(
+    curator_client, world_export, settings
+):
+    """Issue 25, item 3: line 1,052 of 1,100 holds a 600-byte id. The job fails on its first pass
+    naming that line, nothing is imported; uploaded again, it fails the same way."""
+    settings.OAM_IMPORT_BATCH_SIZE = 1000
+    lines = padded_export(world_export, 1100)
+    lines[1051] = export_line({"record": dict(json.loads(lines[1051])["record"], id="x" * 600)})
+
+    for name in ("long-id.jsonl", "long-id-again.jsonl"):
+        upload(curator_client, "".join(lines), name=name)
+
+        job = ImportJob.objects.get(file_name=name)
+        assert job.status == ImportStatus.FAILED
+        assert job.error == (
+            f"{name}: line 1052: record.id is 600 bytes in UTF-8; the limit is 512. Nothing was imported."
+        )
+        assert nothing_imported()
+
+
+@pytest.mark.parametrize(
+    ("object_id", "change", "message"),
+    [
+        ("map-1", {"bytes": "bm90IGFuIGltYWdl"}, "record.bytes: image is not a readable image (PNG, JPEG or WebP)"),
+        ("fact-old", {"thread_id": "no-such-thread"}, "record.thread_id names no thread: 'no-such-thread'"),
+    ],
+)
+def test_a_line_the_upload_or_the_api_would_refuse_fails_the_job_with_nothing_imported(
+    curator_client, world_export, object_id, change, message
+):
+    """Issue 25, item 4 and the thread rule: an image that is not one (which /images/<id>/ could
+    not show), a record in a thread that does not exist."""
+    lines = world_export.splitlines(keepends=True)
+    ids = [next(iter(json.loads(line).values()))["id"] for line in lines[1:]]
+    number = ids.index(object_id) + 2
+    lines[number - 1] = export_line({"record": {**json.loads(lines[number - 1])["record"], **change}})
+
+    upload(curator_client, "".join(lines), name="bad.jsonl")
+
+    job = ImportJob.objects.get()
+    assert job.status == ImportStatus.FAILED
+    assert job.error == f"bad.jsonl: line {number}: {message}. Nothing was imported."
+    assert nothing_imported()
+
+
+def test_a_line_over_the_limit_fails_the_job_with_nothing_imported(curator_client, tmp_path):
+    """Issue 25, item 5: a line longer than any record is refused on the first pass, without being
+    read whole."""
+    path = tmp_path / "long.jsonl"
+    write_long_line_export(path, transfer.MAX_LINE_BYTES + 1)
+
+    with path.open("rb") as file:
+        curator_client.post(TRANSFER, {"file": file})
+
+    job = ImportJob.objects.get()
+    assert job.status == ImportStatus.FAILED
+    assert job.error.startswith("long.jsonl: line 2: the line is longer than 31,029,592 bytes")
+    assert job.error.endswith("Nothing was imported.")
+    assert nothing_imported()
 
 
 def test_a_file_over_the_limit_is_a_form_error(curator_client, world_export, settings):

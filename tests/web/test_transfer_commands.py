@@ -12,6 +12,7 @@ from django.core.management import CommandError, call_command
 
 from memory import services
 from memory.engine import transfer
+from tests.engine.helpers import export_line, padded_export, write_long_line_export
 
 SEED_ARGS = ("--seed=1", "--end-date=2026-11-20")
 
@@ -115,6 +116,36 @@ def test_a_damaged_line_is_named_and_nothing_is_written(demo_export, tmp_path, s
     with pytest.raises(CommandError, match=rf"damaged.jsonl: line {len(lines) - 4}: not a JSON object"):
         import_file(path)
     assert services.get_agent_memory().stats().threads == 0
+
+
+def test_a_bad_line_past_the_first_batch_is_named_and_nothing_is_written(tmp_path, settings):
+    """Issue 25, item 3: line 1,052 of 1,100 holds a 600-byte id; a batch is 1,000 lines. The
+    command names the line and writes nothing, however often it is run."""
+    use_store(settings, tmp_path / "source.sqlite3")
+    memory = services.get_agent_memory()
+    memory.create_thread(thread_id="t", user_id="u")
+    memory.add_memory("a fact", memory_type="fact", thread_id="t", user_id="u", memory_id="f")
+    lines = padded_export(export(), 1100)
+    lines[1051] = export_line({"record": dict(json.loads(lines[1051])["record"], id="x" * 600)})
+    path = tmp_path / "long-id.jsonl"
+    path.write_text("".join(lines), encoding="utf-8")
+    use_store(settings, tmp_path / "fresh.sqlite3")
+
+    for _ in range(2):
+        with pytest.raises(CommandError, match=r"/long-id.jsonl: line 1052: record\.id is 600 bytes in UTF-8; the"):
+            import_file(path, "--batch-size", "1000")
+        assert services.get_agent_memory().stats().threads == 0
+
+
+def test_a_line_over_the_limit_is_named_and_nothing_is_written(tmp_path, settings):
+    """Issue 25, item 5: a line longer than any record, refused without being read whole."""
+    path = tmp_path / "long.jsonl"
+    write_long_line_export(path, transfer.MAX_LINE_BYTES + 1)
+    use_store(settings, tmp_path / "fresh.sqlite3")
+
+    with pytest.raises(CommandError, match=r"/long.jsonl: line 2: the line is longer than 31,029,592 bytes"):
+        import_file(path)
+    assert not services.get_agent_memory().store.snapshot().records
 
 
 def test_only_one_scope(demo_export):

@@ -1,10 +1,12 @@
 """Import an oam-export file into the store OAM_STORE_URL names: `manage.py oam_import FILE`.
 
-The file is checked whole first (format, version, every line: a damaged one is named, and nothing
-is written); then it is imported a batch of lines at a time, one transaction per batch, with its
-ids, times, statuses, expiry and versions. What the store already holds is skipped and counted in
-the summary, so running the command again after an interruption (or a failed batch) finishes the
-import. `-` reads standard input (not checked first: a damaged line stops the import there).
+The file is checked whole first, one line at a time (format, version, and every line as the
+import would take it: its shape and length, ids, sizes, image bytes, ids given twice, the threads
+and messages records name; the first line refused is named, and nothing is written); then it is
+imported a batch of lines at a time, one transaction per batch, with its ids, times, statuses,
+expiry and versions. What the store already holds is skipped and counted in the summary, so
+running the command again after an interruption (or a failed batch) finishes the import. `-` reads
+standard input (not checked first: a line refused stops the import there).
 """
 
 from __future__ import annotations
@@ -32,15 +34,17 @@ class Command(BaseCommand):
         if batch_size < 1:
             raise CommandError("--batch-size must be 1 or more")
         try:
+            memory = get_agent_memory()
             with progress_bar("import", " lines", disable=no_progress) as progress:
                 if file == "-":
-                    report = import_export(get_agent_memory(), sys.stdin, batch_size=batch_size, progress=progress)
+                    stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: the reader decodes UTF-8 itself
+                    report = import_export(memory, stdin, batch_size=batch_size, progress=progress)
                 else:
                     path = Path(file)
                     with path.open("rb") as lines:
-                        check_export(lines)
+                        check_export(memory, lines)
                     with path.open("rb") as lines:
-                        report = import_export(get_agent_memory(), lines, batch_size=batch_size, progress=progress)
+                        report = import_export(memory, lines, batch_size=batch_size, progress=progress)
         except ExportFormatError as exc:
             raise CommandError(f"{file}: {exc}") from exc
         except (ValueError, OSError) as exc:
