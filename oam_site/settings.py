@@ -16,6 +16,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 from memory.engine.embedders import check_spec
 from oam_site.deploy import cache_settings, database_settings, logging_settings
+from oam_site.static_headers import add_security_headers
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = BASE_DIR / "var"
@@ -290,6 +291,9 @@ STORAGES = {
 # source files through the finders, and needs no STATIC_ROOT.
 WHITENOISE_USE_FINDERS = DEBUG
 WHITENOISE_AUTOREFRESH = DEBUG
+# Static answers skip the clickjacking and CSP middleware (whitenoise answers above them): they
+# get the pages' X-Frame-Options and Content-Security-Policy here (tests/hostile/test_headers.py).
+WHITENOISE_ADD_HEADERS_FUNCTION = add_security_headers
 
 # Content-Security-Policy (django-csp): everything from the site itself, nothing inline, no
 # plugins, no framing. `data:` images are Bootstrap's own (its CSS draws checkboxes, selects and

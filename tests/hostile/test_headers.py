@@ -1,5 +1,5 @@
 """Security headers on every kind of answer: dashboard pages, the login page, errors, the API's
-JSON (success and error) and image bytes."""
+JSON (success and error), image bytes and static files."""
 
 from __future__ import annotations
 
@@ -38,6 +38,16 @@ def api(curator) -> APIClient:
 )
 def test_dashboard_pages_send_the_security_headers(curator_client, path):
     assert_secure(curator_client.get(path))
+
+
+@pytest.mark.parametrize("path", ["/static/js/map.js", "/static/css/map.css", "/static/js/bulk.js"])
+def test_static_files_send_them_too(client, db, path):
+    """whitenoise answers before the clickjacking and CSP middleware: oam_site.static_headers."""
+    response = client.get(path)
+
+    assert response.status_code == 200
+    assert_secure(response)
+    assert "frame-ancestors 'none'" in response["Content-Security-Policy"]
 
 
 def test_the_login_page_and_its_redirect_send_them(client, db):
