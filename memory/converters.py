@@ -1,4 +1,4 @@
-"""A URL path segment for engine ids, which may hold any character but NUL, "/" included.
+"""A URL path segment for engine ids, which may hold "/" and any character the engine allows.
 
 A "/" cannot travel percent-encoded (WSGI servers decode %2F before Django routes), so the
 converter escapes it, and "~" (the escape character), as ~2F and ~7E; "." and ".." become ~2E
@@ -21,7 +21,8 @@ class EngineIdConverter:
 
     def to_python(self, value: str) -> str:
         """The id, or ValueError (a 404, for Django) for one no record can have: the engine's
-        id rules (no NUL, at most 512 bytes) are checked here, before any view sees it."""
+        id rules (at most 512 bytes, no control characters, no whitespace at either end) are
+        checked here, before any view sees it."""
         record_id = _ESCAPED.sub(lambda match: _UNESCAPE[match.group(1)], value)
         check_id_text("id", record_id)
         return record_id
