@@ -32,12 +32,13 @@ echo "Install one, or pass it explicitly: make PYTHON=/path/to/python3.12 <targe
 exit 1
 endef
 
-.PHONY: help venv run serve test lint format bench vendor screenshots loadtest
+.PHONY: help venv run serve test test-quick lint format bench vendor screenshots loadtest
 
 help:
 	@echo "make run     set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
 	@echo "make serve   production: migrate, collectstatic, gunicorn on OAM_BIND (README: Deploy)"
 	@echo "make test    manage.py check, makemigrations --check, pytest"
+	@echo "make test-quick  pytest without the slow and browser tests (a few minutes)"
 	@echo "make lint    ruff check + ruff format --check"
 	@echo "make bench   run every bench/*.py"
 	@echo "make loadtest  locust against gunicorn (2 workers) over a seeded store for LOADTEST_SECONDS (60)"
@@ -78,6 +79,10 @@ test: $(DEV_STAMP)
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
+
+# The loop while coding: no process-spawning, long-corpus or browser test (`make test` runs all).
+test-quick: $(DEV_STAMP)
+	$(BIN)/pytest -m "not slow and not browser"
 
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .

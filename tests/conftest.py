@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -75,6 +76,27 @@ def viewer_client(client: Client, viewer: User) -> Client:
 def curator_client(client: Client, curator: User) -> Client:
     client.force_login(curator)
     return client
+
+
+# What `make test-quick` leaves out (beside the browser tests): suites that start processes
+# (gunicorn, killed children, a second Python) or run long corpora. `make test` runs them all.
+SLOW = (
+    "crash/",
+    "hostile/",
+    "api/test_schemathesis.py",
+    "engine/test_contract_two_process.py",
+    "web/test_many_processes.py",
+    "web/test_loadtest.py",
+    "web/test_deploy.py",
+)
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        where = item.path.relative_to(TESTS).as_posix()
+        if where.startswith(SLOW):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_terminal_summary(terminalreporter) -> None:
