@@ -8,6 +8,9 @@ Fixtures:
   parametrize `color_scheme` ("light", "dark") to emulate the user's preference, and
   `context_options` for any other of the context's (a phone's viewport, JavaScript off).
 - `logged_in_page`: `page`, logged in through the login form as Carl the curator.
+- `live_app`: the live server's Django app, answering one request at a time on the test's own
+  database connection (support.OneRequestAtATime says why); `page` waits for it to be idle
+  before the test's database is emptied.
 
 Every test here is marked `browser` (`pytest -m "not browser"` leaves them out).
 """
@@ -23,7 +26,14 @@ from django.contrib.auth.models import User
 from django.db import connections
 from playwright.sync_api import Browser, Page, sync_playwright
 
-from tests.browser.support import CHROMIUM, MISSING_CHROMIUM, VIEWPORT, launch_chromium, log_in
+from tests.browser.support import (
+    CHROMIUM,
+    MISSING_CHROMIUM,
+    VIEWPORT,
+    OneRequestAtATime,
+    launch_chromium,
+    log_in,
+)
 
 HERE = Path(__file__).parent
 
@@ -56,6 +66,30 @@ def browser() -> Iterator[Browser]:
         browser.close()
 
 
+@pytest.fixture(scope="package")
+def live_app(live_server, django_db_setup) -> Iterator[OneRequestAtATime]:
+    """The live server answering one request at a time, every one on the test's in-memory database
+    connection, however the live server was started.
+
+    pytest-django hands the server the test's connection only when the test database exists before
+    the server starts: so in a whole run (tests that use the database come first), not in a run of
+    this folder alone, whose request threads then open connections of their own to the shared
+    in-memory database (and meet "database table is locked" when two of them overlap). Both ways,
+    requests that overlap break: one lock, and the one connection for all, make them take turns.
+    """
+    httpd = live_server.thread.httpd
+    shared = live_server.thread.connections_override  # the dict each request thread takes its connections from
+    for alias in connections:
+        connection = connections[alias]
+        if connection.vendor == "sqlite" and connection.is_in_memory_db() and alias not in shared:
+            connection.inc_thread_sharing()  # given back by the live server's stop(), as for its own
+            shared[alias] = connection
+    app = OneRequestAtATime(httpd.get_app())
+    httpd.set_app(app)
+    yield app
+    httpd.set_app(app.app)
+
+
 @pytest.fixture
 def color_scheme() -> str:
     """Override with @pytest.mark.parametrize("color_scheme", ["light", "dark"])."""
@@ -70,7 +104,12 @@ def context_options() -> dict:
 
 @pytest.fixture
 def page(
-    browser: Browser, live_server, django_db_serialized_rollback, color_scheme: str, context_options: dict
+    browser: Browser,
+    live_server,
+    live_app: OneRequestAtATime,
+    django_db_serialized_rollback,
+    color_scheme: str,
+    context_options: dict,
 ) -> Iterator[Page]:
     # The live server needs transactional_db, which empties the database after each test;
     # serialized rollback restores what the migrations wrote (the viewers and curators groups).
@@ -78,6 +117,8 @@ def page(
     context = browser.new_context(**options)
     yield context.new_page()
     context.close()
+    # A request the page had sent may still be answered: not while the database is emptied.
+    live_app.idle()
 
 
 @pytest.fixture

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from tests.browser.support import LOGIN_PATH
 from tests.web.world import World, build_world
 
 # Collects the page's violations from its first script on, for every document the page loads.
@@ -83,6 +84,7 @@ def test_the_main_pages_break_no_rule_of_the_policy(logged_in_page: Page, world,
     found = {}
     for path, ready in PAGES:
         response = page.goto(path)
+        assert LOGIN_PATH not in page.url, f"{path}: logged out on the way, the page is {page.url}"
         assert response is not None and response.status == 200, path
         expect(page.locator(ready).first).to_be_attached(timeout=15_000)
         page.wait_for_load_state("networkidle")
