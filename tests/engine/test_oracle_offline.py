@@ -1467,8 +1467,14 @@ DANGER = "'\"--);$@;\n/*ü🙂中文*/"
 """Quotes, a comment opener, a closing parenthesis, JSON-path sigils, a terminator, a newline, unicode."""
 
 
+ID_TAGS = {"uid", "aid", "tid", "mid", "role", "rel", "label"}
+
+
 def hostile(tag: str) -> str:
-    return f"{tag}{DANGER}{tag}"
+    """A value full of SQL's special characters; ids, roles and labels without the line break the
+    engine's id rule refuses (texts, metadata and keys keep it)."""
+    danger = DANGER.replace("\n", "") if tag in ID_TAGS else DANGER
+    return f"{tag}{danger}{tag}"
 
 
 UNSAFE_KEYS = [
