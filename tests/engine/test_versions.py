@@ -17,13 +17,20 @@ from memory.engine.types import RecordStatus
 from .test_images import PNG
 
 
-def test_every_kind_of_row_starts_at_version_1(memory, thread, store):
+def one_row_of_each_kind(memory, thread) -> tuple[str, str, str, str]:
+    """A message, two memories linked, an image and user u1's profile, in thread t1: (message,
+    memory, image, link) ids."""
     [message_id] = thread.add_messages([{"role": "user", "content": "hello"}])
     memory_id = thread.add_memory("likes tea")
     other = thread.add_memory("likes coffee")
     image_id = thread.add_image(PNG, description="a cup")
     relation_id = thread.link_records(memory_id, "memory", other, "memory", "supports")
     memory.add_user("u1", "Ada")
+    return message_id, memory_id, image_id, relation_id
+
+
+def test_every_kind_of_row_starts_at_version_1(memory, thread, store):
+    message_id, memory_id, image_id, relation_id = one_row_of_each_kind(memory, thread)
     assert store.get("message", message_id).version == 1
     assert memory.get_memory(memory_id).version == 1
     assert store.get("image", image_id).version == 1
@@ -254,12 +261,7 @@ CLAIMED = {"claimed": True}
 def same_values_again(memory, thread, store) -> dict:
     """For each kind of row: a write of values that its row already holds (written once before,
     without expected_version, so that the row is at version 2), taking expected_version."""
-    [message_id] = thread.add_messages([{"role": "user", "content": "hello"}])
-    memory_id = thread.add_memory("likes tea")
-    other = thread.add_memory("likes coffee")
-    image_id = thread.add_image(PNG, description="a cup")
-    relation_id = thread.link_records(memory_id, "memory", other, "memory", "supports")
-    memory.add_user("u1", "Ada")
+    message_id, memory_id, image_id, relation_id = one_row_of_each_kind(memory, thread)
     writes = {
         "memory": lambda **version: memory.update_memory(memory_id, metadata=CLAIMED, **version),
         "message": lambda **version: thread.update_message(message_id, metadata=CLAIMED, **version),
