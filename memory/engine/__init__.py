@@ -8,9 +8,13 @@ from __future__ import annotations
 from typing import Any
 
 from .cards import ContextCard, Summary
-from .client import AgentMemory
-from .embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, embedder_from_spec
+from .client import DEFAULT_MAP_MEMORIES, AgentMemory
+from .embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, embedder_from_spec, spec_of
+from .filters import parse_filter
 from .formatting import SearchResultFormatConfig
+from .graph import relation_labels
+from .images import stored_image_size
+from .limits import MAX_CONTENT_CHARS, MAX_INT, MAX_JSON_DEPTH, check_id_text, check_json_tree
 from .llm import Llm, OpenAICompatibleLlm, llm_from_settings
 from .scope import Scope, SearchScope
 from .search import SearchResult, estimate_tokens
@@ -31,10 +35,39 @@ from .stores import (
     SchemaError,
     SQLiteMemoryStore,
 )
-from .stores.oracle import open_pool
+from .stores.base import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_DUPLICATE_DISTANCE,
+    DEFAULT_GRAPH_NODES,
+    MAX_DUPLICATE_DISTANCE,
+    MAX_GRAPH_NODES,
+    MAX_HOPS,
+    decode_cursor,
+    encode_cursor,
+    graph_request,
+    thread_named,
+)
+from .stores.keywords import query_stems, stems, words
+from .stores.oracle import OracleSchema, open_pool
 from .thread import Thread
+from .transfer import (
+    DEFAULT_IMPORT_BATCH,
+    ExportFormatError,
+    ExportReader,
+    ImportReport,
+    check_export,
+    export_lines,
+    import_export,
+    write_export,
+)
+from .ttl import normalize_timestamp
 from .types import (
+    BUILTIN_RELATIONS,
+    LIFECYCLE_RELATIONS,
+    MEMORY_TYPES,
     NOT_SET,
+    SEARCHABLE_TYPES,
+    SOURCE_MESSAGES_KEY,
     AgentProfileRecord,
     BackgroundExtractionQueueFullBehavior,
     CheckFinding,
@@ -75,6 +108,7 @@ from .types import (
     TimeToLiveAnchor,
     UserProfileRecord,
     VectorState,
+    llm_link_metadata,
 )
 
 
@@ -117,6 +151,7 @@ def connect(
     return AgentMemory(store, llm=llm, memory_extraction_config=config)
 
 
+# The client, its stores and records, and the snapshot format (shared/spec/DECISIONS.md D1).
 __all__ = [
     "NOT_SET",
     "AgentMemory",
@@ -189,4 +224,68 @@ __all__ = [
     "relation_to_json",
     "thread_from_json",
     "thread_to_json",
+]
+
+# Input limits and the id rule, so that forms and the API check what the store will check.
+__all__ += [
+    "MAX_CONTENT_CHARS",
+    "MAX_INT",
+    "MAX_JSON_DEPTH",
+    "check_id_text",
+    "check_json_tree",
+]
+
+# Argument rules of the store contract: cursors, thread names, graph and duplicate bounds.
+__all__ += [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_DUPLICATE_DISTANCE",
+    "DEFAULT_GRAPH_NODES",
+    "MAX_DUPLICATE_DISTANCE",
+    "MAX_GRAPH_NODES",
+    "MAX_HOPS",
+    "decode_cursor",
+    "encode_cursor",
+    "graph_request",
+    "thread_named",
+]
+
+# Vocabulary of records and relations: memory types, built-in and lifecycle relations, keys.
+__all__ += [
+    "BUILTIN_RELATIONS",
+    "LIFECYCLE_RELATIONS",
+    "MEMORY_TYPES",
+    "SEARCHABLE_TYPES",
+    "SOURCE_MESSAGES_KEY",
+    "llm_link_metadata",
+]
+
+# Parsing and display helpers: metadata filters, timestamps, relation labels, image sizes,
+# the embedder spec string, the map's default size, and the keyword stemmer for highlights.
+__all__ += [
+    "DEFAULT_MAP_MEMORIES",
+    "normalize_timestamp",
+    "parse_filter",
+    "query_stems",
+    "relation_labels",
+    "spec_of",
+    "stems",
+    "stored_image_size",
+    "words",
+]
+
+# Export and import in the JSON Lines format.
+__all__ += [
+    "DEFAULT_IMPORT_BATCH",
+    "ExportFormatError",
+    "ExportReader",
+    "ImportReport",
+    "check_export",
+    "export_lines",
+    "import_export",
+    "write_export",
+]
+
+# Schema management of the Oracle store (the oam_schema command).
+__all__ += [
+    "OracleSchema",
 ]
