@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 from django.db import connections
+from django.db.backends.signals import connection_created
 from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.browser.support import (
@@ -67,7 +68,7 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture(scope="package")
-def live_app(live_server, django_db_setup) -> Iterator[OneRequestAtATime]:
+def live_app(live_server, django_db_setup, django_db_blocker) -> Iterator[OneRequestAtATime]:
     """The live server answering one request at a time, every one on the test's in-memory database
     connection, however the live server was started.
 
@@ -81,13 +82,32 @@ def live_app(live_server, django_db_setup) -> Iterator[OneRequestAtATime]:
     shared = live_server.thread.connections_override  # the dict each request thread takes its connections from
     for alias in connections:
         connection = connections[alias]
-        if connection.vendor == "sqlite" and connection.is_in_memory_db() and alias not in shared:
-            connection.inc_thread_sharing()  # given back by the live server's stop(), as for its own
-            shared[alias] = connection
+        if connection.vendor == "sqlite" and connection.is_in_memory_db():
+            with django_db_blocker.unblock():
+                read_uncommitted(connection=connection)
+            if alias not in shared:
+                connection.inc_thread_sharing()  # given back by the live server's stop(), as for its own
+                shared[alias] = connection
+    connection_created.connect(read_uncommitted)
     app = OneRequestAtATime(httpd.get_app())
     httpd.set_app(app)
     yield app
     httpd.set_app(app.app)
+    connection_created.disconnect(read_uncommitted)
+
+
+def read_uncommitted(connection, **signal) -> None:
+    """Let this connection to the shared in-memory database read without table locks.
+
+    A thread the app starts itself (an import job) opens a connection of its own to the test
+    database, beside the one the requests share. In SQLite's shared-cache mode a reader holds a
+    lock on each table it reads until its statement ends, and a write meeting one fails at once
+    ("database table is locked"): the job recording its progress while a request reads the job.
+    Read-uncommitted readers take no such lock (https://sqlite.org/sharedcache.html, 2.2.1).
+    """
+    if connection.vendor == "sqlite" and connection.is_in_memory_db():
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA read_uncommitted = 1")
 
 
 @pytest.fixture
