@@ -101,8 +101,8 @@ def main() -> None:
         from django.contrib.auth.models import User
         from django.test import Client
 
-        from memory.access import grant_role
         from memory.services import get_agent_memory
+        from memory.web.access import grant_role
         from tests.web.world import build_link_graph
 
         memory = get_agent_memory()

@@ -58,7 +58,7 @@ def trivial(request):
     """The baseline: a page behind the same middleware and role check that renders nothing."""
     from django.http import HttpResponse
 
-    from memory.access import viewer_required
+    from memory.web.access import viewer_required
 
     return viewer_required(lambda request: HttpResponse("ok"))(request)
 
@@ -126,8 +126,8 @@ def seed(memories: int, users: int, threads: int) -> dict[str, str]:
 def history_entries(memory, memory_ids: list[str]) -> None:
     from django.contrib.auth.models import User
 
-    from memory.access import grant_role
     from memory.curation import Actor, Curation
+    from memory.web.access import grant_role
 
     curator = User.objects.create_user("bench-curator", password="x")
     grant_role(curator, "curator")
@@ -147,9 +147,9 @@ def pages(ids: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     query parameters, whose engine calls differ: some read the table through)."""
     from django.urls import reverse
 
-    from memory.listing import DEFAULT_PAGE_SIZE
     from memory.models import CurationEntry
     from memory.services import get_agent_memory
+    from memory.web.filters import DEFAULT_PAGE_SIZE
 
     memory = get_agent_memory()
     later = memory.list_memories(limit=DEFAULT_PAGE_SIZE, newest_first=True).next_cursor
@@ -207,7 +207,7 @@ def main() -> None:
         from django.contrib.auth.models import User
         from django.test import Client
 
-        from memory.access import grant_role
+        from memory.web.access import grant_role
 
         ids = seed(args.memories, args.users, args.threads)
         reader = User.objects.create_user("bench-reader", password="x")

@@ -46,8 +46,8 @@ def main() -> None:
         from django.contrib.auth.models import User
         from django.test import Client
 
-        from memory.access import grant_role
         from memory.services import get_agent_memory
+        from memory.web.access import grant_role
 
         seed(args.memories, args.users, args.threads)
         memory = get_agent_memory()

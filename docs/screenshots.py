@@ -280,7 +280,7 @@ def add_tokens(curator) -> None:
 
     from django.utils import timezone
 
-    from memory.tokens import create_token, revoke
+    from memory.web.tokens import create_token, revoke
 
     now = timezone.now()
     agent, _ = create_token(curator, name="travel-agent", role="viewer")

@@ -9,6 +9,6 @@ class MemoryConfig(AppConfig):
     verbose_name = "Agent memory"
 
     def ready(self) -> None:
-        from memory.converters import EngineIdConverter
+        from memory.web.converters import EngineIdConverter
 
         register_converter(EngineIdConverter, "id")  # for the dashboard's URLs and the API's

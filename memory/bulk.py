@@ -23,10 +23,18 @@ from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
 from memory.curation import StatusChange, plural, quoted
-from memory.engine import AgentMemory, RecordStatus, limits
-from memory.engine.types import LIFECYCLE_RELATIONS, MEMORY_TYPES, MemoryRecord
-from memory.forms import ID_WIDGET
-from memory.listing import MemoryFilters
+from memory.engine import (
+    LIFECYCLE_RELATIONS,
+    MAX_JSON_DEPTH,
+    MEMORY_TYPES,
+    AgentMemory,
+    MemoryRecord,
+    RecordStatus,
+    check_id_text,
+    check_json_tree,
+)
+from memory.web.fields import ID_WIDGET
+from memory.web.filters import MemoryFilters
 
 ACTIONS = {
     "set_status": "Set the status",
@@ -79,7 +87,7 @@ class IdListField(forms.Field):
         ids = [item for text in values for item in LINE_BREAK.split(text) if item]
         for item in ids:
             try:
-                limits.check_id_text("An id", item)
+                check_id_text("An id", item)
             except ValueError as error:
                 raise ValidationError(f"{error}: {item[:60]!r}.", code="id") from None
         return list(dict.fromkeys(ids))
@@ -104,7 +112,7 @@ class JSONValueField(forms.CharField):
             ) from None
         try:  # what the engine refuses in metadata, refused here before any memory is touched
             json.dumps(value, allow_nan=False)
-            limits.check_json_tree(value, "The value", limits.MAX_JSON_DEPTH - 1)
+            check_json_tree(value, "The value", MAX_JSON_DEPTH - 1)
         except ValueError as error:
             message = str(error) if str(error).startswith("The value") else "NaN and Infinity are not JSON numbers."
             raise ValidationError(message, code="json") from None

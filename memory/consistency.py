@@ -12,8 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import timedelta
 
 from memory.curation import RECONCILE_AFTER, Reconciled, reconcile_pending
-from memory.engine import AgentMemory, CheckFinding, CheckReport, Snapshot
-from memory.engine.types import SEARCHABLE_TYPES
+from memory.engine import SEARCHABLE_TYPES, AgentMemory, CheckFinding, CheckReport, Snapshot
 from memory.models import Action, CheckRun, CurationEntry
 
 PROBE_RECORDS = 200

@@ -43,7 +43,6 @@ before its first change and every RECONCILE_AFTER after, for entries pending tha
 from __future__ import annotations
 
 import functools
-import re
 import threading
 import time
 import uuid
@@ -56,12 +55,26 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from memory.engine import NOT_SET, AgentMemory, ImageContent, RecordStatus, StaleVersionError, TextContent
-from memory.engine.graph import relation_labels
-from memory.engine.snapshot import Snapshot, record_to_json, relation_to_json, thread_to_json
-from memory.engine.stores.base import thread_named
-from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ImportReport, import_export
-from memory.engine.types import BUILTIN_RELATIONS, LIFECYCLE_RELATIONS, MEMORY_TYPES
+from memory.engine import (
+    BUILTIN_RELATIONS,
+    DEFAULT_IMPORT_BATCH,
+    LIFECYCLE_RELATIONS,
+    MEMORY_TYPES,
+    NOT_SET,
+    AgentMemory,
+    ImageContent,
+    ImportReport,
+    RecordStatus,
+    Snapshot,
+    StaleVersionError,
+    TextContent,
+    import_export,
+    record_to_json,
+    relation_labels,
+    relation_to_json,
+    thread_named,
+    thread_to_json,
+)
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
 
 BULK_BATCH = 500
@@ -104,21 +117,6 @@ SUMMARY_FIELDS = {"summary", "topics"}
 """A thread's fields an LLM summary refresh changes: its revert puts them back together, with the
 messages they covered."""
 
-ENGINE_ARGUMENTS = {
-    "text": "content",
-    "contents": "content",
-    "user_ids": "user_id",
-    "agent_ids": "agent_id",
-    "thread_ids": "thread_id",
-    "roles": "role",
-    "timestamps": "timestamp",
-    "relation_types": "relation_type",
-    "memory_types": "memory_type",
-    "statuses": "status",
-    "record_ids": "id",
-}
-"""Engine argument names that differ from the form field they come from (the store's batch names)."""
-
 
 class CurationError(ValueError):
     """A change the store cannot make as asked (the record is gone, or the request contradicts
@@ -141,26 +139,6 @@ class Actor:
     def authorship(self) -> dict[str, Any]:
         """The fields of a history row (`memory.models.Authored`) that say who made it, and how."""
         return {"actor": self.user, "actor_name": self.name, "via": self.via, "token_name": self.token_name}
-
-
-def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
-    """The form field an engine ValueError names ("metadata must be a dict…"), and its message.
-
-    The engine names the argument at the start of its messages (a batch argument with its index,
-    "contents[0] has…"), or, for a call's requirement, after it ("AgentMemory.search requires
-    user_id"); an argument that is no field of the form (or no argument at all) gives None: the
-    error belongs to the form as a whole.
-    """
-    message = str(error)
-    match = re.match(r"(?:the )?([a-z_]+)(?:\[\d+\])?\b", message)
-    if match:
-        name = ENGINE_ARGUMENTS.get(match.group(1), match.group(1))
-        if name in fields:  # said with the field's name, not the engine's ("user_ids[0] is…")
-            return name, name + message[match.end() :]
-    required = re.search(r"\brequires ([a-z_]+)\b", message)
-    if required and required.group(1) in fields:
-        return required.group(1), message
-    return None, message
 
 
 def recorded(method: Callable[..., Any]) -> Callable[..., Any]:

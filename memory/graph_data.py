@@ -11,11 +11,20 @@ from typing import Any
 from django import forms
 from django.http import QueryDict
 
-from memory.curation import field_errors
-from memory.engine.stores.base import DEFAULT_GRAPH_NODES, MAX_GRAPH_NODES, MAX_HOPS, graph_request
-from memory.engine.types import BUILTIN_RELATIONS, NOT_SET, MemoryGraph
+from memory.engine import (
+    BUILTIN_RELATIONS,
+    DEFAULT_GRAPH_NODES,
+    MAX_GRAPH_NODES,
+    MAX_HOPS,
+    NOT_SET,
+    MemoryGraph,
+    graph_request,
+)
 from memory.graph_layout import IDEAL_LENGTH, layout
-from memory.listing import (
+from memory.services import get_agent_memory
+from memory.templatetags.oam import clip
+from memory.web.engine_errors import field_errors
+from memory.web.filters import (
     FILTER_CHECKBOX,
     RelationTypesField,
     id_filter,
@@ -23,8 +32,6 @@ from memory.listing import (
     number_filter,
     status_filter,
 )
-from memory.services import get_agent_memory
-from memory.templatetags.oam import clip
 
 SCOPES = ("user_id", "agent_id", "thread_id", "memory_id")
 CONTENT_CHARS = 200

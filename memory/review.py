@@ -26,10 +26,9 @@ from typing import Any
 from django import forms
 
 from memory.curation import Actor
-from memory.engine import AgentMemory
-from memory.engine.types import LIFECYCLE_RELATIONS, Page, RecordRelation
-from memory.listing import DEFAULT_PAGE_SIZE, FILTER_SELECT, ListingForm, id_filter, number_filter
+from memory.engine import LIFECYCLE_RELATIONS, AgentMemory, Page, RecordRelation
 from memory.models import ReviewKind, ReviewMark
+from memory.web.filters import DEFAULT_PAGE_SIZE, FILTER_SELECT, ListingForm, id_filter, number_filter
 
 QUEUES = {
     "llm": "Retired by the LLM",

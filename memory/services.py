@@ -12,8 +12,7 @@ from typing import Any
 
 from django.conf import settings
 
-from memory.engine import AgentMemory, SchemaPolicy, connect, llm_from_settings
-from memory.engine.embedders import embedder_from_spec
+from memory.engine import AgentMemory, SchemaPolicy, connect, embedder_from_spec, llm_from_settings, spec_of
 
 _lock = threading.Lock()
 _agent_memory: AgentMemory | None = None
@@ -64,3 +63,13 @@ def reset_agent_memory() -> None:
         agent_memory, _agent_memory = _agent_memory, None
     if agent_memory is not None:
         agent_memory.close()
+
+
+def embedder_spec(name: str, dim: int | None = None) -> str:
+    """The OAM_EMBEDDER value that gives this embedder ("hashing:256" for "hashing-256"), the line an
+    administrator sets when the store's embedder is not the configured one (the 503 page, the
+    overview's alerts); an unknown name as is."""
+    try:
+        return spec_of(str(name), dim)
+    except ValueError:
+        return str(name)

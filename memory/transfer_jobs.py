@@ -33,7 +33,7 @@ from django.db import close_old_connections, connections
 from django.utils import timezone
 
 from memory.curation import Actor, Curation
-from memory.engine.transfer import ExportFormatError, check_export, export_lines
+from memory.engine import ExportFormatError, check_export, export_lines
 from memory.models import ImportJob, ImportStatus
 from memory.services import get_agent_memory
 

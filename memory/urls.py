@@ -1,4 +1,4 @@
-"""The dashboard's URL map. Ids are path segments of their own (memory.converters)."""
+"""The dashboard's URL map. Ids are path segments of their own (memory.web.converters)."""
 
 from django.urls import path
 

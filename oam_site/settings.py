@@ -184,16 +184,16 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     # Every page needs a login unless its view says otherwise (login_not_required).
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
-    # Any write to a dashboard page from an account that cannot curate is a 403 (memory.access).
-    "memory.access.ReadOnlyViewersMiddleware",
+    # Any write to a dashboard page from an account that cannot curate is a 403 (memory.web.access).
+    "memory.web.access.ReadOnlyViewersMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
-    # Login throttling (memory.login_throttle): a locked-out login's answer; after authentication.
+    # Login throttling (memory.web.login_throttle): a locked-out login's answer; after authentication.
     "axes.middleware.AxesMiddleware",
     # A store re-embedded for another embedder than OAM_EMBEDDER: a page that says so, not a 500.
-    "memory.middleware.StoreEmbedderMiddleware",
+    "memory.web.middleware.StoreEmbedderMiddleware",
 ]
 
 ROOT_URLCONF = "oam_site.urls"
@@ -208,7 +208,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "memory.context_processors.dashboard",
+                "memory.web.context_processors.dashboard",
             ],
         },
     },
@@ -236,18 +236,18 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Login throttling (django-axes, memory.login_throttle): OAM_LOGIN_FAILURES failed logins for one
+# Login throttling (django-axes, memory.web.login_throttle): OAM_LOGIN_FAILURES failed logins for one
 # username from one address lock that pair out for OAM_LOGIN_COOLOFF_MINUTES; a success resets the
 # count. API tokens are not passwords and never reach authenticate(): they stay unaffected.
 AUTHENTICATION_BACKENDS = [
-    "memory.login_throttle.LoginThrottleBackend",
+    "memory.web.login_throttle.LoginThrottleBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env_int("OAM_LOGIN_FAILURES", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("OAM_LOGIN_COOLOFF_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "memory.login_throttle.lockout_response"
+AXES_LOCKOUT_CALLABLE = "memory.web.login_throttle.lockout_response"
 AXES_HTTP_RESPONSE_CODE = 429
 AXES_VERBOSE = False  # no banner on every manage.py command; lockouts are still logged
 

@@ -1,4 +1,4 @@
-"""`Authorization: Bearer <token>` with a personal API token (memory.tokens)."""
+"""`Authorization: Bearer <token>` with a personal API token (memory.web.tokens)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
-from memory.tokens import find_token, mark_used
+from memory.web.tokens import find_token, mark_used
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):

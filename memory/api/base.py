@@ -27,9 +27,9 @@ from memory.api.parsers import JSONParser
 from memory.api.serializers import BodySerializer
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory
-from memory.listing import DEFAULT_PAGE_SIZE
 from memory.models import ApiToken
 from memory.services import get_agent_memory
+from memory.web.filters import DEFAULT_PAGE_SIZE
 
 
 class AnyAccept(DefaultContentNegotiation):

@@ -21,7 +21,7 @@ from memory.api.responses import errors_of
 from memory.api.serializers import ContextCardSerializer, SummaryRefreshSerializer, ThreadSummarySerializer
 from memory.curation import summarized_through
 from memory.engine import ContextCard, Thread, estimate_tokens
-from memory.forms import ContextCardForm
+from memory.web.forms.search import ContextCardForm
 
 
 class LlmFailed(exceptions.APIException):

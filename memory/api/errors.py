@@ -27,8 +27,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
-from memory.curation import field_errors
 from memory.engine import StaleVersionError
+from memory.web.engine_errors import field_errors
 
 NON_FIELD = "non_field_errors"
 

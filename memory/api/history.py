@@ -13,8 +13,8 @@ from memory.api.errors import Conflict
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers import HistoryEntrySerializer, page_of
-from memory.listing import HistoryFilters
 from memory.models import CurationEntry
+from memory.web.filters import HistoryFilters
 
 HistoryEntryPage = page_of(HistoryEntrySerializer, "HistoryEntryPage")
 

@@ -26,8 +26,8 @@ from memory.api.serializers import (
     ImageUploadSerializer,
     page_of,
 )
-from memory.listing import ImageFilters
 from memory.models import ObjectKind
+from memory.web.filters import ImageFilters
 
 ImagePage = page_of(ImageSerializer, "ImagePage")
 UNDECLARED = ("", "application/octet-stream")

@@ -24,7 +24,7 @@ from memory.api.serializers import (
     page_of,
 )
 from memory.curation import StatusChange
-from memory.listing import LinkFilters
+from memory.web.filters import LinkFilters
 
 LinkPage = page_of(LinkSerializer, "LinkPage")
 RELATION_TYPES = OpenApiParameter(

@@ -11,7 +11,7 @@ from memory.api.base import PRECONDITION, EngineView, expected_version, form_par
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers import MemoryCreateSerializer, MemorySerializer, MemoryUpdateSerializer, page_of
-from memory.listing import MemoryFilters
+from memory.web.filters import MemoryFilters
 
 MemoryPage = page_of(MemorySerializer, "MemoryPage")
 

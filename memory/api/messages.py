@@ -24,12 +24,9 @@ from memory.api.serializers import (
     MessageUpdateSerializer,
     page_of,
 )
-from memory.engine import AgentMemory
-from memory.engine.limits import MAX_INT
-from memory.engine.stores.base import decode_cursor, encode_cursor
-from memory.engine.types import MessageRecord
-from memory.forms import optional_flag
-from memory.listing import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ListingForm
+from memory.engine import MAX_INT, AgentMemory, MessageRecord, decode_cursor, encode_cursor
+from memory.web.filters import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ListingForm
+from memory.web.forms.search import optional_flag
 
 MessagePage = page_of(MessageSerializer, "MessagePage")
 

@@ -13,7 +13,7 @@ from memory.api.base import EngineView, form_errors, form_parameters, query_form
 from memory.api.responses import errors_of
 from memory.api.serializers import GraphSerializer, StatsSerializer
 from memory.graph_data import MISSING_MEMORY, GraphFilters, graph_json, load
-from memory.listing import StatsFilters
+from memory.web.filters import StatsFilters
 
 
 class Stats(EngineView):

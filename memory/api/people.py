@@ -18,10 +18,10 @@ from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers import OwnerDetailSerializer, OwnerSerializer, ProfileWriteSerializer, page_of
 from memory.curation import profile_of
-from memory.engine.types import MEMORY_TYPES, StoreStats
-from memory.listing import ListingForm
+from memory.engine import MEMORY_TYPES, StoreStats
 from memory.models import ObjectKind
 from memory.views.people import owns_anything
+from memory.web.filters import ListingForm
 
 NOTHING_OWNED = {"threads": 0, "messages": 0, "memories": 0}
 

@@ -7,9 +7,9 @@ from typing import Any
 from rest_framework import permissions
 from rest_framework.request import Request
 
-from memory.access import role_of
 from memory.models import ApiToken
-from memory.tokens import RANKS, token_role
+from memory.web.access import role_of
+from memory.web.tokens import RANKS, token_role
 
 
 def request_role(request: Request) -> str | None:

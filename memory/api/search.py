@@ -2,7 +2,7 @@
 
 A POST because its parameters (a metadata filter, lists of types) are a JSON body; it only reads,
 so viewers may call it. The body is checked as the dashboard's search form checks its query string
-(memory.forms.search_problems), and the same call is made (memory.views.search.searcher).
+(memory.web.fields.search_problems), and the same call is made (memory.views.search.searcher).
 """
 
 from __future__ import annotations
@@ -19,10 +19,10 @@ from memory.api.errors import NON_FIELD
 from memory.api.permissions import Reads
 from memory.api.responses import errors_of
 from memory.api.serializers import SearchRequestSerializer, SearchResponseSerializer
-from memory.curation import field_errors
 from memory.engine import SearchResult, SearchResultFormatConfig, estimate_tokens
-from memory.forms import search_arguments
 from memory.views.search import searcher
+from memory.web.engine_errors import field_errors
+from memory.web.fields import search_arguments
 
 
 def result_example(record_id: str, content: str, **fields: Any) -> dict[str, Any]:

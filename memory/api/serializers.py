@@ -19,14 +19,20 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field, extend_schema_serializer
 from rest_framework import serializers
 
-from memory.engine import SearchStrategy
-from memory.engine.filters import parse_filter
-from memory.engine.limits import MAX_CONTENT_CHARS, check_id_text
-from memory.engine.ttl import normalize_timestamp
-from memory.engine.types import BUILTIN_RELATIONS, MEMORY_TYPES, SEARCHABLE_TYPES, ImageMimeType
-from memory.forms import JSONObjectField, check_relation_label, search_problems
+from memory.engine import (
+    BUILTIN_RELATIONS,
+    MAX_CONTENT_CHARS,
+    MEMORY_TYPES,
+    SEARCHABLE_TYPES,
+    ImageMimeType,
+    SearchStrategy,
+    check_id_text,
+    normalize_timestamp,
+    parse_filter,
+)
 from memory.models import Action, ObjectKind
 from memory.templatetags.oam import path_to
+from memory.web.fields import JSONObjectField, check_relation_label, search_problems
 
 STATUSES = ("valid", "invalid")
 ID_MAX = 512
@@ -634,7 +640,7 @@ class ImageUpdateSerializer(BodySerializer):
 
 def relation_type_of(value: str, kept: str | None = None) -> str:
     """A relation type as the dashboard's link forms take it: a built-in mistyped is refused
-    (memory.forms.check_relation_label); `kept`, the link's current type, passes as it is."""
+    (memory.web.fields.check_relation_label); `kept`, the link's current type, passes as it is."""
     if value == kept:
         return value
     try:
@@ -866,7 +872,7 @@ class SearchFormatConfigSerializer(BodySerializer):
 @extend_schema_serializer(component_name="Search")
 class SearchRequestSerializer(BodySerializer):
     """Every parameter of AgentMemory.search (and Thread.search), under the engine's names; the
-    rules the dashboard's search form applies to them taken together (memory.forms.search_problems)."""
+    rules the dashboard's search form applies to them taken together (memory.web.fields.search_problems)."""
 
     query = TextField(max_length=10_000, help_text="What to search for.")
     layer = serializers.ChoiceField(

@@ -11,7 +11,7 @@ from memory.api.base import PRECONDITION, EngineView, expected_version, form_par
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers import ThreadCreateSerializer, ThreadSerializer, ThreadUpdateSerializer, page_of
-from memory.listing import ThreadFilters
+from memory.web.filters import ThreadFilters
 
 ThreadPage = page_of(ThreadSerializer, "ThreadPage")
 

@@ -1,4 +1,4 @@
-"""/api/v1/: the REST API's resources. Ids are path segments of their own (memory.converters)."""
+"""/api/v1/: the REST API's resources. Ids are path segments of their own (memory.web.converters)."""
 
 from django.urls import path
 

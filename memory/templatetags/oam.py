@@ -20,12 +20,11 @@ from django.urls import get_script_prefix, reverse
 from django.utils.functional import Promise
 from django.utils.safestring import SafeString, mark_safe
 
-from memory.converters import EngineIdConverter
 from memory.curation import plural
-from memory.engine.embedders import spec_of
-from memory.engine.stores.keywords import query_stems, stems, words
-from memory.engine.types import MEMORY_TYPES
-from memory.forms import FORMAT_OPTIONS
+from memory.engine import MEMORY_TYPES, query_stems, stems, words
+from memory.services import embedder_spec
+from memory.web.converters import EngineIdConverter
+from memory.web.forms.search import FORMAT_OPTIONS
 
 register = template.Library()
 
@@ -371,14 +370,7 @@ def owner_url(owner_id: str, kind: str) -> str:
     return path_to(f"memory:{kind}_detail", owner_id)
 
 
-@register.filter
-def embedder_spec(name: str, dim: int | None = None) -> str:
-    """{{ stored_embedder|embedder_spec:stored_dim }}: the OAM_EMBEDDER value that gives this
-    embedder ("hashing:256" for "hashing-256"), the line an administrator sets; an unknown name as is."""
-    try:
-        return spec_of(str(name), dim)
-    except ValueError:
-        return str(name)
+register.filter("embedder_spec", embedder_spec)  # {{ stored_embedder|embedder_spec:stored_dim }}
 
 
 @register.filter

@@ -16,7 +16,6 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from memory.access import can_curate, curator_required, viewer_required
 from memory.bulk import (
     ACTIONS,
     MAX_SELECTION,
@@ -33,9 +32,10 @@ from memory.bulk import (
     plural_memories,
 )
 from memory.curation import BulkOutcome, Curation, plural
-from memory.listing import MemoryFilters, active_filters
 from memory.models import ObjectKind
 from memory.views.common import curation, engine, gone, render_page
+from memory.web.access import can_curate, curator_required, viewer_required
+from memory.web.filters import MemoryFilters, active_filters
 
 
 @viewer_required

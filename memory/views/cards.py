@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import curator_required, viewer_required
 from memory.engine import estimate_tokens
-from memory.forms import ContextCardForm
 from memory.models import ObjectKind
 from memory.views.common import curation, engine, gone, refuse, render_page, safe_next
+from memory.web.access import curator_required, viewer_required
+from memory.web.forms.search import ContextCardForm
 
 
 @viewer_required

@@ -13,9 +13,10 @@ from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.http import reswap, retarget
 
-from memory.curation import Actor, Curation, field_errors, quoted, short
+from memory.curation import Actor, Curation, quoted, short
 from memory.engine import AgentMemory, StaleVersionError
 from memory.services import get_agent_memory
+from memory.web.engine_errors import field_errors
 
 
 def engine() -> AgentMemory:

@@ -26,14 +26,13 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap, retarget
 
-from memory.access import viewer_required
 from memory.curation import CurationError, plural, undone_by
 from memory.diffs import word_diff
-from memory.engine import DuplicateGroup
-from memory.engine.stores.base import DEFAULT_DUPLICATE_DISTANCE, MAX_DUPLICATE_DISTANCE
-from memory.listing import FILTER_ID_INPUT, FILTER_INPUT, memory_type_filter
+from memory.engine import DEFAULT_DUPLICATE_DISTANCE, MAX_DUPLICATE_DISTANCE, DuplicateGroup
 from memory.models import BulkChange
 from memory.views.common import curation, engine, refuse, render_page
+from memory.web.access import viewer_required
+from memory.web.filters import FILTER_ID_INPUT, FILTER_INPUT, memory_type_filter
 
 GROUPS_SHOWN = 50
 USERS_CONSIDERED = 200
@@ -139,7 +138,7 @@ def group_view(group: DuplicateGroup) -> list[dict[str, Any]]:
 @require_http_methods(["GET", "POST"])
 def review_duplicates(request: HttpRequest) -> HttpResponse:
     """The groups of the chosen user (GET), or a group merged or a merge undone (POST: curators
-    only, as every POST of the dashboard, memory.access.ReadOnlyViewersMiddleware)."""
+    only, as every POST of the dashboard, memory.web.access.ReadOnlyViewersMiddleware)."""
     if request.method == "POST":
         return resolve(request)
     return groups_page(request, request.GET, merged=merged_change(request.GET.get("merged")))

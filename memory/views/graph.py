@@ -17,15 +17,14 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.urls import reverse
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import viewer_required
 from memory.curation import plural
-from memory.engine.stores.base import MAX_GRAPH_NODES
-from memory.engine.types import MEMORY_TYPES, MemoryGraph, MemoryRecord
+from memory.engine import MAX_GRAPH_NODES, MEMORY_TYPES, MemoryGraph, MemoryRecord
 from memory.graph_data import MISSING_MEMORY, GraphFilters, degrees, graph_json, load
 from memory.models import ObjectKind
 from memory.templatetags.oam import path_to
 from memory.views.common import engine, gone, render_page
 from memory.views.memories import links_of
+from memory.web.access import viewer_required
 
 PANEL_LINKS = 50
 

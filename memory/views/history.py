@@ -10,13 +10,13 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import curator_required, viewer_required
 from memory.curation import CurationError, undone_by
 from memory.diffs import record_diff
-from memory.engine.snapshot import Snapshot
-from memory.listing import HistoryFilters, active_filters
+from memory.engine import Snapshot
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
 from memory.views.common import curation, memory_words, render_page, safe_next
+from memory.web.access import curator_required, viewer_required
+from memory.web.filters import HistoryFilters, active_filters
 
 BULK_PAGE = 100
 

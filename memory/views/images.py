@@ -10,12 +10,12 @@ from django.urls import reverse
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_http_methods, require_POST
 
-from memory.access import curator_required, viewer_required
 from memory.curation import CurationError
-from memory.engine.images import stored_image_size
-from memory.forms import ImageForm
+from memory.engine import stored_image_size
 from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, render_page, saved, submit
+from memory.web.access import curator_required, viewer_required
+from memory.web.forms.records import ImageForm
 
 
 @viewer_required

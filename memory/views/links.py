@@ -9,11 +9,11 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from memory.access import curator_required, viewer_required
-from memory.engine.types import BUILTIN_RELATIONS
-from memory.forms import LinkEditForm, LinkForm
+from memory.engine import BUILTIN_RELATIONS
 from memory.models import ObjectKind
 from memory.views.common import curation, engine, gone, refuse, render_page, safe_next, saved, submit
+from memory.web.access import curator_required, viewer_required
+from memory.web.forms.records import LinkEditForm, LinkForm
 
 PICKS = 10
 LINK_CHECKED = ("source_record_id", "target_record_id", "relation_type", "opposite_relation_type")

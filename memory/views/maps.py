@@ -12,14 +12,13 @@ from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from memory.access import viewer_required
 from memory.embedding_map import HEIGHT, WIDTH, map_points
-from memory.engine.client import DEFAULT_MAP_MEMORIES
-from memory.engine.types import MEMORY_TYPES
-from memory.listing import STATUSES, memory_type_filter, number_filter, status_filter
+from memory.engine import DEFAULT_MAP_MEMORIES, MEMORY_TYPES
 from memory.models import ObjectKind
 from memory.views.common import engine, gone, refuse, render_page
 from memory.views.people import owns_anything
+from memory.web.access import viewer_required
+from memory.web.filters import STATUSES, memory_type_filter, number_filter, status_filter
 
 MAX_MAP_MEMORIES = 10_000
 

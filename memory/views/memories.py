@@ -12,13 +12,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import curator_required, viewer_required
 from memory.bulk import filter_query
-from memory.engine.types import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, MemoryRecord, MessageRecord, RecordRelation
-from memory.forms import MemoryEditForm, MemoryForm
-from memory.listing import MemoryFilters, active_filters
+from memory.engine import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, MemoryRecord, MessageRecord, RecordRelation
 from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
+from memory.web.access import curator_required, viewer_required
+from memory.web.filters import MemoryFilters, active_filters
+from memory.web.forms.records import MemoryEditForm, MemoryForm
 
 LINKS_SHOWN = 200
 SOURCES_SHOWN = 20

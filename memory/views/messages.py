@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import curator_required, viewer_required
-from memory.curation import field_errors
-from memory.forms import ImageUploadForm, MessageForm
 from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, render_page, saved, submit
+from memory.web.access import curator_required, viewer_required
+from memory.web.engine_errors import field_errors
+from memory.web.forms.records import ImageUploadForm, MessageForm
 
 ROLES = ("user", "assistant", "system", "tool")
 EXTRACTED_SHOWN = 50

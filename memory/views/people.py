@@ -13,13 +13,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import curator_required, viewer_required
 from memory.curation import profile_of
-from memory.engine.types import MEMORY_TYPES
-from memory.forms import ProfileForm
-from memory.listing import ListingForm
+from memory.engine import MEMORY_TYPES
 from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
+from memory.web.access import curator_required, viewer_required
+from memory.web.filters import ListingForm
+from memory.web.forms.records import ProfileForm
 
 SHOWN_ON_PAGE = 20
 

@@ -7,9 +7,9 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
-from memory.access import viewers_may_post
-from memory.context_processors import THEME_COOKIE, THEMES
 from memory.views.common import safe_next
+from memory.web.access import viewers_may_post
+from memory.web.context_processors import THEME_COOKIE, THEMES
 
 ONE_YEAR = 365 * 24 * 3600
 

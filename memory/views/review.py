@@ -12,12 +12,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import curator_required, viewer_required
 from memory.curation import CurationError, plural, undone_by
-from memory.engine.types import LIFECYCLE_RELATIONS
+from memory.engine import LIFECYCLE_RELATIONS
 from memory.models import BulkChange, ObjectKind, ReviewKind, ReviewMark
 from memory.review import QUEUES, KeepForm, ReviewFilters, counts, mark, queue_page, recent_marks
 from memory.views.common import curation, engine, gone, memory_words, refuse, render_page, safe_next
+from memory.web.access import curator_required, viewer_required
 
 RETIRED_BY = {"supersedes": "superseded by", "refines": "refined by", "duplicates": "a duplicate of"}
 """How a message says what a lifecycle link (source → target) makes of its target."""

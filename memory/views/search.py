@@ -11,10 +11,10 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import viewer_required
 from memory.engine import SearchResult, SearchStrategy, estimate_tokens
-from memory.forms import SearchForm
 from memory.views.common import engine, refuse, render_page
+from memory.web.access import viewer_required
+from memory.web.forms.search import SearchForm
 
 USERS_OFFERED = 24
 """Users offered to a client search that names none (the top bar's)."""

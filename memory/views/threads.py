@@ -10,11 +10,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.access import curator_required, viewer_required
-from memory.forms import ThreadMetadataForm
-from memory.listing import ThreadFilters, active_filters
 from memory.models import CurationEntry, ObjectKind
 from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
+from memory.web.access import curator_required, viewer_required
+from memory.web.filters import ThreadFilters, active_filters
+from memory.web.forms.records import ThreadMetadataForm
 
 MESSAGES_PER_PAGE = 50
 THREAD_MEMORIES_SHOWN = 50

@@ -18,11 +18,11 @@ from django.urls import reverse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 
-from memory.access import role_of, viewer_required, viewers_may_post
-from memory.forms import ApiTokenForm
 from memory.models import ApiToken
-from memory.tokens import TokenError, create_token, revoke, token_role
 from memory.views.common import render_page
+from memory.web.access import role_of, viewer_required, viewers_may_post
+from memory.web.forms.tokens import ApiTokenForm
+from memory.web.tokens import TokenError, create_token, revoke, token_role
 
 
 def listed(tokens: Iterable[ApiToken], reader: AbstractBaseUser) -> list[ApiToken]:

@@ -16,10 +16,10 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from memory import transfer_jobs
-from memory.access import curator_required
-from memory.forms import ExportForm, ImportForm
 from memory.models import ImportJob
 from memory.views.common import render_page
+from memory.web.access import curator_required
+from memory.web.forms.transfer import ExportForm, ImportForm
 
 RECENT_JOBS = 10
 

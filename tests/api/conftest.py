@@ -1,4 +1,4 @@
-"""API fixtures: clients for each persona. Tokens are made by memory.tokens, as the dashboard
+"""API fixtures: clients for each persona. Tokens are made by memory.web.tokens, as the dashboard
 and `manage.py oam_token` make them; each client sends its token as `Authorization: Bearer`."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memory.tokens import create_token, revoke
+from memory.web.tokens import create_token, revoke
 
 
 def bearer(token: str) -> APIClient:

@@ -10,7 +10,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 
 from memory.api.base import form_parameters, query_form
-from memory.listing import MemoryFilters
+from memory.web.filters import MemoryFilters
 
 
 class Filters(forms.Form):

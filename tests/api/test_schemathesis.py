@@ -36,7 +36,7 @@ from schemathesis.checks import positive_data_acceptance
 from schemathesis.config import SchemathesisConfig
 
 from memory.curation import Actor, Curation
-from memory.tokens import create_token
+from memory.web.tokens import create_token
 
 MIN_CASES = 1_000
 """Generated calls across the whole schema, at least."""

@@ -9,7 +9,7 @@ import time_machine
 from django.core.cache import cache
 from rest_framework.test import APIClient
 
-from memory.tokens import create_token
+from memory.web.tokens import create_token
 from tests.api.conftest import bearer
 
 API = "/api/v1/memories/"

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from memory.management.commands.oam_token import Command
 from memory.models import ApiToken
-from memory.tokens import create_token, digest, revoke
+from memory.web.tokens import create_token, digest, revoke
 from tests.api.conftest import bearer
 
 API = "/api/v1/memories/"

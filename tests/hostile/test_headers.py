@@ -8,7 +8,7 @@ from django.conf import settings
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from memory.tokens import create_token
+from memory.web.tokens import create_token
 
 EXPECTED = {
     "X-Content-Type-Options": "nosniff",

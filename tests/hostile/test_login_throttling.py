@@ -1,4 +1,4 @@
-"""Login throttling (memory.login_throttle, django-axes): a username guessed at from one address is
+"""Login throttling (memory.web.login_throttle, django-axes): a username guessed at from one address is
 locked out after OAM_LOGIN_FAILURES failures for OAM_LOGIN_COOLOFF_MINUTES, with the login page
 saying so (429); other users, other addresses and API tokens are unaffected."""
 
@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from memory.tokens import create_token
+from memory.web.tokens import create_token
 
 LIMIT = 3
 

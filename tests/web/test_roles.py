@@ -12,11 +12,11 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 
 from memory import urls as dashboard_urls
-from memory.access import role_of
-from memory.context_processors import THEME_COOKIE
 from memory.curation import Actor, Curation
 from memory.models import ApiToken, BulkChange, CurationEntry
-from memory.tokens import create_token
+from memory.web.access import role_of
+from memory.web.context_processors import THEME_COOKIE
+from memory.web.tokens import create_token
 
 from .world import World, build_world
 

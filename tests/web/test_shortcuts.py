@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 
 from memory.curation import Actor, Curation
-from memory.tokens import create_token
+from memory.web.tokens import create_token
 
 from .world import World, build_world
 

@@ -12,9 +12,9 @@ from django.urls import reverse
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from memory.access import grant_role
 from memory.models import ApiToken
-from memory.tokens import create_token, digest, revoke
+from memory.web.access import grant_role
+from memory.web.tokens import create_token, digest, revoke
 
 TOKENS = reverse("memory:tokens")
 API = "/api/v1/memories/"

@@ -20,8 +20,8 @@ from django.urls import reverse
 from memory import services, transfer_jobs
 from memory.curation import Actor, Curation
 from memory.engine import transfer
-from memory.forms import EXPORT_HEADER_BYTES, ImportForm
 from memory.models import BulkChange, ImportJob, ImportStatus
+from memory.web.forms.transfer import EXPORT_HEADER_BYTES, ImportForm
 from tests.engine.helpers import export_line, padded_export, write_long_line_export
 
 from .world import build_world

@@ -9,9 +9,10 @@ import pytest
 from django import forms
 from django.forms.widgets import Input
 
-from memory.forms import MemoryEditForm, SearchForm
-from memory.listing import MemoryFilters
 from memory.templatetags.oam import choice_group, choice_input, field_group, render_widget
+from memory.web.filters import MemoryFilters
+from memory.web.forms.records import MemoryEditForm
+from memory.web.forms.search import SearchForm
 
 HOSTILE = '"><script>alert(1)</script>'
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine.transfer import write_export
+from memory.engine import write_export
 from memory.management.progress import progress_bar
 from memory.services import get_agent_memory
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memory.curation import plural
-from memory.engine.transfer import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, import_export
+from memory.engine import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, import_export
 from memory.management.progress import progress_bar
 from memory.services import get_agent_memory
 

@@ -17,9 +17,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine import EmbedderMismatchError
-from memory.engine.embedders import embedder_from_spec
-from memory.engine.stores.base import DEFAULT_BATCH_SIZE
+from memory.engine import DEFAULT_BATCH_SIZE, EmbedderMismatchError, embedder_from_spec
 from memory.management.progress import progress_bar
 from memory.services import get_agent_memory
 

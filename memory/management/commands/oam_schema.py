@@ -9,9 +9,15 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine import EmbedderMismatchError, SchemaError, SchemaPolicy, SQLiteMemoryStore, connect
-from memory.engine.embedders import embedder_from_spec
-from memory.engine.stores.oracle import OracleSchema
+from memory.engine import (
+    EmbedderMismatchError,
+    OracleSchema,
+    SchemaError,
+    SchemaPolicy,
+    SQLiteMemoryStore,
+    connect,
+    embedder_from_spec,
+)
 from memory.services import reset_agent_memory, store_options
 
 POLICIES = {

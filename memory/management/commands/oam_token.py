@@ -1,6 +1,6 @@
 """Personal API tokens from the command line: manage.py oam_token create | list | revoke.
 
-The same tokens as the dashboard's /settings/tokens/ page (memory.tokens makes, checks and revokes
+The same tokens as the dashboard's /settings/tokens/ page (memory.web.tokens makes, checks and revokes
 them): shown once, stored hashed, with a role no higher than their owner's.
 """
 
@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db.models import QuerySet
 
 from memory.models import ApiToken, TokenRole
-from memory.tokens import MAX_EXPIRY_DAYS, PREFIX, TokenError, create_token, find_token, revoke
+from memory.web.tokens import MAX_EXPIRY_DAYS, PREFIX, TokenError, create_token, find_token, revoke
 
 DESCRIPTION = """Personal API tokens, sent to the REST API as `Authorization: Bearer <token>`.
 

@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from memory.access import ROLES, grant_role
+from memory.web.access import ROLES, grant_role
 
 
 class Command(BaseCommand):

@@ -13,8 +13,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine import AgentMemory, ImageContent, MemoryExtractionConfig, TextContent, TimeToLiveAnchor
-from memory.engine.types import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, llm_link_metadata
+from memory.engine import (
+    LIFECYCLE_RELATIONS,
+    SOURCE_MESSAGES_KEY,
+    AgentMemory,
+    ImageContent,
+    MemoryExtractionConfig,
+    TextContent,
+    TimeToLiveAnchor,
+    llm_link_metadata,
+)
 from memory.management.demo_data import (
     AGENT_GUIDELINES,
     AGENTS,

@@ -9,7 +9,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
 from memory.engine import EmbedderMismatchError
-from memory.templatetags.oam import embedder_spec
+from memory.services import embedder_spec
 
 
 class StoreEmbedderMiddleware:

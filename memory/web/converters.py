@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from memory.engine.limits import check_id_text
+from memory.engine import check_id_text
 
 _ESCAPED = re.compile(r"~(2F|2E|7E)")
 _UNESCAPE = {"2F": "/", "2E": ".", "7E": "~"}

@@ -16,8 +16,8 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memory.access import role_of
 from memory.models import ApiToken, TokenRole
+from memory.web.access import role_of
 
 PREFIX = "oam_"
 LAST_USED_EVERY = timedelta(minutes=1)

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.http import HttpRequest
 
-from memory.access import can_curate, role_of
+from memory.web.access import can_curate, role_of
 
 THEMES = ("auto", "light", "dark")
 THEME_COOKIE = "oam_theme"

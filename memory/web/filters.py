@@ -19,9 +19,9 @@ from django.db import models
 from django.db.models import Max
 from django.http import QueryDict
 
-from memory.engine.types import BUILTIN_RELATIONS, MEMORY_TYPES
-from memory.forms import ID_WIDGET, SCOPES, MetadataFilterField
+from memory.engine import BUILTIN_RELATIONS, MEMORY_TYPES
 from memory.models import Action, CurationEntry, ObjectKind
+from memory.web.fields import ID_WIDGET, SCOPES, MetadataFilterField
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200

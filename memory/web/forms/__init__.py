@@ -1,0 +1,5 @@
+"""The dashboard's forms, one module per kind of page: records (threads, messages, memories,
+images, profiles, links), search and context cards, API tokens, export and import. Their field
+rules, shared with the API's serializers, are in `memory.web.fields`; list filters are in
+`memory.web.filters`.
+"""
