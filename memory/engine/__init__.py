@@ -35,7 +35,7 @@ from .stores import (
     SchemaError,
     SQLiteMemoryStore,
 )
-from .stores.base import (
+from .stores.arguments import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_DUPLICATE_DISTANCE,
     DEFAULT_GRAPH_NODES,

@@ -11,7 +11,7 @@ import numpy as np
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
 from .embedders import Embedder
 from .extraction import LlmMemoryWork
-from .limits import check_int_range
+from .limits import check_id, check_int_range
 from .records import (
     MemoryLink,
     add_image_record,
@@ -26,17 +26,16 @@ from .records import (
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
 from .snapshot import Snapshot
-from .stores.base import (
+from .stores.arguments import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_DUPLICATE_DISTANCE,
     DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
     DEFAULT_LIST_LIMIT,
-    MemoryStore,
-    check_id,
     check_positive_int,
     check_record_types,
 )
+from .stores.base import MemoryStore
 from .thread import (
     DELETE_BARRIER_SECONDS,
     Thread,

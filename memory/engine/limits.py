@@ -7,6 +7,7 @@ Python's stack), so that the caller learns the documented limit instead of a dat
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
@@ -102,3 +103,25 @@ def check_int_range(name: str, value: int) -> None:
     """Refuse an integer argument beyond 64 bits (the databases bind no wider integers)."""
     if not -MAX_INT - 1 <= value <= MAX_INT:
         raise ValueError(f"{name} must fit in 64 bits (at most {MAX_INT}), not {value}")
+
+
+def dump_metadata(metadata: Any, name: str = "metadata") -> str | None:
+    if metadata is None:
+        return None
+    if not isinstance(metadata, dict):
+        raise ValueError(f"{name} must be a dict or None, not {type(metadata).__name__}")
+    check_json_tree(metadata, name, MAX_JSON_DEPTH)
+    try:
+        text = json.dumps(metadata, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"{name} must be JSON-serialisable: {error}") from None
+    check_length(f"{name} as JSON", text, MAX_JSON_CHARS)
+    return text
+
+
+def check_id(name: str, value: Any) -> str:
+    """A required id (of a thread, record, link or owner): a non-empty string within the limits."""
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{name} must be a non-empty string, not {value!r}")
+    check_id_text(name, value)
+    return value

@@ -13,7 +13,8 @@ from typing import Any
 
 from .graph import relation_labels
 from .images import check_image
-from .stores.base import MemoryStore, check_record_type
+from .stores.arguments import check_record_type
+from .stores.base import MemoryStore
 from .types import IMAGE_TYPE, MEMORY_TYPES, NOT_SET, ImageInputLimitConfig, ImageRecord, MemoryRecord, Page, check_bool
 
 

@@ -26,9 +26,8 @@ from enum import Enum
 from typing import Any
 
 from .graph import check_label
-from .limits import check_id_text, check_length
+from .limits import check_id, check_id_text, check_length, dump_metadata
 from .scope import check_scope_value
-from .stores.base import check_id, dump_metadata
 from .ttl import normalize_timestamp
 from .types import (
     AGENT_PROFILE_TYPE,

@@ -50,7 +50,7 @@ from .snapshot import (
     thread_from_json,
     thread_to_json,
 )
-from .stores.base import kind_of, thread_named
+from .stores.arguments import kind_of, thread_named
 from .types import (
     MESSAGE_TYPE,
     MIB,

@@ -46,7 +46,7 @@ from memory.engine import (
     TextContent,
     TimeToLiveAnchor,
 )
-from memory.engine.stores.base import encode_cursor
+from memory.engine.stores.arguments import encode_cursor
 
 from . import test_images
 from .conftest import make_store

@@ -45,7 +45,7 @@ from memory.engine import (
     ThreadRecord,
     TimeToLiveAnchor,
 )
-from memory.engine.stores.base import encode_cursor
+from memory.engine.stores.arguments import encode_cursor
 from memory.engine.types import BUILTIN_RELATIONS, MEMORY_TYPES, SEARCHABLE_TYPES
 
 from .conftest import oracle_connection

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memory.engine import RecordStatus, TimeToLiveAnchor
-from memory.engine.stores.base import encode_cursor
+from memory.engine.stores.arguments import encode_cursor
 
 EXPIRED = {"timestamp": "2000-01-01T00:00:00Z", "ttl_days": 1, "ttl_anchor": TimeToLiveAnchor.TIMESTAMP}
 

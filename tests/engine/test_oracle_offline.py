@@ -49,7 +49,8 @@ from memory.engine import (
     ThreadRecord,
 )
 from memory.engine.images import check_image
-from memory.engine.stores.base import EmbedderMismatchError, SchemaError, encode_cursor
+from memory.engine.stores.arguments import encode_cursor
+from memory.engine.stores.base import EmbedderMismatchError, SchemaError
 from memory.engine.stores.oracle import (
     OracleDBMemoryStore,
     OracleInDatabaseEmbedder,

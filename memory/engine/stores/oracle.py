@@ -24,7 +24,7 @@ from ..embedders import Embedder
 from ..filters import OracleFilterCompiler
 from ..ttl import format_utc, parse_timestamp
 from ..types import NOT_SET, SchemaPolicy
-from .base import check_positive_int
+from .arguments import check_positive_int
 from .keywords import query_words
 from .sql import (
     PREFIX_PATTERN,

@@ -43,7 +43,7 @@ from ..embedders import Embedder, HashingEmbedder
 from ..filters import parse_filter
 from ..graph import GraphLink, grow_trees, walk_nodes
 from ..images import CheckedImage
-from ..limits import MAX_INT, check_int_range
+from ..limits import MAX_INT, check_id, check_int_range, dump_metadata
 from ..scope import check_scope_value
 from ..snapshot import RestorePlan, Snapshot, plan_restore, snapshot_pairs
 from ..ttl import expiry, normalize_timestamp, utc_now
@@ -82,26 +82,16 @@ from ..types import (
     check_bool,
     coerce_enum,
 )
-from .base import (
+from .arguments import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_DUPLICATE_DISTANCE,
     DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
     DEFAULT_LIST_LIMIT,
-    AddPlan,
     DeleteScope,
     DuplicatesRequest,
-    EmbedderMismatchError,
     GraphRequest,
-    MemoryStore,
-    NewRecord,
-    SchemaError,
-    SearchHit,
     SearchRequest,
-    attach_trees,
-    build_graph,
-    build_record,
-    check_id,
     check_link_end,
     check_link_end_found,
     check_positive_int,
@@ -112,7 +102,6 @@ from .base import (
     check_version,
     decode_cursor,
     delete_scope,
-    dump_metadata,
     dump_parts,
     duplicates_request,
     encode_cursor,
@@ -123,23 +112,34 @@ from .base import (
     listing_status,
     memory_id_list,
     normalize_rows,
-    prepare_update,
     record_id_list,
-    relation_changes,
-    relation_labels_of,
-    relation_scope_condition,
     relation_type_list,
-    relation_values,
-    scope_condition,
-    seq_range_conditions,
     storable_id,
-    summary_topics,
-    thread_changes,
     to_vector,
     token_list,
 )
+from .base import EmbedderMismatchError, MemoryStore, SchemaError
 from .index import LogState, MemoryIndex, changed_keys
+from .plans import (
+    AddPlan,
+    NewRecord,
+    prepare_update,
+    relation_changes,
+    relation_labels_of,
+    relation_values,
+    summary_topics,
+    thread_changes,
+)
 from .ranking import CANDIDATE_DEPTH, fuse_rankings
+from .rows import (
+    SearchHit,
+    attach_trees,
+    build_graph,
+    build_record,
+    relation_scope_condition,
+    scope_condition,
+    seq_range_conditions,
+)
 
 log = logging.getLogger(__name__)
 
