@@ -1,4 +1,4 @@
-# One command each to set up, run, test, lint and benchmark. See README.md.
+# One command each to set up, run, test, lint, document and benchmark. See docs/development.md.
 #
 # The virtualenv is built with the first Python >= 3.12 found (Django 6 needs it); override with
 # `make PYTHON=/path/to/python3.12 ...`. Requirements are reinstalled only when their files change.
@@ -18,6 +18,7 @@ PYTHON ?=
 PYTHON_CANDIDATES := python3.13 python3.12 \
 	$(sort $(wildcard $(HOME)/.pyenv/versions/3.1[2-9]*/bin/python3 /root/.pyenv/versions/3.1[2-9]*/bin/python3))
 RUNSERVER_ADDR ?= 127.0.0.1:8000
+DOCS_ADDR ?= 127.0.0.1:8001
 LOADTEST_SECONDS ?= 60
 
 # Prints the first candidate that actually runs and is >= 3.12 (pyenv shims exist but may fail).
@@ -32,11 +33,11 @@ echo "Install one, or pass it explicitly: make PYTHON=/path/to/python3.12 <targe
 exit 1
 endef
 
-.PHONY: help venv run serve test test-quick lint format bench vendor screenshots loadtest
+.PHONY: help venv run serve test test-quick lint format bench vendor screenshots loadtest docs docs-serve
 
 help:
 	@echo "make run     set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
-	@echo "make serve   production: migrate, collectstatic, gunicorn on OAM_BIND (README: Deploy)"
+	@echo "make serve   production: migrate, collectstatic, gunicorn on OAM_BIND (docs/deploy.md)"
 	@echo "make test    manage.py check, makemigrations --check, pytest"
 	@echo "make test-quick  pytest without the slow and browser tests (a few minutes)"
 	@echo "make lint    ruff check + ruff format --check"
@@ -45,6 +46,8 @@ help:
 	@echo "make venv    create .venv and install requirements.txt"
 	@echo "make vendor  npm ci, then copy the files the site serves to static/vendor/ (committed)"
 	@echo "make screenshots  seed a throwaway site, save docs/screenshots/*.png of docs/screenshots.py's PAGES"
+	@echo "make docs    build the documentation site (docs/, mkdocs.yml) into site/, offline, --strict"
+	@echo "make docs-serve  serve the documentation with live reload at http://$(DOCS_ADDR)/"
 
 venv: $(RUNTIME_STAMP)
 
@@ -70,7 +73,7 @@ run: venv
 	$(PY) manage.py ensure_demo_user
 	$(PY) manage.py runserver $(RUNSERVER_ADDR)
 
-# Production (README: Deploy): deploy/serve.sh migrates, collects the static files and runs
+# Production (docs/deploy.md): deploy/serve.sh migrates, collects the static files and runs
 # gunicorn (oam_site/gunicorn.conf.py: OAM_BIND, OAM_WORKERS, OAM_THREADS) with DEBUG off.
 serve: venv
 	exec deploy/serve.sh
@@ -94,6 +97,14 @@ format: $(DEV_STAMP)
 
 screenshots: $(DEV_STAMP)
 	$(PY) docs/screenshots.py
+
+# The documentation site (mkdocs.yml): --strict fails on any warning (a broken link or anchor, a page
+# left out of the nav). It needs no network: no web fonts, the search is built in.
+docs: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+docs-serve: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr $(DOCS_ADDR)
 
 bench: $(DEV_STAMP)
 	@shopt -s nullglob; scripts=(bench/[!_]*.py); \
