@@ -1,4 +1,7 @@
-"""Keep README.md honest: its example runs, and every setting, command and make target is documented."""
+"""Keep the documentation honest: its examples run, and every setting, command and make target is documented.
+
+The documentation is the site under docs/ (mkdocs.yml); README.md is its short front page.
+"""
 
 from __future__ import annotations
 
@@ -12,31 +15,53 @@ import pytest
 from tests.engine.helpers import fake_memory_llm
 
 ROOT = Path(__file__).resolve().parents[2]
-README = (ROOT / "README.md").read_text()
+DOCS = ROOT / "docs"
+
+
+def page(name: str) -> str:
+    """The Markdown of one page of the site, e.g. page("api.md")."""
+    return (DOCS / name).read_text()
+
+
+def pages() -> dict[str, str]:
+    """Every page of the site and the README, by path from the repository's root."""
+    paths = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    return {path.relative_to(ROOT).as_posix(): path.read_text() for path in paths}
+
+
+EVERYTHING = "\n".join(pages().values())
 
 
 def python_blocks(markdown: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", markdown, flags=re.DOTALL)
 
 
-def run_example(example: str) -> str:
+def run_example(example: str, where: str = "docs") -> str:
     output = io.StringIO()
     with contextlib.redirect_stdout(output):
-        exec(compile(example, "README.md", "exec"), {})
+        exec(compile(example, where, "exec"), {})
     return output.getvalue()
 
 
-def test_the_python_example_runs():
-    [example] = [block for block in python_blocks(README) if block.startswith("from memory.engine import connect")]
+def test_every_python_example_is_run_by_a_test():
+    """The examples the tests below and tests/api/test_docs_example.py run are all there are."""
+    blocks = [(name, block) for name, text in pages().items() for block in python_blocks(text)]
 
-    assert "fact: Alice is vegetarian." in run_example(example)
+    assert [name for name, _ in blocks] == ["docs/api.md", "docs/engine.md", "docs/engine.md"]
+
+
+def test_the_python_example_runs():
+    blocks = python_blocks(page("engine.md"))
+    [example] = [block for block in blocks if block.startswith("from memory.engine import connect")]
+
+    assert "fact: Alice is vegetarian." in run_example(example, "docs/engine.md")
 
 
 def test_the_llm_example_runs_against_an_openai_compatible_server():
-    [example] = [block for block in python_blocks(README) if "OpenAICompatibleLlm(" in block]
+    [example] = [block for block in python_blocks(page("engine.md")) if "OpenAICompatibleLlm(" in block]
     with fake_memory_llm() as fake:
         fake.answers["thread_summary"] = lambda request: {"summary": "Alice likes sourdough.", "topics": ["pizza"]}
-        output = run_example(example.replace("http://localhost:11434/v1", fake.url))
+        output = run_example(example.replace("http://localhost:11434/v1", fake.url), "docs/engine.md")
 
         assert fake.count("memory_extraction") == 1
     assert "<summary>Alice likes sourdough.</summary>" in output
@@ -52,12 +77,20 @@ def oam_settings_in_code() -> set[str]:
 
 @pytest.mark.parametrize("name", sorted(oam_settings_in_code()))
 def test_every_setting_is_in_the_configuration_table(name):
-    assert f"| `{name}` |" in README
+    assert f"| `{name}` |" in page("configuration.md")
 
 
-@pytest.mark.parametrize("command", sorted(p.stem for p in ROOT.glob("memory/management/commands/[!_]*.py")))
+def management_commands() -> list[str]:
+    return sorted(path.stem for path in ROOT.glob("memory/**/management/commands/[!_]*.py"))
+
+
+def test_the_management_commands_are_found():
+    assert {"seed_demo", "oam_export", "oam_import"} <= set(management_commands())
+
+
+@pytest.mark.parametrize("command", management_commands())
 def test_every_management_command_is_documented(command):
-    assert f"manage.py {command}" in README
+    assert f"manage.py {command}" in EVERYTHING
 
 
 def make_targets() -> list[str]:
@@ -67,4 +100,4 @@ def make_targets() -> list[str]:
 
 @pytest.mark.parametrize("target", make_targets())
 def test_every_make_target_is_documented(target):
-    assert f"make {target}" in README
+    assert f"`make {target}`" in page("development.md")

@@ -1,0 +1,26 @@
+"""The REST API page's Python example for agents (docs/api.md), run against a live server with a token, as a new
+user would."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from django.core.management import call_command
+
+from tests.web.test_docs import page, python_blocks, run_example
+
+
+def test_the_agent_example_runs_against_the_api(live_server, django_db_serialized_rollback, curator, monkeypatch):
+    # The live server needs a transactional database, emptied after the test: serialized rollback
+    # restores what the migrations wrote (the role groups) for the tests that come after.
+    [example] = [block for block in python_blocks(page("api.md")) if "httpx.Client(" in block]
+    monkeypatch.setenv("OAM_URL", live_server.url)
+    made = io.StringIO()  # the token as the page says to make one: manage.py oam_token create, its last line
+    call_command("oam_token", "create", curator.username, "--name", "docs", "--role", "curator", stdout=made)
+    monkeypatch.setenv("OAM_TOKEN", made.getvalue().splitlines()[-1])
+
+    output = run_example(example, "docs/api.md")
+
+    assert re.search(r"^\d\.\d{3}  My laptop is a ThinkPad X1, and I work nights\.$", output, flags=re.MULTILINE)
+    assert "<content>My laptop is a ThinkPad X1, and I work nights.</content>" in output
