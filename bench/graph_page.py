@@ -51,7 +51,7 @@ def percentiles(times: list[float]) -> tuple[float, float]:
 
 
 def timed(call, requests: int, *, cold: bool) -> tuple[float, float]:
-    from memory import graph_layout
+    from memory.queries import graph_layout
 
     for _ in range(WARMUP):
         call()
@@ -66,7 +66,7 @@ def timed(call, requests: int, *, cold: bool) -> tuple[float, float]:
 
 
 def measure(client, user_id: str, requests: int) -> dict[str, tuple[float, float]]:
-    from memory import graph_layout
+    from memory.queries import graph_layout
     from memory.services import get_agent_memory
 
     memory = get_agent_memory()

@@ -75,7 +75,7 @@ from memory.engine import (
     thread_named,
     thread_to_json,
 )
-from memory.models import Action, BulkChange, CurationEntry, ObjectKind
+from memory.models import Action, BulkChange, CurationEntry, ObjectKind, ReviewMark
 
 BULK_BATCH = 500
 """Records a bulk change writes per transaction."""
@@ -1541,3 +1541,19 @@ def reconcile_once(agent_memory: AgentMemory) -> None:
             return
         _last_reconcile[id(agent_memory)] = now
     reconcile_pending(agent_memory)
+
+
+def mark(actor: Actor, kind: str, link: Any) -> ReviewMark:
+    """Record a review decision about a link that changes nothing in the store (accept, dismiss);
+    a second one of the same kind for the same link keeps the first."""
+    review_mark, _ = ReviewMark.objects.get_or_create(
+        kind=kind,
+        relation_id=link.id,
+        defaults={
+            **actor.authorship(),
+            "relation_type": link.relation_type,
+            "source_record_id": link.source_record_id,
+            "target_record_id": link.target_record_id,
+        },
+    )
+    return review_mark

@@ -14,6 +14,7 @@ from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers import HistoryEntrySerializer, page_of
 from memory.models import CurationEntry
+from memory.queries.history import history_page
 from memory.web.filters import HistoryFilters
 
 HistoryEntryPage = page_of(HistoryEntrySerializer, "HistoryEntryPage")
@@ -66,7 +67,7 @@ class HistoryList(EngineView):
     )
     def get(self, request: Request) -> Response:
         form = query_form(HistoryFilters, request)
-        entries, next_cursor = form.page()
+        entries, next_cursor = history_page(form)
         return page_response(request, HistoryEntrySerializer(entries, many=True).data, next_cursor)
 
 

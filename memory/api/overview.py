@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from memory.api.base import EngineView, form_errors, form_parameters, query_form
 from memory.api.responses import errors_of
 from memory.api.serializers import GraphSerializer, StatsSerializer
-from memory.graph_data import MISSING_MEMORY, GraphFilters, graph_json, load
+from memory.queries.graph import MISSING_MEMORY, GraphFilters, graph_json, load
 from memory.web.filters import StatsFilters
 
 

@@ -20,7 +20,7 @@ from memory.api.serializers import OwnerDetailSerializer, OwnerSerializer, Profi
 from memory.curation import profile_of
 from memory.engine import MEMORY_TYPES, StoreStats
 from memory.models import ObjectKind
-from memory.views.people import owns_anything
+from memory.queries.people import owns_anything
 from memory.web.filters import ListingForm
 
 NOTHING_OWNED = {"threads": 0, "messages": 0, "memories": 0}

@@ -2,7 +2,7 @@
 
 A POST because its parameters (a metadata filter, lists of types) are a JSON body; it only reads,
 so viewers may call it. The body is checked as the dashboard's search form checks its query string
-(memory.web.fields.search_problems), and the same call is made (memory.views.search.searcher).
+(memory.web.fields.search_problems), and the same call is made (memory.queries.search.searcher).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from memory.api.permissions import Reads
 from memory.api.responses import errors_of
 from memory.api.serializers import SearchRequestSerializer, SearchResponseSerializer
 from memory.engine import SearchResult, SearchResultFormatConfig, estimate_tokens
-from memory.views.search import searcher
+from memory.queries.search import searcher
 from memory.web.engine_errors import field_errors
 from memory.web.fields import search_arguments
 
@@ -185,7 +185,7 @@ class Search(EngineView):
         given = body.validated_data
         arguments = search_arguments(given)
         try:
-            search, call = searcher(given)
+            search, call = searcher(self.engine, given)
             results = search(given["query"], **arguments)
             config = SearchResultFormatConfig(**given.get("format_config", {})) if given["formatted"] else None
         except ValueError as error:  # the engine's: its scope rules, ids and numbers it refuses

@@ -23,6 +23,7 @@ from django.utils.safestring import SafeString, mark_safe
 from memory.curation import plural
 from memory.engine import MEMORY_TYPES, query_stems, stems, words
 from memory.services import embedder_spec
+from memory.text import clip
 from memory.web.converters import EngineIdConverter
 from memory.web.forms.search import FORMAT_OPTIONS
 
@@ -148,12 +149,7 @@ def metadata_chips(metadata: Any, limit: int = 12, width: int = 60) -> SafeStrin
     return mark_safe(f'<span class="oam-chips">{"".join(chips)}</span>')
 
 
-@register.filter
-def clip(text: Any, width: int) -> str:
-    """The text cut to `width` characters with an ellipsis (truncatechars, without its Unicode
-    grapheme handling, which costs a listing of 50 rows a millisecond)."""
-    text = str(text or "")
-    return text if len(text) <= width else text[: width - 1] + "…"
+register.filter("clip", clip)  # {{ text|clip:220 }}
 
 
 def effective_state(record: Any, now: datetime | None = None) -> str:

@@ -27,18 +27,19 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap, retarget
 
 from memory.curation import CurationError, plural, undone_by
-from memory.diffs import word_diff
-from memory.engine import DEFAULT_DUPLICATE_DISTANCE, MAX_DUPLICATE_DISTANCE, DuplicateGroup
+from memory.engine import DEFAULT_DUPLICATE_DISTANCE, MAX_DUPLICATE_DISTANCE
 from memory.models import BulkChange
+from memory.queries.duplicates import (
+    GROUPS_SHOWN,
+    USERS_CONSIDERED,
+    USERS_SCANNED,
+    default_user,
+    group_view,
+    users_with_groups,
+)
 from memory.views.common import curation, engine, refuse, render_page
 from memory.web.access import viewer_required
 from memory.web.filters import FILTER_ID_INPUT, FILTER_INPUT, memory_type_filter
-
-GROUPS_SHOWN = 50
-USERS_CONSIDERED = 200
-"""The default user is the one with the most memories among the first this many users."""
-USERS_SCANNED = 20
-"""How many users (those with the most memories) are searched for groups of their own."""
 
 
 class DuplicateFilters(forms.Form):
@@ -90,49 +91,6 @@ class MergeForm(forms.Form):
         return data
 
 
-def ranked_users() -> list[str]:
-    """The users (among the first listed) with memories, the one with the most first."""
-    memory = engine()
-    users = [profile.id for profile in memory.list_users(limit=USERS_CONSIDERED)]
-    counts = memory.owner_counts("user", users) if users else {}
-    ranked = sorted(users, key=lambda user_id: -counts.get(user_id, {}).get("memories", 0))
-    return [user_id for user_id in ranked if counts.get(user_id, {}).get("memories", 0)]
-
-
-def default_user() -> str | None:
-    """The user with the most memories (among the first users listed), or None without users."""
-    ranked = ranked_users()
-    return ranked[0] if ranked else None
-
-
-def users_with_groups(arguments: dict[str, Any]) -> list[tuple[str, int]]:
-    """(user, number of groups) of the USERS_SCANNED users with the most memories who have groups
-    with these arguments (the distance and types of the page), most memories first."""
-    found = []
-    for user_id in ranked_users()[:USERS_SCANNED]:
-        try:
-            groups = engine().find_duplicates(**{**arguments, "user_id": user_id, "limit": 1}).total_groups
-        except ValueError:  # too many near pairs at this distance for that user: not listed
-            continue
-        if groups:
-            found.append((user_id, groups))
-    return found
-
-
-def group_view(group: DuplicateGroup) -> list[dict[str, Any]]:
-    """A group's memories as the page shows them: each with its distance to the centre and its
-    text as a word diff from the centre's (the centre's own text as it is)."""
-    centre = group.centre.content or ""
-    return [
-        {
-            "memory": record,
-            "distance": distance,
-            "diff": None if i == 0 else word_diff(centre, record.content or ""),
-        }
-        for i, (record, distance) in enumerate(zip(group.memories, group.distances, strict=True))
-    ]
-
-
 @viewer_required
 @vary_on_headers("HX-Request")
 @require_http_methods(["GET", "POST"])
@@ -151,7 +109,7 @@ def groups_page(
     the groups they find; `refused`, why a merge or an undo was not done (then a 400)."""
     query = query.copy()
     if not query.get("user_id"):
-        query["user_id"] = default_user() or ""
+        query["user_id"] = default_user(engine()) or ""
     if not query.get("max_distance"):
         query["max_distance"] = str(DEFAULT_DUPLICATE_DISTANCE)  # shown in its field, not implied
     context = summary_context(query)
@@ -195,7 +153,7 @@ def summary_context(query: QueryDict) -> dict[str, Any]:
                 found = None
             else:
                 switch = query.copy()
-                for other, groups in users_with_groups(arguments):
+                for other, groups in users_with_groups(engine(), arguments):
                     switch["user_id"] = other
                     url = page_url(switch)
                     other_users.append({"user_id": other, "groups": groups, "url": url, "current": other == user_id})

@@ -2,9 +2,9 @@
 
 The page is a filter form, a canvas that static/js/graph.js fills from /graph/data/ (same query
 string), a legend and the controls; without JavaScript it links to the same graph as tables
-(`?view=table`). The data is laid out once on the server (memory.graph_layout), so the browser
+(`?view=table`). The data is laid out once on the server (memory.queries.graph_layout), so the browser
 only draws. Cytoscape.js draws it: measured in headless Chromium against sigma.js (see README,
-"The link graph"). The query and the data are memory.graph_data's, shared with the API.
+"The link graph"). The query and the data are memory.queries.graph's, shared with the API.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.curation import plural
 from memory.engine import MAX_GRAPH_NODES, MEMORY_TYPES, MemoryGraph, MemoryRecord
-from memory.graph_data import MISSING_MEMORY, GraphFilters, degrees, graph_json, load
 from memory.models import ObjectKind
+from memory.queries.graph import MISSING_MEMORY, GraphFilters, degrees, graph_json, load
 from memory.templatetags.oam import path_to
 from memory.views.common import engine, gone, render_page
 from memory.views.memories import links_of

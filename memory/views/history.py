@@ -11,9 +11,10 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.curation import CurationError, undone_by
-from memory.diffs import record_diff
 from memory.engine import Snapshot
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
+from memory.queries.diffs import record_diff
+from memory.queries.history import history_page
 from memory.views.common import curation, memory_words, render_page, safe_next
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import HistoryFilters, active_filters
@@ -36,7 +37,7 @@ def history(request: HttpRequest) -> HttpResponse:
     form = HistoryFilters(request.GET)
     entries, next_cursor, status = [], None, 200
     if form.is_valid():
-        entries, next_cursor = form.page(bulk_as_one=True)
+        entries, next_cursor = history_page(form, bulk_as_one=True)
     else:
         status = 400
     return render_page(

@@ -1,5 +1,5 @@
 """The embedding map of a user's memories (/users/<id>/map/): their vectors projected to 2-D on the
-server (memory.embedding_map) and drawn as an inline SVG, each point a link to its memory with its
+server (memory.queries.map) and drawn as an inline SVG, each point a link to its memory with its
 content as the tooltip, beside a list of the same memories. static/js/map.js adds rectangle
 selection, which ticks the list's boxes; the list is a GET form to the bulk actions page, so the
 selection works without JavaScript too (tick the boxes)."""
@@ -12,11 +12,11 @@ from django import forms
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
-from memory.embedding_map import HEIGHT, WIDTH, map_points
 from memory.engine import DEFAULT_MAP_MEMORIES, MEMORY_TYPES
 from memory.models import ObjectKind
+from memory.queries.map import HEIGHT, WIDTH, map_points
+from memory.queries.people import owns_anything
 from memory.views.common import engine, gone, refuse, render_page
-from memory.views.people import owns_anything
 from memory.web.access import viewer_required
 from memory.web.filters import STATUSES, memory_type_filter, number_filter, status_filter
 

@@ -16,9 +16,9 @@ from django.views.decorators.http import require_POST
 from memory.consistency import check_and_record
 from memory.engine import MEMORY_TYPES
 from memory.models import CheckRun, CurationEntry
+from memory.queries.history import one_row_per_bulk_change
 from memory.views.common import engine
 from memory.web.access import curator_required, viewer_required
-from memory.web.filters import one_row_per_bulk_change
 
 CHART_DAYS = 60
 CHART_WIDTH, CHART_HEIGHT = 600, 120

@@ -16,6 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 from memory.curation import profile_of
 from memory.engine import MEMORY_TYPES
 from memory.models import CurationEntry, ObjectKind
+from memory.queries.people import owns_anything
 from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import ListingForm
@@ -147,7 +148,3 @@ def owner_delete(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse
         "people/delete.html",
         {"owner": owner, "owner_id": owner_id, "stats": stats, "cancel_url": owner.url("detail", owner_id)},
     )
-
-
-def owns_anything(stats) -> bool:
-    return bool(stats.threads) or any(sum(counts.values()) for counts in stats.records.values())

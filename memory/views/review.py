@@ -1,4 +1,4 @@
-"""The review queues (/review/, memory.review): one queue at a time as a tab with every queue's
+"""The review queues (/review/, memory.queries.review): one queue at a time as a tab with every queue's
 count, and the one-click decisions on its rows (accept or revert an automatic link, purge the
 expired records, keep one memory of a contradiction or dismiss it). Decisions are POSTs for
 curators; each goes back to the queue it came from."""
@@ -12,10 +12,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.curation import CurationError, plural, undone_by
+from memory.curation import CurationError, mark, plural, undone_by
 from memory.engine import LIFECYCLE_RELATIONS
 from memory.models import BulkChange, ObjectKind, ReviewKind, ReviewMark
-from memory.review import QUEUES, KeepForm, ReviewFilters, counts, mark, queue_page, recent_marks
+from memory.queries.review import QUEUES, KeepForm, ReviewFilters, counts, queue_page, recent_marks
 from memory.views.common import curation, engine, gone, memory_words, refuse, render_page, safe_next
 from memory.web.access import curator_required, viewer_required
 
@@ -54,8 +54,9 @@ def review(request: HttpRequest) -> HttpResponse:
         "review/queues.html",
         {
             "form": form,
-            "queues": [(name, label, tallies.get(name)) for name, label in QUEUES.items()],
+            "queues": [(name, queue.label, tallies.get(name)) for name, queue in QUEUES.items()],
             "queue": arguments["queue"],
+            "queue_template": QUEUES[arguments["queue"]].template,
             "days": arguments["days"],
             "user_id": arguments.get("user_id") or "",
             "rows": rows,

@@ -15,12 +15,10 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django import forms
-from django.db import models
-from django.db.models import Max
 from django.http import QueryDict
 
 from memory.engine import BUILTIN_RELATIONS, MEMORY_TYPES
-from memory.models import Action, CurationEntry, ObjectKind
+from memory.models import Action, ObjectKind
 from memory.web.fields import ID_WIDGET, SCOPES, MetadataFilterField
 
 DEFAULT_PAGE_SIZE = 50
@@ -236,40 +234,6 @@ class HistoryFilters(ListingForm):
         own changes (then each entry is a row, marked as part of its bulk change)."""
         narrowing = ("object_kind", "object_id", "record_id", "thread_id", "action")
         return not any(self.cleaned_data.get(name) for name in narrowing)
-
-    def page(self, *, bulk_as_one: bool = False) -> tuple[list[CurationEntry], int | None]:
-        """The entries of this page and the cursor of the next one (None on the last page).
-        `bulk_as_one` (the dashboard's list): a bulk change is one row, unless the filters ask
-        for some objects' own changes (the API lists every entry, with its `bulk`)."""
-        data = self.cleaned_data
-        entries = CurationEntry.objects.select_related("reverts", "bulk")
-        if bulk_as_one and self.bulk_changes_as_one():
-            entries = entries.filter(one_row_per_bulk_change())
-        if data.get("record_id"):
-            entries = entries.of_record(data["record_id"])
-        for name, lookup in (
-            ("object_kind", "object_kind"),
-            ("object_id", "object_id"),
-            ("thread_id", "thread_id"),
-            ("actor", "actor_name"),
-            ("action", "action"),
-            ("since", "at__gte"),
-            ("until", "at__lt"),
-            ("cursor", "id__lt"),
-        ):
-            if data.get(name):
-                entries = entries.filter(**{lookup: data[name]})
-        limit = data.get("limit") or DEFAULT_PAGE_SIZE
-        rows = list(entries.order_by("-id")[: limit + 1])
-        return rows[:limit], rows[limit - 1].id if len(rows) > limit else None
-
-
-def one_row_per_bulk_change() -> models.Q:
-    """Entries outside bulk changes, and the last entry of each bulk change, which stands for it
-    (the history lists a bulk change as one row, where it ended; a filter on an object shows
-    that object's own entries instead)."""
-    last = CurationEntry.objects.filter(bulk__isnull=False).values("bulk").annotate(last=Max("id")).values("last")
-    return models.Q(bulk__isnull=True) | models.Q(id__in=last)
 
 
 # --- images, links, users and agents, store counts (the API's listings) ------------------------

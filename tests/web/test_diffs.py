@@ -7,7 +7,7 @@ from __future__ import annotations
 import random
 import sys
 
-from memory.diffs import word_diff
+from memory.queries.diffs import word_diff
 
 
 def texts(words: int, *, every: int | None = None, vocabulary: int = 5000, seed: int = 7) -> tuple[str, str]:

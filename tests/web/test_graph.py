@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memory import graph_layout
+from memory.queries import graph_layout
 
 from .world import World, build_graph_world
 

@@ -10,8 +10,8 @@ import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
 
-from memory.embedding_map import EXACT_BELOW, HEIGHT, MARGIN, WIDTH, fit_to_box, map_points, pca_2d
 from memory.engine import MemoryRecord
+from memory.queries.map import EXACT_BELOW, HEIGHT, MARGIN, WIDTH, fit_to_box, map_points, pca_2d
 
 from .world import World, build_world
 

@@ -1,6 +1,6 @@
 """The link graph's query and data, shared by the dashboard's graph (memory.views.graph) and the
 API's /api/v1/graph/: the filter form (one scope, hops, filters on links and nodes), the graph it
-asks the engine for, and that graph as JSON, laid out on the server (memory.graph_layout)."""
+asks the engine for, and that graph as JSON, laid out on the server (memory.queries.graph_layout)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from memory.engine import (
     MemoryGraph,
     graph_request,
 )
-from memory.graph_layout import IDEAL_LENGTH, layout
+from memory.queries.graph_layout import IDEAL_LENGTH, layout
 from memory.services import get_agent_memory
-from memory.templatetags.oam import clip
+from memory.text import clip
 from memory.web.engine_errors import field_errors
 from memory.web.filters import (
     FILTER_CHECKBOX,

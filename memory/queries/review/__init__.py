@@ -1,0 +1,83 @@
+"""The review queues (/review/): what a curator should look at, read from the engine and from the
+review marks in Django's database. The registry of queues is QUEUES, one module per queue:
+
+- `llm`: memories an automatic (LLM) lifecycle link retired and nobody reviewed yet;
+- `expiring`: live memories whose lifetime ends within N days;
+- `expired`: records past their expiry, awaiting `purge_expired`;
+- `invalid`: every invalid memory, with the lifecycle links that retire it (or its own flag);
+- `contradictions`: `contradicts` pairs nobody resolved or dismissed.
+
+A new queue is a module here (a `Queue`, named QUEUE), its line in QUEUES, and its rows'
+template (templates/review/queue_<name>.html). Queues read only; decisions that change the store go
+through memory.curation, and those that do not (accept, dismiss) are `ReviewMark`s
+(memory.curation.review).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from memory.engine import AgentMemory
+from memory.models import ReviewMark
+from memory.queries.review import contradictions, expired, expiring, invalid, llm
+from memory.queries.review.base import Queue
+from memory.web.filters import DEFAULT_PAGE_SIZE, FILTER_SELECT, ListingForm, id_filter, number_filter
+
+QUEUES: dict[str, Queue] = {
+    queue.name: queue for queue in (llm.QUEUE, expiring.QUEUE, expired.QUEUE, invalid.QUEUE, contradictions.QUEUE)
+}
+"""The queues in the order the page shows them as tabs."""
+
+DEFAULT_DAYS = 7
+
+
+def counts(agent_memory: AgentMemory, user_id: str | None, days: int) -> dict[str, int]:
+    """How many items each queue holds (the tabs' counts)."""
+    return {name: queue.count(agent_memory, user_id, days) for name, queue in QUEUES.items()}
+
+
+def queue_page(
+    agent_memory: AgentMemory, queue: str, *, user_id: str | None, days: int, limit: int, cursor: str | None
+) -> tuple[list[Any], str | None]:
+    """One page of a queue's rows, and the cursor of the next."""
+    return QUEUES[queue].page(agent_memory, user_id=user_id, days=days, limit=limit, cursor=cursor)
+
+
+def recent_marks(limit: int = 10) -> list[ReviewMark]:
+    return list(ReviewMark.objects.all()[:limit])
+
+
+class ReviewFilters(ListingForm):
+    """The review page's query string: which queue (one of QUEUES, so the form lives with them),
+    whose records, the expiring queue's window in days, and the engine's cursor and page size."""
+
+    queue = forms.ChoiceField(
+        label="Queue",
+        required=False,
+        choices=[(name, queue.label) for name, queue in QUEUES.items()],
+        widget=forms.Select(attrs=FILTER_SELECT),
+    )
+    user_id = id_filter("User")
+    days = number_filter("Days", 1, 3650, "Expiring within this many days.")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["days"].widget.attrs["placeholder"] = str(DEFAULT_DAYS)
+
+    def review_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "queue": data.get("queue") or "llm",
+            "user_id": data.get("user_id") or None,
+            "days": data.get("days") or DEFAULT_DAYS,
+            "limit": data.get("limit") or DEFAULT_PAGE_SIZE,
+            "cursor": data.get("cursor") or None,
+        }
+
+
+class KeepForm(forms.Form):
+    """Resolving a contradiction: the id of the memory to keep (the other is superseded)."""
+
+    keep = forms.CharField(label="Memory to keep", max_length=512)
