@@ -201,7 +201,7 @@ def test_group_rows_picks_the_medoid_as_centre():
 
 def test_too_many_pairs_is_a_value_error_naming_max_distance(world, monkeypatch):
     monkeypatch.setattr("memory.engine.duplicates.MAX_PAIRS", 3)
-    monkeypatch.setattr("memory.engine.stores.sql.MAX_PAIRS", 3)
+    monkeypatch.setattr("memory.engine.stores.sql.relations.MAX_PAIRS", 3)
     assert world.find_duplicates("u1", max_distance=0.05).total_groups == 2  # two pairs: b1-b2, a1-a2
     with pytest.raises(ValueError, match=r"^max_distance 0.5 makes more than 3 pairs"):
         world.find_duplicates("u1", max_distance=0.5)

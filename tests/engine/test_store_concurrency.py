@@ -21,7 +21,7 @@ from memory.engine import (
     SQLiteMemoryStore,
     StaleVersionError,
 )
-from memory.engine.stores import sql as sql_store
+from memory.engine.stores.sql import changelog as sql_store
 from memory.engine.stores.index import search_cache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -300,7 +300,7 @@ class _FrozenSource:
 
 def test_a_search_on_an_older_snapshot_never_takes_the_index_back(indexed):
     from memory.engine.stores.index import LogState
-    from memory.engine.stores.sql import _IndexSource
+    from memory.engine.stores.sql.changelog import _IndexSource
 
     store = indexed(search_strategy=SearchStrategy.VECTOR)
     store.add(["a", "b"], "memory", record_ids=["a", "b"])

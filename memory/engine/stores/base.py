@@ -82,7 +82,7 @@ class MemoryStore(ABC):
     """Persistence and similarity search for records, threads and profiles: the whole contract
     the engine relies on, so a new backend knows what to implement.
 
-    Implementation: SQLMemoryStore (stores/sql.py) with a dialect per database, as
+    Implementation: SQLMemoryStore (stores/sql/) with a dialect per database, as
     SQLiteMemoryStore (embedded, the default) and OracleDBMemoryStore. `add` and `search` are
     written here once (argument checks, broadcasting, embedding); a backend supplies `_insert`
     and `_search`. The async entry points run the sync ones in a worker thread.
