@@ -11,18 +11,42 @@ import logging
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from xml.sax.saxutils import escape
 
+from .extraction import LlmMemoryWork
 from .limits import check_int_range
 from .scope import SearchScope, resolve_thread_scope
 from .search import CHARS_PER_TOKEN, SearchResult, apply_token_budgets, check_budget, search_records
-from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, Message
+from .stores.base import MemoryStore
+from .types import MEMORY_TYPES, MESSAGE_TYPE, NOT_SET, MemorySearchConfig, Message, MessageRecord
 
 log = logging.getLogger(__name__)
 
-if TYPE_CHECKING:
-    from .thread import Thread
+
+class CardThread(Protocol):
+    """What a card or a summary reads of its thread (thread.Thread is one): the thread's store
+    and ids, its search configuration and LLM work, and its own reads of its messages."""
+
+    store: MemoryStore
+    thread_id: str
+    user_id: str | None
+    agent_id: str | None
+    search_config: MemorySearchConfig
+    llm_work: LlmMemoryWork | None
+    context_card_type_search_concurrency: int
+
+    def refresh_summary_if_due(self) -> None:
+        """Bring the stored summary up to date when its update frequency says so."""
+
+    def get_messages(
+        self, start: Any = NOT_SET, end: Any = NOT_SET, include_image_bytes: bool = False
+    ) -> list[Message]:
+        """The thread's messages in chronological order, by 0-based position."""
+
+    def _owned_message(self, message_id: Any) -> MessageRecord:
+        """One message of this thread; KeyError when it is missing, expired or another thread's."""
+
 
 DEFAULT_MESSAGE_FORMAT = (
     "<message><timestamp>{timestamp}</timestamp><role>{role}</role><content>{content}</content></message>"
@@ -104,7 +128,7 @@ class ContextCard:
         )
 
 
-def build_summary(thread: Thread, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:
+def build_summary(thread: CardThread, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:
     """The thread's summary: its stored one, or a transcript of its latest messages.
 
     The stored summary serves whole-thread requests (`except_last` omitted or 0). Otherwise, or
@@ -136,7 +160,7 @@ def build_summary(thread: Thread, except_last: Any = NOT_SET, token_budget: Any 
 
 
 def build_context_card(
-    thread: Thread,
+    thread: CardThread,
     *,
     fallback_message_count: int = 5,
     max_relevant_results: Any = NOT_SET,
@@ -229,7 +253,7 @@ def build_context_card(
 
 @dataclass
 class _RelevantSearch:
-    thread: Thread
+    thread: CardThread
     query: str
     metadata_filter: dict | None
     include_invalid_results: bool
@@ -307,7 +331,7 @@ def _minimums(value: Any) -> dict[str, int]:
     return minimums
 
 
-def _stored_with(thread: Thread, position: int, cutoff: str) -> set[str]:
+def _stored_with(thread: CardThread, position: int, cutoff: str) -> set[str]:
     """The ids of the messages from `position` on that were stored at `cutoff` or before: those
     written in the same call as the message at `position - 1`, which a creation-time cutoff
     cannot tell from it (they come in order, so the first one stored later ends the walk)."""
@@ -323,12 +347,12 @@ def _stored_with(thread: Thread, position: int, cutoff: str) -> set[str]:
         position += _TRANSCRIPT_PAGE
 
 
-def _stored_summary(thread: Thread) -> str:
+def _stored_summary(thread: CardThread) -> str:
     stored = thread.store.get_thread(thread.thread_id)
     return stored.summary if stored is not None and stored.summary else ""
 
 
-def _transcript(thread: Thread, end: int, char_limit: int, max_messages: int | None = None) -> str:
+def _transcript(thread: CardThread, end: int, char_limit: int, max_messages: int | None = None) -> str:
     """The latest messages before position `end` as "role: text" lines, oldest first.
 
     Whole messages are kept from the most recent back while they fit in `char_limit`; when even
