@@ -97,3 +97,19 @@ def test_every_module_on_the_architecture_page_exists():
     assert named
     gone = [name for name in named if not (MEMORY / name).exists()]
     assert not gone, f"docs/architecture.md names modules that memory/ no longer has: {gone}"
+
+
+def paths_named(text: str) -> set[str]:
+    """Paths of the repository a page names ("memory/engine/limits.py", "tests/engine/test_contract_*.py"),
+    leaving out those with a placeholder ("docs/screenshots/<name>-light.png")."""
+    found = re.findall(
+        r"(?<![\w/.])((?:memory|tests|bench|deploy|oam_site|static|templates|docs)/[\w/.*<>-]*[\w*/])", text
+    )
+    return {path for path in found if "<" not in path}
+
+
+@pytest.mark.parametrize("name", ["README.md", *(f"docs/{path.name}" for path in sorted(DOCS.glob("*.md")))])
+def test_every_path_a_page_names_exists(name):
+    gone = sorted(path for path in paths_named((ROOT / name).read_text()) if not list(ROOT.glob(path)))
+
+    assert not gone, f"{name} names paths the repository does not have: {gone}"
