@@ -21,8 +21,8 @@ from memory.engine import (
     SQLiteMemoryStore,
     StaleVersionError,
 )
-from memory.engine.stores.sql import changelog as sql_store
 from memory.engine.stores.index import search_cache
+from memory.engine.stores.sql import changelog as sql_store
 
 ROOT = Path(__file__).resolve().parents[2]
 
