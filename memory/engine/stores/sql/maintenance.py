@@ -19,10 +19,10 @@ from .changelog import _IndexSource
 from .common import _ids_json, log
 
 REEMBED_TARGET = "reembed_target"
+"""The meta row naming the embedder (JSON: embedder, vector_dim) a pending re-embedding stages for."""
 OUTCOME_PREFIX = "outcome:"
 """Meta keys of the outcomes of changes recorded elsewhere (settle_outcome), after this prefix the token."""
 OUTCOMES = ("committed", "aborted")
-"""The meta row naming the embedder (JSON: embedder, vector_dim) a pending re-embedding stages for."""
 REEMBED_ROUNDS = 3
 """Staging passes reembed makes for records changed meanwhile before it gives up (writers active)."""
 
