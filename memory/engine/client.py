@@ -205,6 +205,32 @@ class AgentMemory:
         check_positive_int("limit", limit, allow_none=True)
         return self.store.thread_message_window(thread_id, start, limit)
 
+    def list_thread_messages_by_seq_no(
+        self,
+        thread_id: str,
+        *,
+        last_n: int | None = None,
+        range_start_seq_no: int | None = None,
+        range_end_seq_no: int | None = None,
+    ) -> list[MessageRecord]:
+        """A thread's live messages as records in seq_no order, within [range_start_seq_no,
+        range_end_seq_no) when given, the last `last_n` of them when given: the window
+        Thread.get_messages reads, for readers that show records (the REST API's messages)."""
+        check_id("thread_id", thread_id)
+        check_positive_int("last_n", last_n, allow_none=True)
+        _check_seq_no("range_start_seq_no", range_start_seq_no)
+        _check_seq_no("range_end_seq_no", range_end_seq_no)
+        return self.store.list_thread_messages(
+            thread_id, last_n=last_n, range_start_seq_no=range_start_seq_no, range_end_seq_no=range_end_seq_no
+        )
+
+    def count_thread_messages(self, thread_id: str, *, through_seq_no: int | None = None) -> int:
+        """How many live messages a thread holds; with `through_seq_no`, how many of them have a
+        sequence number up to it (a message's position in the thread is that count minus one)."""
+        check_id("thread_id", thread_id)
+        _check_seq_no("through_seq_no", through_seq_no)
+        return self.store.count_thread_messages(thread_id, through_seq_no=through_seq_no)
+
     def get_message_record(self, thread_id: str, message_id: str) -> MessageRecord:
         """One live message of a thread as a record (role, parts, seq_no, version…); KeyError when
         it is missing, expired or another thread's."""
@@ -914,3 +940,12 @@ class AgentMemory:
     add_memory_async = async_twin(add_memory)
     update_memory_async = async_twin(update_memory)
     delete_memory_async = async_twin(delete_memory)
+
+
+def _check_seq_no(name: str, value: Any) -> None:
+    """A message sequence number argument: None, or a non-negative integer of 64 bits."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{name} must be a non-negative integer or None, not {value!r}")
+    check_int_range(name, value)

@@ -505,6 +505,26 @@ SPECS = [
     ),
     Spec(
         "client",
+        "list_thread_messages_by_seq_no",
+        {
+            "thread_id": id_param("thread").req(),
+            "last_n": int_param(st.one_of(st.integers(1, 5), st.none()), 0, -1),
+            "range_start_seq_no": int_param(st.one_of(st.integers(0, 5), st.none()), -1),
+            "range_end_seq_no": int_param(st.one_of(st.integers(0, 5), st.none()), -1),
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
+        "count_thread_messages",
+        {
+            "thread_id": id_param("thread").req(),
+            "through_seq_no": int_param(st.one_of(st.integers(0, 5), st.none()), -1),
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
         "get_message_record",
         {"thread_id": id_param("thread").req(), "message_id": id_param("message").req()},
         LOOKUP,
