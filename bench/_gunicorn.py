@@ -103,8 +103,7 @@ class Site:
         """Write `count` memories, `memory-0` … over `users` users (memory-n is user-(n % users)'s) and
         5 agents into the store, through the engine as agents write them (one at a time, each
         embedded and indexed)."""
-        from memory.engine import connect
-        from memory.engine.embedders import embedder_from_spec
+        from memory.engine import connect, embedder_from_spec
 
         memory = connect(self.env["OAM_STORE_URL"], embedder=embedder_from_spec(self.env["OAM_EMBEDDER"]))
         types = ("fact", "preference", "guideline", "memory")

@@ -16,7 +16,7 @@ under 2 s.
 And a bulk status change (`--bulk-only` runs it alone): `--bulk-records` memories of one user,
 then, in the same run, the raw engine baseline (AgentMemory.update_memory(status=invalid) on
 each), and the curation service's bulk change of the same records back to valid as the dashboard
-makes it (memory.bulk.plan, the preview, then Curation.bulk_update_memories: batches of 500, one
+makes it (memory.curation.bulk_plan.plan, the preview, then Curation.bulk_update_memories: batches of 500, one
 history entry each, in a Django database of its own), and the one-step undo
 (Curation.revert_bulk). Prints records/s of each and the bulk change's ratio to the raw updates.
 
@@ -36,8 +36,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.engine import AgentMemory, HashingEmbedder, RecordStatus, SchemaPolicy, SQLiteMemoryStore
-from memory.engine.transfer import import_export, write_export
+from memory.engine import (
+    AgentMemory,
+    HashingEmbedder,
+    RecordStatus,
+    SchemaPolicy,
+    SQLiteMemoryStore,
+    import_export,
+    write_export,
+)
 
 BATCH = 500
 WORDS = ["pizza", "travel", "budget", "gym", "recipe", "python", "deploy", "novel", "invoice", "garden", "flight"]
@@ -131,8 +138,8 @@ def bench_bulk_status(records: int, folder: Path) -> None:
     django_over(folder)
     from django.contrib.auth.models import User
 
-    from memory.bulk import plan
     from memory.curation import Actor, Curation
+    from memory.curation.bulk_plan import plan
     from memory.services import get_agent_memory
 
     memory = get_agent_memory()

@@ -37,8 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _common import profile
 
-from memory.engine import HashingEmbedder, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
-from memory.engine.types import MEMORY_TYPES
+from memory.engine import MEMORY_TYPES, HashingEmbedder, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
 
 K = 10
 DIM = 384

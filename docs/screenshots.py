@@ -266,7 +266,7 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
 
 def review_a_thread(memory, curation, thread_id: str):
     """A bulk change for the history: every memory of a thread marked reviewed, in one step."""
-    from memory.bulk import plan
+    from memory.curation.bulk_plan import plan
     from memory.views.bulk import apply
 
     ids = [record.id for record in memory.list_memories(thread_id=thread_id, limit=None)]
@@ -304,9 +304,9 @@ def add_transfer_examples(curator, memory) -> dict[str, str]:
 
     from django.utils import timezone
 
-    from memory import transfer_jobs
-    from memory.consistency import check_and_record
-    from memory.engine.transfer import export_lines
+    from memory.curation import import_jobs
+    from memory.curation.consistency import check_and_record
+    from memory.engine import export_lines
     from memory.models import ImportJob, ImportStatus
 
     counts = json.loads(next(export_lines(memory)))["counts"]
@@ -327,7 +327,7 @@ def add_transfer_examples(curator, memory) -> dict[str, str]:
         **common, file_name="oam-export-user-dana-2026-11-20.jsonl", size=3_911_870, status=ImportStatus.RUNNING,
         done=1_500, total=4_212, pid=os.getpid(), started_at=now - timedelta(seconds=40),
     )  # fmt: skip
-    transfer_jobs._running.add(running.pk)
+    import_jobs._running.add(running.pk)
     for job, minutes in ((done, 53), (running, 1)):
         ImportJob.objects.filter(pk=job.pk).update(at=now - timedelta(minutes=minutes))
     check_and_record(memory, user=curator)

@@ -239,7 +239,7 @@ class ImportStatus(models.TextChoices):
 
 class ImportJob(Authored):
     """An oam-export file uploaded in the dashboard and imported into the store in the background
-    (memory.transfer_jobs): who uploaded it and when (`at`), the file, and how far the import got.
+    (memory.curation.import_jobs): who uploaded it and when (`at`), the file, and how far the import got.
 
     The import runs in a thread of the web server process that received the upload (`pid`); a job
     left `checking` or `running` by a process that is gone is shown `interrupted`, and running it
@@ -292,7 +292,7 @@ class ImportJob(Authored):
 
 
 class CheckRun(Authored):
-    """One run of the consistency check (memory.consistency.run_check), from `manage.py oam_check`
+    """One run of the consistency check (memory.curation.consistency.run_check), from `manage.py oam_check`
     or the overview's buttons: when, by whom or what, whether it repaired, and its findings as
     JSON (each finding's name, description, found, remaining, examples, repairable). The overview
     shows the latest."""

@@ -107,7 +107,7 @@ OAM_LLM_API_KEY = os.environ.get("OAM_LLM_API_KEY", "")
 if OAM_LLM_BASE_URL.strip() and not OAM_LLM_MODEL.strip():
     raise ImproperlyConfigured("OAM_LLM_BASE_URL is set but OAM_LLM_MODEL is not: name the model to use")
 
-# Imports uploaded in the dashboard (memory.transfer_jobs): where uploads are kept, the largest
+# Imports uploaded in the dashboard (memory.curation.import_jobs): where uploads are kept, the largest
 # file taken, the lines per transaction, and (the tests) whether they run in the request instead.
 OAM_IMPORT_DIR = Path(os.environ.get("OAM_IMPORT_DIR") or VAR_DIR / "imports")
 OAM_IMPORT_MAX_BYTES = env_int("OAM_IMPORT_MAX_BYTES", 2 * 1024**3)
@@ -375,7 +375,7 @@ SPECTACULAR_SETTINGS = {
     },
     "ENUM_NAME_OVERRIDES": {
         "MemoryTypeEnum": "memory.engine.types.MEMORY_TYPES",
-        "StatusEnum": "memory.api.serializers.STATUSES",
+        "StatusEnum": "memory.api.serializers.common.STATUSES",
         "SearchableRecordTypeEnum": "memory.engine.types.SEARCHABLE_TYPES",
     },
     "GET_LIB_DOC_EXCLUDES": "memory.api.base.lib_doc_excludes",

@@ -24,7 +24,7 @@ from rest_framework.views import APIView
 
 from memory.api.errors import NON_FIELD, PreconditionFailed
 from memory.api.parsers import JSONParser
-from memory.api.serializers import BodySerializer
+from memory.api.serializers.common import BodySerializer
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory
 from memory.models import ApiToken
@@ -60,7 +60,8 @@ class EngineView(APIView):
         return login_not_required(super().as_view(**initkwargs))
 
     @property
-    def engine(self) -> AgentMemory:
+    def agent_memory(self) -> AgentMemory:
+        """The process's AgentMemory (memory.services)."""
         return get_agent_memory()
 
     def curation(self) -> Curation:

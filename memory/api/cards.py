@@ -18,9 +18,9 @@ from rest_framework.response import Response
 
 from memory.api.base import EngineView, form_parameters, query_form
 from memory.api.responses import errors_of
-from memory.api.serializers import ContextCardSerializer, SummaryRefreshSerializer, ThreadSummarySerializer
+from memory.api.serializers.cards import ContextCardSerializer, SummaryRefreshSerializer, ThreadSummarySerializer
 from memory.curation import summarized_through
-from memory.engine import ContextCard, Thread, estimate_tokens
+from memory.engine import AgentMemory, ContextCard, Thread, estimate_tokens
 from memory.web.forms.search import ContextCardForm
 
 
@@ -98,7 +98,7 @@ class ContextCardView(EngineView):
         tags=["threads"],
     )
     def get(self, request: Request, thread_id: str) -> Response:
-        thread = self.engine.get_thread(thread_id)
+        thread = self.agent_memory.get_thread(thread_id)
         arguments = query_form(ContextCardForm, request).card_arguments()
         try:
             card = thread.get_context_card(**arguments, refresh_summary_if_due=False)
@@ -107,12 +107,10 @@ class ContextCardView(EngineView):
         return Response(ContextCardSerializer(card_data(thread, card, arguments.get("as_of_message_id"))).data)
 
 
-def summary_data(thread: Thread) -> dict[str, Any]:
+def summary_data(agent_memory: AgentMemory, thread: Thread) -> dict[str, Any]:
     """The summary as the context card uses it (the stored one, else a transcript), read without
     asking the LLM or writing anything."""
-    record = thread.store.get_thread(thread.thread_id)
-    if record is None:
-        raise KeyError(f"no thread {thread.thread_id!r}")
+    record = agent_memory.get_thread_record(thread.thread_id)
     card = thread.get_context_card(max_relevant_results=0, refresh_summary_if_due=False)
     source = "llm" if record.summary else "transcript" if card.summary else "none"
     return {
@@ -135,7 +133,9 @@ class SummaryView(EngineView):
         tags=["threads"],
     )
     def get(self, request: Request, thread_id: str) -> Response:
-        return Response(ThreadSummarySerializer(summary_data(self.engine.get_thread(thread_id))).data)
+        return Response(
+            ThreadSummarySerializer(summary_data(self.agent_memory, self.agent_memory.get_thread(thread_id))).data
+        )
 
     @extend_schema(
         operation_id="threads_summary_refresh",
@@ -149,7 +149,7 @@ class SummaryView(EngineView):
         tags=["threads"],
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        thread = self.engine.get_thread(thread_id)
+        thread = self.agent_memory.get_thread(thread_id)
         if thread.llm is None:
             raise exceptions.ValidationError(
                 "Refreshing a summary asks an LLM, and this server has none (OAM_LLM_BASE_URL, OAM_LLM_MODEL)."
@@ -158,4 +158,6 @@ class SummaryView(EngineView):
             entry = self.curation().refresh_summary(thread_id)
         except RuntimeError as error:  # the LLM's own failure (a ValueError: no LLM, a 400)
             raise LlmFailed(f"The LLM failed: {error}") from None
-        return Response(SummaryRefreshSerializer({**summary_data(thread), "refreshed": entry is not None}).data)
+        return Response(
+            SummaryRefreshSerializer({**summary_data(self.agent_memory, thread), "refreshed": entry is not None}).data
+        )

@@ -12,7 +12,8 @@ from memory.api.base import EngineView, form_parameters, query_form
 from memory.api.errors import Conflict
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
-from memory.api.serializers import HistoryEntrySerializer, page_of
+from memory.api.serializers.common import page_of
+from memory.api.serializers.history import HistoryEntrySerializer
 from memory.models import CurationEntry
 from memory.queries.history import history_page
 from memory.web.filters import HistoryFilters

@@ -19,13 +19,8 @@ from memory.api.errors import Conflict, PayloadTooLarge
 from memory.api.paging import page_response
 from memory.api.parsers import content_length
 from memory.api.responses import errors_of
-from memory.api.serializers import (
-    IMAGE_TYPES,
-    ImageSerializer,
-    ImageUpdateSerializer,
-    ImageUploadSerializer,
-    page_of,
-)
+from memory.api.serializers.common import page_of
+from memory.api.serializers.images import IMAGE_TYPES, ImageSerializer, ImageUpdateSerializer, ImageUploadSerializer
 from memory.models import ObjectKind
 from memory.web.filters import ImageFilters
 
@@ -53,7 +48,7 @@ class ImageList(EngineView):
     )
     def get(self, request: Request) -> Response:
         form = query_form(ImageFilters, request)
-        page = self.engine.list_images(**form.engine_arguments())
+        page = self.agent_memory.list_images(**form.engine_arguments())
         data = ImageSerializer(page, many=True, context={"request": request}).data
         return page_response(request, data, page.next_cursor)
 
@@ -94,7 +89,7 @@ class ImageList(EngineView):
         tags=["images"],
     )
     def post(self, request: Request) -> Response:
-        limits = self.engine.image_input_limit_config
+        limits = self.agent_memory.image_input_limit_config
         slack = settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0  # the other fields and the multipart framing
         length = content_length(request)
         if length > limits.max_raw_image_bytes + slack:
@@ -118,9 +113,9 @@ class ImageList(EngineView):
         )
         image_id = entry.object_id
         if entry.object_kind == ObjectKind.MESSAGE:  # the image is the new message's image part
-            message = self.engine.get_message_record(thread_id, entry.object_id)
+            message = self.agent_memory.get_message_record(thread_id, entry.object_id)
             image_id = next(part["id"] for part in message.parts or () if part.get("type") == "image")
-        record = self.engine.get_image(image_id)
+        record = self.agent_memory.get_image(image_id)
         return self.created(image_response(request, record), "api:image", record.id)
 
 
@@ -132,7 +127,7 @@ class ImageDetail(EngineView):
         tags=["images"],
     )
     def get(self, request: Request, image_id: str) -> Response:
-        return image_response(request, self.engine.get_image(image_id))
+        return image_response(request, self.agent_memory.get_image(image_id))
 
     @extend_schema(
         operation_id="images_partial_update",
@@ -152,11 +147,11 @@ class ImageDetail(EngineView):
         tags=["images"],
     )
     def patch(self, request: Request, image_id: str) -> Response:
-        record = self.engine.get_image(image_id)
+        record = self.agent_memory.get_image(image_id)
         fields = self.valid_body(ImageUpdateSerializer)
         version = expected_version(request, record.version)
         self.curation().update_image(image_id, version=version, **fields)
-        return image_response(request, self.engine.get_image(image_id))
+        return image_response(request, self.agent_memory.get_image(image_id))
 
     @extend_schema(
         operation_id="images_destroy",
@@ -173,7 +168,7 @@ class ImageDetail(EngineView):
         tags=["images"],
     )
     def delete(self, request: Request, image_id: str) -> Response:
-        record = self.engine.get_image(image_id)
+        record = self.agent_memory.get_image(image_id)
         expected_version(request, record.version)
         if record.message_id is not None:
             raise Conflict(f"This image is part of message {record.message_id}: edit or delete the message instead.")
@@ -196,7 +191,7 @@ class ImageContent(EngineView):
         tags=["images"],
     )
     def get(self, request: Request, image_id: str) -> HttpResponse:
-        record = self.engine.get_image(image_id, include_bytes=True)
+        record = self.agent_memory.get_image(image_id, include_bytes=True)
         response = HttpResponse(record.bytes, content_type=record.mime_type.value.lower())
         response["X-Content-Type-Options"] = "nosniff"
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"

@@ -15,13 +15,13 @@ from rest_framework.response import Response
 from memory.api.base import PRECONDITION, EngineView, expected_version, form_parameters, query_form, with_etag
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
-from memory.api.serializers import (
+from memory.api.serializers.common import page_of
+from memory.api.serializers.links import (
     LinkChangeSerializer,
     LinkCreateSerializer,
     LinkDeletedSerializer,
     LinkSerializer,
     LinkUpdateSerializer,
-    page_of,
 )
 from memory.curation import StatusChange
 from memory.web.filters import LinkFilters
@@ -62,7 +62,7 @@ class LinkList(EngineView):
     )
     def get(self, request: Request) -> Response:
         form = query_form(LinkFilters, request)
-        page = self.engine.list_relations(**form.engine_arguments())
+        page = self.agent_memory.list_relations(**form.engine_arguments())
         return page_response(request, LinkSerializer(page, many=True).data, page.next_cursor)
 
     @extend_schema(
@@ -92,7 +92,9 @@ class LinkList(EngineView):
         service = self.curation()
         effects = service.link_effects(add=(fields["target_record_id"], fields["relation_type"]))
         entry = service.create_link(**fields)  # checked first (Curation.check_link): refused, nothing is stored
-        return self.created(changed(self.engine.get_relation(entry.object_id), effects), "api:link", entry.object_id)
+        return self.created(
+            changed(self.agent_memory.get_relation(entry.object_id), effects), "api:link", entry.object_id
+        )
 
 
 class LinkDetail(EngineView):
@@ -103,7 +105,7 @@ class LinkDetail(EngineView):
         tags=["links"],
     )
     def get(self, request: Request, relation_id: str) -> Response:
-        relation = self.engine.get_relation(relation_id)
+        relation = self.agent_memory.get_relation(relation_id)
         return with_etag(Response(LinkSerializer(relation).data), relation.version)
 
     @extend_schema(
@@ -119,7 +121,7 @@ class LinkDetail(EngineView):
         tags=["links"],
     )
     def patch(self, request: Request, relation_id: str) -> Response:
-        relation = self.engine.get_relation(relation_id)
+        relation = self.agent_memory.get_relation(relation_id)
         fields = self.valid_body(LinkUpdateSerializer, context={"relation_type": relation.relation_type})
         version = expected_version(request, relation.version)
         service = self.curation()
@@ -128,7 +130,7 @@ class LinkDetail(EngineView):
         if new_type != relation.relation_type:
             effects = service.link_effects(add=(relation.target_record_id, new_type), remove=relation)
         service.update_link(relation_id, version=version, **fields)
-        return changed(self.engine.get_relation(relation_id), effects)
+        return changed(self.agent_memory.get_relation(relation_id), effects)
 
     @extend_schema(
         operation_id="links_destroy",
@@ -140,7 +142,7 @@ class LinkDetail(EngineView):
         tags=["links"],
     )
     def delete(self, request: Request, relation_id: str) -> Response:
-        relation = self.engine.get_relation(relation_id)
+        relation = self.agent_memory.get_relation(relation_id)
         expected_version(request, relation.version)
         service = self.curation()
         effects = service.link_effects(remove=relation)

@@ -10,7 +10,8 @@ from rest_framework.response import Response
 from memory.api.base import PRECONDITION, EngineView, expected_version, form_parameters, query_form, with_etag
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
-from memory.api.serializers import MemoryCreateSerializer, MemorySerializer, MemoryUpdateSerializer, page_of
+from memory.api.serializers.common import page_of
+from memory.api.serializers.memories import MemoryCreateSerializer, MemorySerializer, MemoryUpdateSerializer
 from memory.web.filters import MemoryFilters
 
 MemoryPage = page_of(MemorySerializer, "MemoryPage")
@@ -28,7 +29,7 @@ class MemoryList(EngineView):
     )
     def get(self, request: Request) -> Response:
         form = query_form(MemoryFilters, request)
-        page = self.engine.list_memories(**form.engine_arguments())
+        page = self.agent_memory.list_memories(**form.engine_arguments())
         return page_response(request, MemorySerializer(page, many=True).data, page.next_cursor)
 
     @extend_schema(
@@ -50,7 +51,7 @@ class MemoryList(EngineView):
     def post(self, request: Request) -> Response:
         fields = self.valid_body(MemoryCreateSerializer, id_as="memory_id")
         entry = self.curation().create_memory(**fields)
-        record = self.engine.get_memory(entry.object_id)
+        record = self.agent_memory.get_memory(entry.object_id)
         return self.created(with_etag(Response(MemorySerializer(record).data), record.version), "api:memory", record.id)
 
 
@@ -63,7 +64,7 @@ class MemoryDetail(EngineView):
         tags=["memories"],
     )
     def get(self, request: Request, memory_id: str) -> Response:
-        record = self.engine.get_memory(memory_id)
+        record = self.agent_memory.get_memory(memory_id)
         return with_etag(Response(MemorySerializer(record).data), record.version)
 
     @extend_schema(
@@ -89,11 +90,11 @@ class MemoryDetail(EngineView):
         tags=["memories"],
     )
     def patch(self, request: Request, memory_id: str) -> Response:
-        record = self.engine.get_memory(memory_id)
+        record = self.agent_memory.get_memory(memory_id)
         fields = self.valid_body(MemoryUpdateSerializer)
         version = expected_version(request, record.version)
         self.curation().update_memory(memory_id, version=version, **fields)
-        record = self.engine.get_memory(memory_id)
+        record = self.agent_memory.get_memory(memory_id)
         return with_etag(Response(MemorySerializer(record).data), record.version)
 
     @extend_schema(
@@ -105,7 +106,7 @@ class MemoryDetail(EngineView):
         tags=["memories"],
     )
     def delete(self, request: Request, memory_id: str) -> Response:
-        record = self.engine.get_memory(memory_id)
+        record = self.agent_memory.get_memory(memory_id)
         expected_version(request, record.version)
         self.curation().delete_memory(memory_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

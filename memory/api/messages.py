@@ -17,12 +17,12 @@ from memory.api.base import PRECONDITION, EngineView, expected_version, form_par
 from memory.api.errors import IMAGE_TOO_LARGE
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
-from memory.api.serializers import (
+from memory.api.serializers.common import page_of
+from memory.api.serializers.messages import (
     MessageBatchResultSerializer,
     MessageBatchSerializer,
     MessageSerializer,
     MessageUpdateSerializer,
-    page_of,
 )
 from memory.engine import MAX_INT, AgentMemory, MessageRecord, decode_cursor, encode_cursor
 from memory.web.filters import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ListingForm
@@ -70,12 +70,12 @@ class MessageWindow(ListingForm, ImageBytes):
         return data
 
 
-def message_page(memory: AgentMemory, thread_id: str, data: dict[str, Any]) -> tuple[list[MessageRecord], Any]:
+def message_page(agent_memory: AgentMemory, thread_id: str, data: dict[str, Any]) -> tuple[list[MessageRecord], Any]:
     """The messages of the window `data` asks for, in seq_no order, and the next page's cursor
     (the seq_no of the last message shown; None on the last page)."""
     start, end = data.get("range_start_seq_no"), data.get("range_end_seq_no")
     if data.get("last_n") is not None:
-        records = memory.store.list_thread_messages(
+        records = agent_memory.list_thread_messages_by_seq_no(
             thread_id, last_n=data["last_n"], range_start_seq_no=start, range_end_seq_no=end
         )
         return records, None
@@ -83,20 +83,20 @@ def message_page(memory: AgentMemory, thread_id: str, data: dict[str, Any]) -> t
     low = max(start or 0, data["after_seq_no"] + 1 if "after_seq_no" in data else 0)
     # The position of the first message from `low` on; the listing goes by position, so it starts
     # one earlier (a message deleted meanwhile would shift the rest) and keeps the seq_nos asked for.
-    first = memory.store.count_thread_messages(thread_id, through_seq_no=low - 1) if low else 0
-    rows = memory.list_thread_messages(thread_id, start=max(0, first - 1), limit=limit + 2)
+    first = agent_memory.count_thread_messages(thread_id, through_seq_no=low - 1) if low else 0
+    rows = agent_memory.list_thread_messages(thread_id, start=max(0, first - 1), limit=limit + 2)
     rows = [row for row in rows if row.seq_no >= low and (end is None or row.seq_no < end)]
     page = rows[:limit]
     return page, encode_cursor(page[-1].seq_no) if len(rows) > limit else None
 
 
-def message_data(memory: AgentMemory, records: list[MessageRecord], *, include_image_bytes: bool = False) -> list:
+def message_data(agent_memory: AgentMemory, records: list[MessageRecord], *, include_image_bytes: bool = False) -> list:
     """Messages as MessageSerializer reads them: each image part with its image's type and
     description (and bytes, when asked), read in one listing."""
     image_ids = [part["id"] for record in records for part in record.parts or () if part.get("type") == "image"]
     images = {}
     if image_ids:
-        listed = memory.list_images(image_id=image_ids, include_bytes=include_image_bytes, limit=len(image_ids))
+        listed = agent_memory.list_images(image_id=image_ids, include_bytes=include_image_bytes, limit=len(image_ids))
         images = {image.id: image for image in listed}
     return MessageSerializer([with_parts(record, images, include_image_bytes) for record in records], many=True).data
 
@@ -122,8 +122,8 @@ def with_parts(record: MessageRecord, images: dict[str, Any], include_image_byte
     return dataclasses.replace(record, parts=parts)
 
 
-def one_message(memory: AgentMemory, record: MessageRecord) -> Response:
-    return with_etag(Response(message_data(memory, [record])[0]), record.version)
+def one_message(agent_memory: AgentMemory, record: MessageRecord) -> Response:
+    return with_etag(Response(message_data(agent_memory, [record])[0]), record.version)
 
 
 ONE_PIXEL_PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGNgYPgPAAEDAQAIicLsAAAAAElFTkSuQmCC"
@@ -160,10 +160,10 @@ class MessageList(EngineView):
         tags=["messages"],
     )
     def get(self, request: Request, thread_id: str) -> Response:
-        self.engine.get_thread_record(thread_id)  # 404 for a thread that does not exist
+        self.agent_memory.get_thread_record(thread_id)  # 404 for a thread that does not exist
         data = query_form(MessageWindow, request).cleaned_data
-        records, next_cursor = message_page(self.engine, thread_id, data)
-        results = message_data(self.engine, records, include_image_bytes=bool(data.get("include_image_bytes")))
+        records, next_cursor = message_page(self.agent_memory, thread_id, data)
+        results = message_data(self.agent_memory, records, include_image_bytes=bool(data.get("include_image_bytes")))
         return page_response(request, results, next_cursor)
 
     @extend_schema(
@@ -183,14 +183,14 @@ class MessageList(EngineView):
         tags=["messages"],
     )
     def post(self, request: Request, thread_id: str) -> Response:
-        self.engine.get_thread_record(thread_id)
+        self.agent_memory.get_thread_record(thread_id)
         batch = self.valid_body(MessageBatchSerializer)["messages"]
         try:
             entries = self.curation().add_messages(thread_id, [dict(item) for item in batch])
         except ValueError as error:
             raise_under_messages(error)
-        records = [self.engine.get_message_record(thread_id, entry.object_id) for entry in entries]
-        response = Response({"messages": message_data(self.engine, records)}, status=status.HTTP_201_CREATED)
+        records = [self.agent_memory.get_message_record(thread_id, entry.object_id) for entry in entries]
+        response = Response({"messages": message_data(self.agent_memory, records)}, status=status.HTTP_201_CREATED)
         seq_nos = [record.seq_no for record in records]
         response["Location"] = (
             reverse("api:thread_messages", args=[thread_id])
@@ -218,9 +218,9 @@ class MessageDetail(EngineView):
         tags=["messages"],
     )
     def get(self, request: Request, thread_id: str, message_id: str) -> Response:
-        record = self.engine.get_message_record(thread_id, message_id)
+        record = self.agent_memory.get_message_record(thread_id, message_id)
         flags = query_form(ImageBytes, request).cleaned_data
-        data = message_data(self.engine, [record], include_image_bytes=bool(flags.get("include_image_bytes")))
+        data = message_data(self.agent_memory, [record], include_image_bytes=bool(flags.get("include_image_bytes")))
         return with_etag(Response(data[0]), record.version)
 
     @extend_schema(
@@ -241,11 +241,11 @@ class MessageDetail(EngineView):
         tags=["messages"],
     )
     def patch(self, request: Request, thread_id: str, message_id: str) -> Response:
-        record = self.engine.get_message_record(thread_id, message_id)
+        record = self.agent_memory.get_message_record(thread_id, message_id)
         fields = self.valid_body(MessageUpdateSerializer)
         version = expected_version(request, record.version)
         self.curation().update_message(thread_id, message_id, version=version, **fields)
-        return one_message(self.engine, self.engine.get_message_record(thread_id, message_id))
+        return one_message(self.agent_memory, self.agent_memory.get_message_record(thread_id, message_id))
 
     @extend_schema(
         operation_id="threads_messages_destroy",
@@ -257,7 +257,7 @@ class MessageDetail(EngineView):
         tags=["messages"],
     )
     def delete(self, request: Request, thread_id: str, message_id: str) -> Response:
-        record = self.engine.get_message_record(thread_id, message_id)
+        record = self.agent_memory.get_message_record(thread_id, message_id)
         expected_version(request, record.version)
         self.curation().delete_message(thread_id, message_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

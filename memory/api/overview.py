@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from memory.api.base import EngineView, form_errors, form_parameters, query_form
 from memory.api.responses import errors_of
-from memory.api.serializers import GraphSerializer, StatsSerializer
+from memory.api.serializers.overview import GraphSerializer, StatsSerializer
 from memory.queries.graph import MISSING_MEMORY, GraphFilters, graph_json, load
 from memory.web.filters import StatsFilters
 
@@ -29,7 +29,7 @@ class Stats(EngineView):
     )
     def get(self, request: Request) -> Response:
         form = query_form(StatsFilters, request)
-        stats = self.engine.stats(**form.engine_arguments())
+        stats = self.agent_memory.stats(**form.engine_arguments())
         data = {
             **vars(stats),
             "by_day": [{"day": day, "kind": kind, "count": count} for day, kind, count in stats.by_day],

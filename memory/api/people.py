@@ -16,7 +16,8 @@ from rest_framework.response import Response
 from memory.api.base import PRECONDITION, EngineView, expected_version, form_parameters, query_form, with_etag
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
-from memory.api.serializers import OwnerDetailSerializer, OwnerSerializer, ProfileWriteSerializer, page_of
+from memory.api.serializers.common import page_of
+from memory.api.serializers.people import OwnerDetailSerializer, OwnerSerializer, ProfileWriteSerializer
 from memory.curation import profile_of
 from memory.engine import MEMORY_TYPES, StoreStats
 from memory.models import ObjectKind
@@ -34,18 +35,18 @@ class OwnerView(EngineView):
         return f"{self.kind}_id"
 
     def profile(self, owner_id: str) -> Any:
-        return profile_of(self.engine, self.kind, owner_id)
+        return profile_of(self.agent_memory, self.kind, owner_id)
 
     def stats(self, owner_id: str) -> StoreStats:
-        return self.engine.stats(**{self.scope: owner_id})
+        return self.agent_memory.stats(**{self.scope: owner_id})
 
 
 class OwnerList(OwnerView):
     def get(self, request: Request) -> Response:
         form = query_form(ListingForm, request)
-        listing = self.engine.list_users if self.kind == "user" else self.engine.list_agents
+        listing = self.agent_memory.list_users if self.kind == "user" else self.agent_memory.list_agents
         page = listing(**form.engine_arguments())
-        counts = self.engine.owner_counts(self.kind, [owner.id for owner in page])
+        counts = self.agent_memory.owner_counts(self.kind, [owner.id for owner in page])
         rows = [
             {"id": owner.id, "profile": owner if owner.version else None, "counts": counts.get(owner.id, NOTHING_OWNED)}
             for owner in page

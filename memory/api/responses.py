@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiResponse
 
-from memory.api.serializers import ErrorSerializer
+from memory.api.serializers.common import ErrorSerializer
 
 MEANINGS = {
     400: "Invalid input: `errors` holds the message of each field or parameter (`If-Match` included).",

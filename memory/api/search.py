@@ -18,7 +18,7 @@ from memory.api.base import EngineView
 from memory.api.errors import NON_FIELD
 from memory.api.permissions import Reads
 from memory.api.responses import errors_of
-from memory.api.serializers import SearchRequestSerializer, SearchResponseSerializer
+from memory.api.serializers.search import SearchRequestSerializer, SearchResponseSerializer
 from memory.engine import SearchResult, SearchResultFormatConfig, estimate_tokens
 from memory.queries.search import searcher
 from memory.web.engine_errors import field_errors
@@ -185,7 +185,7 @@ class Search(EngineView):
         given = body.validated_data
         arguments = search_arguments(given)
         try:
-            search, call = searcher(self.engine, given)
+            search, call = searcher(self.agent_memory, given)
             results = search(given["query"], **arguments)
             config = SearchResultFormatConfig(**given.get("format_config", {})) if given["formatted"] else None
         except ValueError as error:  # the engine's: its scope rules, ids and numbers it refuses
@@ -195,7 +195,7 @@ class Search(EngineView):
         payload = {
             "results": data,
             "call": call,
-            "strategy": arguments.get("strategy") or self.engine.store.search_strategy.value,
+            "strategy": arguments.get("strategy") or self.agent_memory.store.search_strategy.value,
             "total_tokens": sum(item["tokens"] for item in data) if config is not None else None,
         }
         return Response(SearchResponseSerializer(payload).data)

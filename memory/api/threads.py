@@ -10,7 +10,8 @@ from rest_framework.response import Response
 from memory.api.base import PRECONDITION, EngineView, expected_version, form_parameters, query_form, with_etag
 from memory.api.paging import page_response
 from memory.api.responses import errors_of
-from memory.api.serializers import ThreadCreateSerializer, ThreadSerializer, ThreadUpdateSerializer, page_of
+from memory.api.serializers.common import page_of
+from memory.api.serializers.threads import ThreadCreateSerializer, ThreadSerializer, ThreadUpdateSerializer
 from memory.web.filters import ThreadFilters
 
 ThreadPage = page_of(ThreadSerializer, "ThreadPage")
@@ -27,7 +28,7 @@ class ThreadList(EngineView):
     )
     def get(self, request: Request) -> Response:
         form = query_form(ThreadFilters, request)
-        page = self.engine.list_threads(**form.engine_arguments())
+        page = self.agent_memory.list_threads(**form.engine_arguments())
         return page_response(request, ThreadSerializer(page, many=True).data, page.next_cursor)
 
     @extend_schema(
@@ -49,7 +50,7 @@ class ThreadList(EngineView):
     def post(self, request: Request) -> Response:
         fields = self.valid_body(ThreadCreateSerializer, id_as="thread_id")
         entry = self.curation().create_thread(**fields)
-        thread = self.engine.get_thread_record(entry.object_id)
+        thread = self.agent_memory.get_thread_record(entry.object_id)
         return self.created(with_etag(Response(ThreadSerializer(thread).data), thread.version), "api:thread", thread.id)
 
 
@@ -61,7 +62,7 @@ class ThreadDetail(EngineView):
         tags=["threads"],
     )
     def get(self, request: Request, thread_id: str) -> Response:
-        thread = self.engine.get_thread_record(thread_id)
+        thread = self.agent_memory.get_thread_record(thread_id)
         return with_etag(Response(ThreadSerializer(thread).data), thread.version)
 
     @extend_schema(
@@ -79,11 +80,11 @@ class ThreadDetail(EngineView):
         tags=["threads"],
     )
     def patch(self, request: Request, thread_id: str) -> Response:
-        thread = self.engine.get_thread_record(thread_id)
+        thread = self.agent_memory.get_thread_record(thread_id)
         fields = self.valid_body(ThreadUpdateSerializer)
         version = expected_version(request, thread.version)
         self.curation().update_thread(thread_id, metadata=fields["metadata"], version=version)
-        thread = self.engine.get_thread_record(thread_id)
+        thread = self.agent_memory.get_thread_record(thread_id)
         return with_etag(Response(ThreadSerializer(thread).data), thread.version)
 
     @extend_schema(
@@ -96,7 +97,7 @@ class ThreadDetail(EngineView):
         tags=["threads"],
     )
     def delete(self, request: Request, thread_id: str) -> Response:
-        thread = self.engine.get_thread_record(thread_id)
+        thread = self.agent_memory.get_thread_record(thread_id)
         expected_version(request, thread.version)
         self.curation().delete_thread(thread_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

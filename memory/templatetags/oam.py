@@ -20,10 +20,9 @@ from django.urls import get_script_prefix, reverse
 from django.utils.functional import Promise
 from django.utils.safestring import SafeString, mark_safe
 
-from memory.curation import plural
 from memory.engine import MEMORY_TYPES, query_stems, stems, words
 from memory.services import embedder_spec
-from memory.text import clip
+from memory.text import clip, plural, short_id
 from memory.web.converters import EngineIdConverter
 from memory.web.forms.search import FORMAT_OPTIONS
 
@@ -117,17 +116,7 @@ def as_json(value: Any, indent: int | None = None) -> str:
     return json.dumps(value, ensure_ascii=False, indent=indent, sort_keys=False)
 
 
-UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
-
-
-@register.filter
-def short_id(value: Any) -> str:
-    """Ids for dense tables (the full id is in the title): a UUID by its first 8 characters, which
-    tell UUIDs apart; a made-up id, which reads, whole up to 40 characters."""
-    text = str(value)
-    if UUID.fullmatch(text):
-        return text[:8] + "…"
-    return text if len(text) <= 40 else text[:39] + "…"
+register.filter("short_id", short_id)  # {{ record.id|short_id }}
 
 
 @register.simple_tag
@@ -223,10 +212,7 @@ def highlight(text: Any, query: Any, autoescape: bool = True) -> SafeString:
     )
 
 
-@register.filter
-def plural_of(count: int, noun: str) -> str:
-    """{{ n|plural_of:"memory" }}: "1 memory", "3 memories"."""
-    return plural(count, noun)
+register.filter("plural_of", plural)  # {{ n|plural_of:"memory" }}: "1 memory", "3 memories"
 
 
 @register.filter

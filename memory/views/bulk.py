@@ -16,26 +16,25 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
-from memory.bulk import (
+from memory.curation import BulkOutcome, Curation
+from memory.curation.bulk_plan import BulkPlan, matching_ids, plan
+from memory.models import ObjectKind
+from memory.services import get_agent_memory
+from memory.text import plural
+from memory.views.common import curation, gone, render_page
+from memory.web.access import can_curate, curator_required, viewer_required
+from memory.web.filters import MemoryFilters, active_filters
+from memory.web.forms.bulk import (
     ACTIONS,
     MAX_SELECTION,
     URL_SELECTION_BYTES,
     BulkForm,
-    BulkPlan,
     IdListField,
     action_query,
     filter_query,
     listing_query,
-    matching_ids,
     parse_selection,
-    plan,
-    plural_memories,
 )
-from memory.curation import BulkOutcome, Curation, plural
-from memory.models import ObjectKind
-from memory.views.common import curation, engine, gone, render_page
-from memory.web.access import can_curate, curator_required, viewer_required
-from memory.web.filters import MemoryFilters, active_filters
 
 
 @viewer_required
@@ -82,7 +81,7 @@ def memory_bulk(request: HttpRequest) -> HttpResponse:
     elif data["all"]:
         if not filters.is_valid():
             return page(400)
-        ids = matching_ids(engine(), filters)
+        ids = matching_ids(get_agent_memory(), filters)
     else:
         ids = data["ids"]
     context["selected"] = len(ids)
@@ -97,7 +96,7 @@ def memory_bulk(request: HttpRequest) -> HttpResponse:
     if not data["action"]:
         return page()
     try:
-        preview = plan(engine(), data["action"], form.parameters(), ids)
+        preview = plan(get_agent_memory(), data["action"], form.parameters(), ids)
     except ValueError as error:
         form.add_error("keep", str(error).removeprefix("keep "))
         return page(400)
@@ -111,8 +110,9 @@ def memory_bulk(request: HttpRequest) -> HttpResponse:
     if outcome.change is None:
         messages.info(request, "Nothing changed: every memory had changed or gone since the preview.")
         return redirect("memory:memory_list")
-    skipped = f" {plural_memories(len(outcome.skipped))} left alone: changed since the preview, or refused." * bool(
-        outcome.skipped
+    skipped = (
+        f" {plural(len(outcome.skipped), 'memory', grouped=True)} left alone: changed since the preview, or refused."
+        * bool(outcome.skipped)
     )
     messages.success(request, f"{outcome.change.summary}.{skipped} Undo it in one step from here.")
     return redirect("memory:history_bulk", outcome.change.pk)
@@ -167,9 +167,9 @@ def apply(service: Curation, preview: BulkPlan) -> BulkOutcome:
 def message_bulk_delete(request: HttpRequest, thread_id: str) -> HttpResponse:
     """GET `ids` (repeated): the messages ticked on the thread's page, with their images, to
     confirm; POST: delete exactly those, as they were shown, as one bulk change."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        memory.get_thread_record(thread_id)
+        agent_memory.get_thread_record(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     context: dict = {"thread_id": thread_id, "cancel_url": reverse("memory:thread_detail", args=[thread_id])}
@@ -190,7 +190,7 @@ def message_bulk_delete(request: HttpRequest, thread_id: str) -> HttpResponse:
     found, missing = [], []
     for message_id in ids:
         try:
-            found.append(memory.get_message_record(thread_id, message_id))
+            found.append(agent_memory.get_message_record(thread_id, message_id))
         except KeyError:
             missing.append(message_id)
     context.update(

@@ -12,7 +12,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.engine import estimate_tokens
 from memory.models import ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, safe_next
+from memory.services import get_agent_memory
+from memory.views.common import curation, gone, refuse, render_page, safe_next
 from memory.web.access import curator_required, viewer_required
 from memory.web.forms.search import ContextCardForm
 
@@ -25,17 +26,17 @@ def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
 
     Looking must not change the store: a summary refresh that is due is not made (it would ask
     the LLM and write an unrecorded summary); the page says the agent's next card will make it."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        thread_record = memory.get_thread_record(thread_id)
-        thread = memory.get_thread(thread_id)
+        thread_record = agent_memory.get_thread_record(thread_id)
+        thread = agent_memory.get_thread(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     form = ContextCardForm(request.GET)
     context: dict = {
         "thread": thread_record,
         "form": form,
-        "llm": memory.llm is not None,
+        "llm": agent_memory.llm is not None,
         "summary_due": thread.messages_due_for_summary(),
     }
     if form.is_valid():
@@ -43,7 +44,7 @@ def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
         try:
             card = thread.get_context_card(**arguments, refresh_summary_if_due=False)
             as_of = (
-                memory.get_message_record(thread_id, arguments["as_of_message_id"])
+                agent_memory.get_message_record(thread_id, arguments["as_of_message_id"])
                 if "as_of_message_id" in arguments
                 else None
             )

@@ -13,14 +13,11 @@ from django.shortcuts import render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django_htmx.http import reswap, retarget
 
-from memory.curation import Actor, Curation, quoted, short
-from memory.engine import AgentMemory, StaleVersionError
+from memory.curation import Actor, Curation
+from memory.engine import StaleVersionError
 from memory.services import get_agent_memory
+from memory.text import quoted, short_id
 from memory.web.engine_errors import field_errors
-
-
-def engine() -> AgentMemory:
-    return get_agent_memory()
 
 
 def curation(request: HttpRequest) -> Curation:
@@ -118,6 +115,6 @@ def memory_words(memory_id: str) -> str:
     """A memory as a message names it: its text, quoted and shortened (its short id when it is no
     memory, or no longer one)."""
     try:
-        return quoted(engine().get_memory(memory_id).content)
+        return quoted(get_agent_memory().get_memory(memory_id).content)
     except KeyError:
-        return f"{short(memory_id)} (no memory now)"
+        return f"{short_id(memory_id)} (no memory now)"

@@ -26,7 +26,7 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap, retarget
 
-from memory.curation import CurationError, plural, undone_by
+from memory.curation import CurationError, undone_by
 from memory.engine import DEFAULT_DUPLICATE_DISTANCE, MAX_DUPLICATE_DISTANCE
 from memory.models import BulkChange
 from memory.queries.duplicates import (
@@ -37,7 +37,9 @@ from memory.queries.duplicates import (
     group_view,
     users_with_groups,
 )
-from memory.views.common import curation, engine, refuse, render_page
+from memory.services import get_agent_memory
+from memory.text import plural
+from memory.views.common import curation, refuse, render_page
 from memory.web.access import viewer_required
 from memory.web.filters import FILTER_ID_INPUT, FILTER_INPUT, memory_type_filter
 
@@ -109,7 +111,7 @@ def groups_page(
     the groups they find; `refused`, why a merge or an undo was not done (then a 400)."""
     query = query.copy()
     if not query.get("user_id"):
-        query["user_id"] = default_user(engine()) or ""
+        query["user_id"] = default_user(get_agent_memory()) or ""
     if not query.get("max_distance"):
         query["max_distance"] = str(DEFAULT_DUPLICATE_DISTANCE)  # shown in its field, not implied
     context = summary_context(query)
@@ -118,7 +120,7 @@ def groups_page(
     found = context["found"]
     context |= {
         "groups": [group_view(group) for group in found.groups] if found else [],
-        "users": [profile.id for profile in engine().list_users(limit=USERS_CONSIDERED)],
+        "users": [profile.id for profile in get_agent_memory().list_users(limit=USERS_CONSIDERED)],
         "merged": merged,
         "merged_undone": merged is not None and undone_by(merged) is not None,
         "refused": refused,
@@ -143,17 +145,17 @@ def summary_context(query: QueryDict) -> dict[str, Any]:
     if form.is_valid():
         arguments = form.engine_arguments()
         try:
-            found = engine().find_duplicates(**arguments)
+            found = get_agent_memory().find_duplicates(**arguments)
         except ValueError as error:
             refuse(form, error)
         else:
             user_id = arguments["user_id"]
-            if not engine().owner_counts("user", [user_id])[user_id]["memories"]:
+            if not get_agent_memory().owner_counts("user", [user_id])[user_id]["memories"]:
                 form.add_error("user_id", f"No user {user_id!r} with memories: check the id.")
                 found = None
             else:
                 switch = query.copy()
-                for other, groups in users_with_groups(engine(), arguments):
+                for other, groups in users_with_groups(get_agent_memory(), arguments):
                     switch["user_id"] = other
                     url = page_url(switch)
                     other_users.append({"user_id": other, "groups": groups, "url": url, "current": other == user_id})
@@ -215,8 +217,8 @@ def confirm_delete(request: HttpRequest, state: QueryDict, keep_id: str, retired
     """The question before a merge deletes memories: which one stays, which go (a page; with htmx,
     a card in place of the group)."""
     try:
-        keep = engine().get_memory(keep_id)
-        retired = [engine().get_memory(memory_id) for memory_id in retired_ids]
+        keep = get_agent_memory().get_memory(keep_id)
+        retired = [get_agent_memory().get_memory(memory_id) for memory_id in retired_ids]
     except KeyError as error:
         return groups_page(request, state, refused=f"Nothing was merged: {error.args[0]}.")
     htmx = getattr(request, "htmx", None)

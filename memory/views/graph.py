@@ -17,12 +17,13 @@ from django.http import HttpRequest, HttpResponse, JsonResponse, QueryDict
 from django.urls import reverse
 from django.views.decorators.vary import vary_on_headers
 
-from memory.curation import plural
 from memory.engine import MAX_GRAPH_NODES, MEMORY_TYPES, MemoryGraph, MemoryRecord
 from memory.models import ObjectKind
 from memory.queries.graph import MISSING_MEMORY, GraphFilters, degrees, graph_json, load
+from memory.services import get_agent_memory
 from memory.templatetags.oam import path_to
-from memory.views.common import engine, gone, render_page
+from memory.text import plural
+from memory.views.common import gone, render_page
 from memory.views.memories import links_of
 from memory.web.access import viewer_required
 
@@ -131,7 +132,7 @@ def graph_page(request: HttpRequest) -> HttpResponse:
     if asked:
         if form.is_valid() and form.cleaned_data.get("memory_id"):
             try:
-                engine().get_memory(form.cleaned_data["memory_id"])
+                get_agent_memory().get_memory(form.cleaned_data["memory_id"])
             except KeyError:
                 form.add_error("memory_id", MISSING_MEMORY)
                 status = 404
@@ -163,9 +164,9 @@ def graph_page(request: HttpRequest) -> HttpResponse:
 @viewer_required
 def graph_node(request: HttpRequest, memory_id: str) -> HttpResponse:
     """A memory as the graph's side panel shows it (a fragment for htmx, a page otherwise)."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        record = memory.get_memory(memory_id)
+        record = agent_memory.get_memory(memory_id)
     except KeyError:
         if getattr(request, "htmx", False):
             return render_page(request, "graph/node.html", {"missing": memory_id}, fragment="panel", status=404)

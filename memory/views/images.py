@@ -13,16 +13,17 @@ from django.views.decorators.http import require_http_methods, require_POST
 from memory.curation import CurationError
 from memory.engine import stored_image_size
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, render_page, saved, submit
+from memory.services import get_agent_memory
+from memory.views.common import curation, gone, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.forms.records import ImageForm
 
 
 @viewer_required
 def image_detail(request: HttpRequest, image_id: str) -> HttpResponse:
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        image = memory.get_image(image_id, include_bytes=True)
+        image = agent_memory.get_image(image_id, include_bytes=True)
     except KeyError:
         return gone(request, ObjectKind.IMAGE, image_id)
     size = stored_image_size(image.bytes)  # None: the stored bytes are no image (the page says so)
@@ -32,7 +33,7 @@ def image_detail(request: HttpRequest, image_id: str) -> HttpResponse:
         {
             "image": image,
             "size": size,
-            "llm": memory.llm is not None,
+            "llm": agent_memory.llm is not None,
             "history": CurationEntry.objects.filter(object_kind=ObjectKind.IMAGE, object_id=image_id),
         },
     )
@@ -44,7 +45,7 @@ def image_raw(request: HttpRequest, image_id: str) -> HttpResponse:
     """The stored bytes with the stored content type. `nosniff` and a sandboxing CSP keep a
     browser from treating them as anything but an image."""
     try:
-        image = engine().get_image(image_id, include_bytes=True)
+        image = get_agent_memory().get_image(image_id, include_bytes=True)
     except KeyError:
         return HttpResponse(status=404)
     response = HttpResponse(image.bytes, content_type=image.mime_type.value.lower())
@@ -57,9 +58,9 @@ def image_raw(request: HttpRequest, image_id: str) -> HttpResponse:
 @curator_required
 @require_http_methods(["GET", "POST"])
 def image_edit(request: HttpRequest, image_id: str) -> HttpResponse:
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        image = memory.get_image(image_id)
+        image = agent_memory.get_image(image_id)
     except KeyError:
         return gone(request, ObjectKind.IMAGE, image_id)
     form = ImageForm(
@@ -74,7 +75,7 @@ def image_edit(request: HttpRequest, image_id: str) -> HttpResponse:
             lambda data: curation(request).update_image(image_id, **data),
             template="images/edit.html",
             context=context,
-            current=lambda: memory.get_image(image_id),
+            current=lambda: agent_memory.get_image(image_id),
             name="image",
             gone_as=(ObjectKind.IMAGE, image_id),
         )
@@ -103,9 +104,9 @@ def image_describe(request: HttpRequest, image_id: str) -> HttpResponse:
 @curator_required
 @require_http_methods(["GET", "POST"])
 def image_delete(request: HttpRequest, image_id: str) -> HttpResponse:
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        image = memory.get_image(image_id)
+        image = agent_memory.get_image(image_id)
     except KeyError:
         return gone(request, ObjectKind.IMAGE, image_id)
     cancel_url = reverse("memory:image_detail", args=[image_id])

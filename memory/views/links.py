@@ -11,7 +11,8 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from memory.engine import BUILTIN_RELATIONS
 from memory.models import ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, safe_next, saved, submit
+from memory.services import get_agent_memory
+from memory.views.common import curation, gone, refuse, render_page, safe_next, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.forms.records import LinkEditForm, LinkForm
 
@@ -32,12 +33,12 @@ def back(request: HttpRequest) -> str:
 def ends(source_id: str | None, target_id: str | None) -> list[tuple[str, str, object]]:
     """A link's two memories, to show them by their content (ids alone say nothing to a person):
     (label, id, the memory or None when there is none by that id), for the ids given."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     shown = []
     for label, memory_id in (("From", source_id), ("To", target_id)):
         if memory_id:
             try:
-                shown.append((label, memory_id, memory.get_memory(memory_id)))
+                shown.append((label, memory_id, agent_memory.get_memory(memory_id)))
             except KeyError:
                 shown.append((label, memory_id, None))
     return shown
@@ -80,9 +81,9 @@ def link_create(request: HttpRequest) -> HttpResponse:
 def link_edit(request: HttpRequest, relation_id: str) -> HttpResponse:
     """Retype a link or change its metadata; a retype that changes a memory's status is shown first."""
     service = curation(request)
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        relation = memory.get_relation(relation_id)
+        relation = agent_memory.get_relation(relation_id)
     except KeyError:
         return gone(request, ObjectKind.LINK, relation_id)
     initial = {
@@ -118,7 +119,7 @@ def link_edit(request: HttpRequest, relation_id: str) -> HttpResponse:
         lambda data: service.update_link(relation_id, **{k: v for k, v in data.items() if k != "confirm"}),
         template="links/form.html",
         context=context,
-        current=lambda: memory.get_relation(relation_id),
+        current=lambda: agent_memory.get_relation(relation_id),
         name="relation",
         gone_as=(ObjectKind.LINK, relation_id),
     )
@@ -134,7 +135,7 @@ def link_delete(request: HttpRequest, relation_id: str) -> HttpResponse:
     """GET: the link, and which memory becomes valid again without it; POST: delete it."""
     service = curation(request)
     try:
-        relation = engine().get_relation(relation_id)
+        relation = get_agent_memory().get_relation(relation_id)
     except KeyError:
         return gone(request, ObjectKind.LINK, relation_id)
     if request.method == "POST":
@@ -164,7 +165,7 @@ def memory_picks(request: HttpRequest) -> HttpResponse:
     what was typed, newest first. The page sends the field being typed in, alone."""
     typed = next((value for value in request.GET.values() if value.strip()), "")[:500]
     try:
-        picks = engine().list_memories(text=typed, limit=PICKS, newest_first=True) if typed else []
+        picks = get_agent_memory().list_memories(text=typed, limit=PICKS, newest_first=True) if typed else []
     except ValueError:  # text the engine cannot search for (a NUL character): no suggestions
         picks = []
     return render_page(request, "links/picks.html", {"picks": picks})

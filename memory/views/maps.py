@@ -16,7 +16,8 @@ from memory.engine import DEFAULT_MAP_MEMORIES, MEMORY_TYPES
 from memory.models import ObjectKind
 from memory.queries.map import HEIGHT, WIDTH, map_points
 from memory.queries.people import owns_anything
-from memory.views.common import engine, gone, refuse, render_page
+from memory.services import get_agent_memory
+from memory.views.common import gone, refuse, render_page
 from memory.web.access import viewer_required
 from memory.web.filters import STATUSES, memory_type_filter, number_filter, status_filter
 
@@ -52,8 +53,8 @@ def point_radius(count: int) -> float:
 
 @viewer_required
 def user_map(request: HttpRequest, owner_id: str) -> HttpResponse:
-    memory = engine()
-    if not owns_anything(memory.stats(user_id=owner_id)):
+    agent_memory = get_agent_memory()
+    if not owns_anything(agent_memory.stats(user_id=owner_id)):
         return gone(request, ObjectKind.USER, owner_id)
     form = MapFilters(request.GET)
     context: dict[str, Any] = {"owner_id": owner_id, "form": form, "width": WIDTH, "height": HEIGHT}
@@ -63,7 +64,7 @@ def user_map(request: HttpRequest, owner_id: str) -> HttpResponse:
         if arguments["status"] is None:
             del arguments["status"]
         try:
-            found = memory.memory_vectors(owner_id, **arguments)
+            found = agent_memory.memory_vectors(owner_id, **arguments)
         except ValueError as error:
             refuse(form, error)
         else:

@@ -12,12 +12,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.bulk import filter_query
 from memory.engine import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, MemoryRecord, MessageRecord, RecordRelation
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
+from memory.services import get_agent_memory
+from memory.views.common import curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import MemoryFilters, active_filters
+from memory.web.forms.bulk import filter_query
 from memory.web.forms.records import MemoryEditForm, MemoryForm
 
 LINKS_SHOWN = 200
@@ -39,10 +40,12 @@ class LinkRow:
 def links_of(memory_id: str, limit: int) -> tuple[list[LinkRow], bool]:
     """A memory's first `limit` links, each with the memory at its other end (fetched in one walk
     of the graph: an id alone says nothing to a person), and whether it has more."""
-    memory = engine()
-    links = memory.list_relations(record_id=memory_id, limit=limit)
+    agent_memory = get_agent_memory()
+    links = agent_memory.list_relations(record_id=memory_id, limit=limit)
     try:
-        neighbours = {node.id: node for node in memory.memory_graph(memory_id=memory_id, max_nodes=limit + 1).nodes}
+        neighbours = {
+            node.id: node for node in agent_memory.memory_graph(memory_id=memory_id, max_nodes=limit + 1).nodes
+        }
     except KeyError:  # deleted meanwhile: the links are shown by their ids
         neighbours = {}
     rows = []
@@ -71,7 +74,7 @@ def sources_of(record: MemoryRecord) -> tuple[list[SourceRow], int]:
     rows = []
     for message_id in ids[:SOURCES_SHOWN]:
         try:
-            message = engine().get_message_record(record.thread_id, message_id)
+            message = get_agent_memory().get_message_record(record.thread_id, message_id)
         except (KeyError, ValueError):  # deleted, expired, or an id no message can have
             message = None
         rows.append(SourceRow(message_id, message))
@@ -86,7 +89,7 @@ def memory_list(request: HttpRequest) -> HttpResponse:
     page, status = [], 200
     if form.is_valid():
         try:
-            page = engine().list_memories(**form.engine_arguments())
+            page = get_agent_memory().list_memories(**form.engine_arguments())
         except ValueError as error:
             refuse(form, error)
     if form.errors:
@@ -111,9 +114,9 @@ def memory_list(request: HttpRequest) -> HttpResponse:
 def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
     """Content first, then scope, status (and the link that made it invalid), lifetime, links in
     both directions (each labelled as seen from this memory) and history."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        record = memory.get_memory(memory_id)
+        record = agent_memory.get_memory(memory_id)
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
     links, more_links = links_of(memory_id, LINKS_SHOWN)
@@ -158,9 +161,9 @@ def memory_create(request: HttpRequest) -> HttpResponse:
 @curator_required
 @require_http_methods(["GET", "POST"])
 def memory_edit(request: HttpRequest, memory_id: str) -> HttpResponse:
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        record = memory.get_memory(memory_id)
+        record = agent_memory.get_memory(memory_id)
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
     initial = {
@@ -187,7 +190,7 @@ def memory_edit(request: HttpRequest, memory_id: str) -> HttpResponse:
             save,
             template="memories/form.html",
             context=context,
-            current=lambda: memory.get_memory(memory_id),
+            current=lambda: agent_memory.get_memory(memory_id),
             name="memory",
             gone_as=(ObjectKind.MEMORY, memory_id),
         )
@@ -202,9 +205,9 @@ def memory_edit(request: HttpRequest, memory_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def memory_delete(request: HttpRequest, memory_id: str) -> HttpResponse:
     """GET: the memory and the links that go with it, and whose status comes back; POST: delete."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        record = memory.get_memory(memory_id)
+        record = agent_memory.get_memory(memory_id)
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
     if request.method == "POST":
@@ -214,7 +217,7 @@ def memory_delete(request: HttpRequest, memory_id: str) -> HttpResponse:
             return gone(request, ObjectKind.MEMORY, memory_id)
         messages.success(request, "Deleted the memory. It can be restored from the history.")
         return redirect("memory:memory_list")
-    links = memory.list_relations(record_id=memory_id, limit=None)
+    links = agent_memory.list_relations(record_id=memory_id, limit=None)
     revived = [
         link.target_record_id
         for link in links

@@ -11,7 +11,8 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, render_page, saved, submit
+from memory.services import get_agent_memory
+from memory.views.common import curation, gone, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.engine_errors import field_errors
 from memory.web.forms.records import ImageUploadForm, MessageForm
@@ -30,16 +31,16 @@ def message_detail(request: HttpRequest, thread_id: str, message_id: str) -> Htt
     """A message with its parts, the memories extracted from it (their provenance names it) and
     its history. For htmx, just its timeline item (what "cancel" on
     an inline edit puts back)."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        message = memory.get_message_record(thread_id, message_id)
+        message = agent_memory.get_message_record(thread_id, message_id)
     except KeyError:
         return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
     context = {"message": message, "thread_id": thread_id, **images_of(message)}
     if request.htmx and not request.htmx.boosted:
         return render_page(request, "messages/item.html", context)
     context["history"] = CurationEntry.objects.filter(object_kind=ObjectKind.MESSAGE, object_id=message_id)
-    context["extracted"] = memory.memories_from_message(thread_id, message_id, limit=EXTRACTED_SHOWN)
+    context["extracted"] = agent_memory.memories_from_message(thread_id, message_id, limit=EXTRACTED_SHOWN)
     return render_page(request, "messages/detail.html", context)
 
 
@@ -50,7 +51,7 @@ def image_ids(message) -> list[str]:
 def images_of(message) -> dict[str, dict]:
     """The image records of a message's image parts, for their thumbnails (by id)."""
     ids = image_ids(message)
-    return {"images": {image.id: image for image in engine().list_images(image_id=ids)} if ids else {}}
+    return {"images": {image.id: image for image in get_agent_memory().list_images(image_id=ids)} if ids else {}}
 
 
 @curator_required
@@ -59,9 +60,9 @@ def images_of(message) -> dict[str, dict]:
 def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpResponse:
     """Edit content, role, metadata and timestamp. The engine re-embeds the new text; the thread
     page's inline editor posts here too and gets the updated timeline item back."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        message = memory.get_message_record(thread_id, message_id)
+        message = agent_memory.get_message_record(thread_id, message_id)
     except KeyError:
         return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
     initial = {
@@ -82,7 +83,7 @@ def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpR
             lambda data: curation(request).update_message(thread_id, message_id, **data),
             template="messages/edit.html",
             context=context,
-            current=lambda: memory.get_message_record(thread_id, message_id),
+            current=lambda: agent_memory.get_message_record(thread_id, message_id),
             name="message",
             gone_as=(ObjectKind.MESSAGE, message_id),
             fragment=fragment,
@@ -90,7 +91,7 @@ def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpR
         if refused:
             return refused
         if inline:  # the edited message back in its place on the timeline
-            message = memory.get_message_record(thread_id, message_id)
+            message = agent_memory.get_message_record(thread_id, message_id)
             return render_page(request, "messages/item.html", {**context, "message": message, **images_of(message)})
         saved(request, result, "the message")
         return redirect(f"{thread_url(thread_id)}#message-{message.seq_no}")
@@ -103,9 +104,9 @@ def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpR
 def message_delete(request: HttpRequest, thread_id: str, message_id: str) -> HttpResponse:
     """GET: what goes with the message (its images; memories extracted from it stay); POST: delete.
     On the thread page (htmx) the confirmation takes the message's place, and then a notice does."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        message = memory.get_message_record(thread_id, message_id)
+        message = agent_memory.get_message_record(thread_id, message_id)
     except KeyError:
         return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
     inline = bool(request.htmx) and not request.htmx.boosted
@@ -134,9 +135,9 @@ def message_delete(request: HttpRequest, thread_id: str, message_id: str) -> Htt
 def image_add(request: HttpRequest, thread_id: str) -> HttpResponse:
     """Upload an image into a thread, as a message with an image part or as an image record. The
     engine checks it (format, size, pixels) before anything is stored."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        thread = memory.get_thread_record(thread_id)
+        thread = agent_memory.get_thread_record(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     form = ImageUploadForm(request.POST or None, request.FILES or None)

@@ -13,11 +13,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from memory.consistency import check_and_record
+from memory.curation.consistency import check_and_record
 from memory.engine import MEMORY_TYPES
 from memory.models import CheckRun, CurationEntry
 from memory.queries.history import one_row_per_bulk_change
-from memory.views.common import engine
+from memory.services import get_agent_memory
 from memory.web.access import curator_required, viewer_required
 
 CHART_DAYS = 60
@@ -94,7 +94,7 @@ def activity_chart(by_day: list[tuple[str, str, int]], today: date, days: int = 
 
 @viewer_required
 def overview(request: HttpRequest) -> HttpResponse:
-    stats = engine().stats()
+    stats = get_agent_memory().stats()
     memory_rows = [(memory_type, stats.records[memory_type]) for memory_type in MEMORY_TYPES]
     totals = {status: sum(counts[status] for _, counts in memory_rows) for status in ("valid", "invalid", "expired")}
     return render(
@@ -110,7 +110,7 @@ def overview(request: HttpRequest) -> HttpResponse:
             "bulk_as_one": True,
             "last_check": CheckRun.objects.first(),
             # The store's recorded embedder beside OAM_EMBEDDER's: another process may have re-embedded it.
-            "vectors": engine().vector_state(),
+            "vectors": get_agent_memory().vector_state(),
             "configured_embedder": settings.OAM_EMBEDDER,
         },
     )
@@ -123,7 +123,7 @@ def check_run(request: HttpRequest) -> HttpResponse:
     oam_check --repair`), keep its result, and go back to the overview's panel. It runs in the
     request: on the demo store it takes a fraction of a second (the probe's searches dominate)."""
     repair = request.POST.get("repair") == "1"
-    result, run = check_and_record(engine(), repair=repair, user=request.user, via="dashboard")
+    result, run = check_and_record(get_agent_memory(), repair=repair, user=request.user, via="dashboard")
     if result.ok:
         repaired = sum(finding.repaired for finding in result.findings)
         done = f" after repairing {repaired}" if repair and repaired else ""

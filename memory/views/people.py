@@ -17,7 +17,8 @@ from memory.curation import profile_of
 from memory.engine import MEMORY_TYPES
 from memory.models import CurationEntry, ObjectKind
 from memory.queries.people import owns_anything
-from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
+from memory.services import get_agent_memory
+from memory.views.common import curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import ListingForm
 from memory.web.forms.records import ProfileForm
@@ -39,7 +40,7 @@ class Owner:
         return self.url("list")
 
     def profile(self, owner_id: str):
-        return profile_of(engine(), self.kind, owner_id)
+        return profile_of(get_agent_memory(), self.kind, owner_id)
 
 
 OWNERS = {"user": Owner("user", "users", "user_id"), "agent": Owner("agent", "agents", "agent_id")}
@@ -50,17 +51,17 @@ OWNERS = {"user": Owner("user", "users", "user_id"), "agent": Owner("agent", "ag
 def owner_list(request: HttpRequest, kind: str) -> HttpResponse:
     """Every user (or agent) id that owns a profile, thread or record, with what they own."""
     owner = OWNERS[kind]
-    memory = engine()
+    agent_memory = get_agent_memory()
     form = ListingForm(request.GET)
     page, counts, status = [], {}, 200
     if form.is_valid():
         arguments = form.engine_arguments()
         try:
-            page = (memory.list_users if kind == "user" else memory.list_agents)(**arguments)
+            page = (agent_memory.list_users if kind == "user" else agent_memory.list_agents)(**arguments)
         except ValueError as error:
             refuse(form, error)
         else:
-            counts = memory.owner_counts(kind, [profile.id for profile in page])
+            counts = agent_memory.owner_counts(kind, [profile.id for profile in page])
     if form.errors:
         status = 400
     rows = [(profile, counts.get(profile.id, {})) for profile in page]
@@ -76,14 +77,14 @@ def owner_list(request: HttpRequest, kind: str) -> HttpResponse:
 @viewer_required
 def owner_detail(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
     owner = OWNERS[kind]
-    memory = engine()
+    agent_memory = get_agent_memory()
     scope = {owner.scope: owner_id}
-    stats = memory.stats(**scope)
+    stats = agent_memory.stats(**scope)
     if not owns_anything(stats):
         return gone(request, kind, owner_id)  # owns nothing: no such user (or agent), or no longer
     profile = owner.profile(owner_id)
-    threads = memory.list_threads(**scope, limit=SHOWN_ON_PAGE)
-    memories = memory.list_memories(**scope, limit=SHOWN_ON_PAGE, newest_first=True)
+    threads = agent_memory.list_threads(**scope, limit=SHOWN_ON_PAGE)
+    memories = agent_memory.list_memories(**scope, limit=SHOWN_ON_PAGE, newest_first=True)
     return render_page(
         request,
         "people/detail.html",
@@ -134,7 +135,7 @@ def owner_edit(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
 def owner_delete(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse:
     """GET: everything that goes with them, counted; POST: delete it all (restorable)."""
     owner = OWNERS[kind]
-    stats = engine().stats(**{owner.scope: owner_id})
+    stats = get_agent_memory().stats(**{owner.scope: owner_id})
     if not owns_anything(stats):
         return gone(request, kind, owner_id)
     if request.method == "POST":

@@ -12,11 +12,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.curation import CurationError, mark, plural, undone_by
+from memory.curation import CurationError, mark, undone_by
 from memory.engine import LIFECYCLE_RELATIONS
 from memory.models import BulkChange, ObjectKind, ReviewKind, ReviewMark
 from memory.queries.review import QUEUES, KeepForm, ReviewFilters, counts, queue_page, recent_marks
-from memory.views.common import curation, engine, gone, memory_words, refuse, render_page, safe_next
+from memory.services import get_agent_memory
+from memory.text import plural
+from memory.views.common import curation, gone, memory_words, refuse, render_page, safe_next
 from memory.web.access import curator_required, viewer_required
 
 RETIRED_BY = {"supersedes": "superseded by", "refines": "refined by", "duplicates": "a duplicate of"}
@@ -43,10 +45,10 @@ def review(request: HttpRequest) -> HttpResponse:
     rows, next_cursor, tallies, arguments = [], None, {}, {"queue": "llm", "days": 7}
     if form.is_valid():
         arguments = form.review_arguments()
-        memory = engine()
+        agent_memory = get_agent_memory()
         try:
-            tallies = counts(memory, arguments["user_id"], arguments["days"])
-            rows, next_cursor = queue_page(memory, **arguments)
+            tallies = counts(agent_memory, arguments["user_id"], arguments["days"])
+            rows, next_cursor = queue_page(agent_memory, **arguments)
         except ValueError as error:  # a damaged cursor, a user id beyond the engine's limits
             refuse(form, error)
     return render_page(
@@ -88,7 +90,7 @@ def resolved_change(value: str | None) -> BulkChange | None:
 def lifecycle_link(request: HttpRequest, relation_id: str):
     """The automatic lifecycle link a decision names, or the answer that refuses it."""
     try:
-        link = engine().get_relation(relation_id)
+        link = get_agent_memory().get_relation(relation_id)
     except KeyError:
         return None, gone(request, ObjectKind.LINK, relation_id)
     if link.relation_type not in LIFECYCLE_RELATIONS:
@@ -152,7 +154,7 @@ def review_keep(request: HttpRequest, relation_id: str) -> HttpResponse:
 def review_dismiss(request: HttpRequest, relation_id: str) -> HttpResponse:
     """Leave a contradiction as it is (both memories stay valid); it leaves the queue."""
     try:
-        link = engine().get_relation(relation_id)
+        link = get_agent_memory().get_relation(relation_id)
     except KeyError:
         return gone(request, ObjectKind.LINK, relation_id)
     if link.relation_type != "contradicts":
@@ -180,7 +182,7 @@ def review_reopen(request: HttpRequest, mark_id: int) -> HttpResponse:
 def review_purge(request: HttpRequest) -> HttpResponse:
     """GET: what a purge deletes (every expired record of the store, whoever it belongs to) and
     that it can be undone; POST: purge, recorded as one bulk change."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     if request.method == "POST":
         result = curation(request).purge_expired()
         if result.change is None:
@@ -195,7 +197,7 @@ def review_purge(request: HttpRequest) -> HttpResponse:
                 f"(“{result.change.summary}”) to put them back, still expired.{unsaved}",
             )
         return redirect(back(request, "expired"))
-    expired = memory.list_expired(limit=None)
+    expired = agent_memory.list_expired(limit=None)
     kinds: dict[str, int] = {}
     for record in expired:
         kinds[record.record_type] = kinds.get(record.record_type, 0) + 1

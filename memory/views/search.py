@@ -8,7 +8,8 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.engine import estimate_tokens
 from memory.queries.search import RANKING_DISTANCE, Formatted, compare, searcher, timed
-from memory.views.common import engine, refuse, render_page
+from memory.services import get_agent_memory
+from memory.views.common import refuse, render_page
 from memory.web.access import viewer_required
 from memory.web.forms.search import SearchForm
 
@@ -20,8 +21,8 @@ def run_search(form: SearchForm, *, comparing: bool) -> dict:
     """The search the form describes, each result formatted as an agent receives it, and the
     strategies compared when asked; the engine's ValueErrors pass through, for the form."""
     query, arguments = form.cleaned_data["q"], form.search_arguments()
-    search_call, layer = searcher(engine(), form.cleaned_data)
-    own_strategy = engine().store.search_strategy.value
+    search_call, layer = searcher(get_agent_memory(), form.cleaned_data)
+    own_strategy = get_agent_memory().store.search_strategy.value
     strategy = arguments.get("strategy") or own_strategy
     results, elapsed = timed(search_call, query, arguments)
     config = form.format_config()
@@ -55,7 +56,7 @@ def search(request: HttpRequest) -> HttpResponse:
     # form["cleaned_data"], a KeyError that Django words at length, once for each result.
     context: dict = {"form": form, "query": form.cleaned_data.get("q", "") if form.is_bound else ""}
     if valid and form.needs_user():
-        context["users"] = engine().list_users(limit=USERS_OFFERED)
+        context["users"] = get_agent_memory().list_users(limit=USERS_OFFERED)
     elif valid:
         try:
             context.update(run_search(form, comparing=bool(request.GET.get("compare"))))

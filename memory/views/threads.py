@@ -11,7 +11,8 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.models import CurationEntry, ObjectKind
-from memory.views.common import curation, engine, gone, refuse, render_page, saved, submit
+from memory.services import get_agent_memory
+from memory.views.common import curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import ThreadFilters, active_filters
 from memory.web.forms.records import ThreadMetadataForm
@@ -28,7 +29,7 @@ def thread_list(request: HttpRequest) -> HttpResponse:
     page, status = [], 200
     if form.is_valid():
         try:
-            page = engine().list_threads(**form.engine_arguments())
+            page = get_agent_memory().list_threads(**form.engine_arguments())
         except ValueError as error:  # a cursor from elsewhere, or a filter past the engine's limits
             refuse(form, error)
     if form.errors:
@@ -66,19 +67,19 @@ def message_window(request: HttpRequest, total: int) -> tuple[int, int]:
 @viewer_required
 @vary_on_headers("HX-Request")
 def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        thread = memory.get_thread_record(thread_id)
-        summary_due = memory.get_thread(thread_id).messages_due_for_summary()
+        thread = agent_memory.get_thread_record(thread_id)
+        summary_due = agent_memory.get_thread(thread_id).messages_due_for_summary()
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     start, count = message_window(request, thread.message_count)
-    timeline = memory.list_thread_messages(thread_id, start=start, limit=count)
+    timeline = agent_memory.list_thread_messages(thread_id, start=start, limit=count)
     shown = [part["id"] for message in timeline for part in message.parts or () if part.get("type") == "image"]
-    images = {image.id: image for image in memory.list_images(image_id=shown, limit=len(shown))} if shown else {}
-    memories = memory.list_memories(thread_id=thread_id, limit=THREAD_MEMORIES_SHOWN, newest_first=True)
+    images = {image.id: image for image in agent_memory.list_images(image_id=shown, limit=len(shown))} if shown else {}
+    memories = agent_memory.list_memories(thread_id=thread_id, limit=THREAD_MEMORIES_SHOWN, newest_first=True)
     # The thread's own pictures (those of no message): among its first images, in store order.
-    standalone = [image for image in memory.list_images(thread_id=thread_id) if image.message_id is None]
+    standalone = [image for image in agent_memory.list_images(thread_id=thread_id) if image.message_id is None]
     return render_page(
         request,
         "threads/detail.html",
@@ -104,9 +105,9 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def thread_edit(request: HttpRequest, thread_id: str) -> HttpResponse:
     """Edit a thread's metadata; refused when the thread changed since the form was opened."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        thread = memory.get_thread_record(thread_id)
+        thread = agent_memory.get_thread_record(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     form = ThreadMetadataForm(request.POST or None, initial={"metadata": thread.metadata, "version": thread.version})
@@ -118,7 +119,7 @@ def thread_edit(request: HttpRequest, thread_id: str) -> HttpResponse:
             lambda data: curation(request).update_thread(thread_id, metadata=data["metadata"], version=data["version"]),
             template="threads/edit.html",
             context=context,
-            current=lambda: memory.get_thread_record(thread_id),
+            current=lambda: agent_memory.get_thread_record(thread_id),
             name="thread",
             gone_as=(ObjectKind.THREAD, thread_id),
         )
@@ -133,9 +134,9 @@ def thread_edit(request: HttpRequest, thread_id: str) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def thread_delete(request: HttpRequest, thread_id: str) -> HttpResponse:
     """GET: what goes with the thread (messages, memories, images, links); POST: delete it."""
-    memory = engine()
+    agent_memory = get_agent_memory()
     try:
-        thread = memory.get_thread_record(thread_id)
+        thread = agent_memory.get_thread_record(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
     if request.method == "POST":
@@ -150,7 +151,7 @@ def thread_delete(request: HttpRequest, thread_id: str) -> HttpResponse:
         "threads/delete.html",
         {
             "thread": thread,
-            "stats": memory.stats(thread_id=thread_id),
+            "stats": agent_memory.stats(thread_id=thread_id),
             "cancel_url": reverse("memory:thread_detail", args=[thread_id]),
         },
     )

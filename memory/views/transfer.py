@@ -3,7 +3,7 @@ oam-export file, upload one to import it in the background, and watch the import
 
 Curators only, downloads included: an export holds everything in its scope (every message, image
 and memory, with metadata), more than a viewer should carry away in one click; viewers read the
-store page by page. The import itself runs in memory.transfer_jobs.
+store page by page. The import itself runs in memory.curation.import_jobs.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from memory import transfer_jobs
+from memory.curation import import_jobs
 from memory.models import ImportJob
 from memory.views.common import render_page
 from memory.web.access import curator_required
@@ -27,15 +27,15 @@ RECENT_JOBS = 10
 def transfer_page(
     request: HttpRequest, *, export_form: ExportForm | None = None, import_form: ImportForm | None = None, status=200
 ) -> HttpResponse:
-    jobs = [transfer_jobs.refresh(job) for job in ImportJob.objects.all()[:RECENT_JOBS]]
+    jobs = [import_jobs.refresh(job) for job in ImportJob.objects.all()[:RECENT_JOBS]]
     return render_page(
         request,
         "transfer/page.html",
         {
             "export_form": export_form or ExportForm(),
-            "import_form": import_form or ImportForm(max_bytes=transfer_jobs.max_bytes()),
+            "import_form": import_form or ImportForm(max_bytes=import_jobs.max_bytes()),
             "jobs": jobs,
-            "max_bytes": transfer_jobs.max_bytes(),
+            "max_bytes": import_jobs.max_bytes(),
         },
         status=status,
     )
@@ -48,10 +48,10 @@ def transfer(request: HttpRequest) -> HttpResponse:
     importing it (its header is checked first: another format or version is a form error)."""
     if request.method == "GET":
         return transfer_page(request)
-    form = ImportForm(request.POST, request.FILES, max_bytes=transfer_jobs.max_bytes())
+    form = ImportForm(request.POST, request.FILES, max_bytes=import_jobs.max_bytes())
     if not form.is_valid():
         return transfer_page(request, import_form=form, status=400)
-    job = transfer_jobs.start_import(request.user, form.cleaned_data["file"])
+    job = import_jobs.start_import(request.user, form.cleaned_data["file"])
     # No flash message: the job's page says "Importing…" itself, only while it runs (a flash would
     # stay above the result once it is done or failed, since polling replaces only the panel).
     return redirect("memory:import_job", job_id=job.pk)
@@ -67,7 +67,7 @@ def transfer_export(request: HttpRequest) -> HttpResponse:
         return transfer_page(request, export_form=form, status=400)
     scope = form.scope()
     try:
-        counts, stream = transfer_jobs.export_stream(scope)
+        counts, stream = import_jobs.export_stream(scope)
     except ValueError as error:
         form.add_error(None, str(error))
         return transfer_page(request, export_form=form, status=400)
@@ -76,7 +76,7 @@ def transfer_export(request: HttpRequest) -> HttpResponse:
         form.add_error(name, f"Nothing in the store belongs to {value!r}: no file to download.")
         return transfer_page(request, export_form=form, status=400)
     response = StreamingHttpResponse(stream, content_type="application/jsonl; charset=utf-8")
-    name = transfer_jobs.export_file_name(scope, timezone.now())
+    name = import_jobs.export_file_name(scope, timezone.now())
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["X-Export-Counts"] = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     return response
@@ -88,11 +88,11 @@ def transfer_export(request: HttpRequest) -> HttpResponse:
 def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
     """An import's progress: the whole page, or (htmx polling every second while it runs) only
     its progress panel."""
-    job = transfer_jobs.refresh(get_object_or_404(ImportJob, pk=job_id))
+    job = import_jobs.refresh(get_object_or_404(ImportJob, pk=job_id))
     return render_page(
         request,
         "transfer/job.html",
-        {"job": job, "can_resume": transfer_jobs.can_resume(job)},
+        {"job": job, "can_resume": import_jobs.can_resume(job)},
         fragment="progress",
     )
 
@@ -102,6 +102,6 @@ def import_job(request: HttpRequest, job_id: int) -> HttpResponse:
 def import_resume(request: HttpRequest, job_id: int) -> HttpResponse:
     """Run a failed or interrupted import again: what is already in the store is skipped."""
     job = get_object_or_404(ImportJob, pk=job_id)
-    if not transfer_jobs.resume(job):
+    if not import_jobs.resume(job):
         messages.warning(request, "This import cannot run again: it is running, done, or its file is gone.")
     return redirect("memory:import_job", job_id=job.pk)

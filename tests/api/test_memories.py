@@ -182,6 +182,18 @@ def test_bad_bodies_are_a_400_under_their_field_and_store_nothing(curator_api, a
     assert agent_memory.list_memories() == []
 
 
+def test_a_lifetime_past_the_dashboards_cap_is_a_400_under_ttl_days(curator_api, agent_memory, stored):
+    """The API and the memory forms take lifetimes up to the same cap (memory.web.fields.MAX_TTL_DAYS)."""
+    created = curator_api.post(LIST, {"content": "x", "ttl_days": 36_501}, format="json")
+    edited = curator_api.patch(one(stored), {"ttl_days": 36_501}, format="json")
+
+    for response in (created, edited):
+        assert response.status_code == 400
+        assert response.json()["errors"] == {"ttl_days": ["Ensure this value is less than or equal to 36500."]}
+    assert [record.id for record in agent_memory.list_memories(limit=None)] == [stored]
+    assert curator_api.post(LIST, {"content": "x", "ttl_days": 36_500}, format="json").status_code == 201
+
+
 def test_an_update_writes_what_is_given_and_moves_the_etag(curator_api, agent_memory, stored):
     response = curator_api.patch(
         one(stored), {"content": "Alice prefers aisle seats."}, format="json", HTTP_IF_MATCH='"1"'

@@ -11,8 +11,7 @@ from django.urls import reverse
 from PIL import Image
 
 from memory.curation import Actor, Curation
-from memory.engine import ImageInputLimitConfig
-from memory.engine.stores.base import encode_cursor
+from memory.engine import ImageInputLimitConfig, encode_cursor
 from memory.models import CurationEntry
 from tests.web.world import World, build_world, png_bytes
 

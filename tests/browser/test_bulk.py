@@ -10,8 +10,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import Page, expect
 
-from memory.engine import AgentMemory
-from memory.engine.snapshot import record_to_json
+from memory.engine import AgentMemory, record_to_json
 
 FACTS = ["Bob likes trains.", "Bob likes tea.", "Bob likes maps.", "Bob likes jazz."]
 

@@ -11,7 +11,8 @@ import pytest
 from django.core.management import call_command
 from playwright.sync_api import Page, expect
 
-from memory import curation, services
+from memory import services
+from memory.curation import imports
 from memory.models import ImportJob, ImportStatus
 from tests.browser.support import open_from_the_account_menu
 
@@ -36,7 +37,7 @@ def held_after_the_first_batch(monkeypatch) -> threading.Event:
     """The import stops after its first batch until the test sets the event: the page is seen
     mid-way without relying on timing."""
     go_on = threading.Event()
-    restore = curation._ImportRecorder.restore
+    restore = imports._ImportRecorder.restore
     calls = []
 
     def held(self, snapshot, **options):
@@ -45,7 +46,7 @@ def held_after_the_first_batch(monkeypatch) -> threading.Event:
         calls.append(1)
         return restore(self, snapshot, **options)
 
-    monkeypatch.setattr(curation._ImportRecorder, "restore", held)
+    monkeypatch.setattr(imports._ImportRecorder, "restore", held)
     return go_on
 
 

@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 from playwright.sync_api import Page, expect
 
-from memory.engine.types import llm_link_metadata
+from memory.engine import llm_link_metadata
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ Modes (argv[1]):
   ingest STORE            Thread.add_messages in batches of BATCH messages (ids m-<batch>-<i>).
                           Points: inside (the batch's rows written, not committed), after.
   bulk                    Curation.bulk_update_memories over every memory (Django; batches of
-                          curation.BULK_BATCH = BATCH). Points: changed (store rows written, no
+                          curation.bulk.BULK_BATCH = BATCH). Points: changed (store rows written, no
                           entries), pending (entries written pending), committed (store committed,
                           entries pending), confirmed (entries confirmed, outcome not forgotten).
   import-command FILE     manage.py oam_import FILE --batch-size BATCH. Points: inside, after.
-  import-job FILE         the dashboard's background import (transfer_jobs.run_import), batches
+  import-job FILE         the dashboard's background import (import_jobs.run_import), batches
                           of BATCH lines. Points: as for bulk.
 """
 
@@ -39,8 +39,7 @@ def crash_point() -> tuple[str, int]:
 
 
 def ingest(path: str) -> None:
-    from memory.engine import AgentMemory
-    from memory.engine.stores.sqlite import SQLiteMemoryStore
+    from memory.engine import AgentMemory, SQLiteMemoryStore
 
     point, at = crash_point()
     memory = AgentMemory(SQLiteMemoryStore(path, schema_policy="create_if_necessary"))
@@ -69,6 +68,7 @@ def django_setup() -> None:
 def hook_recording() -> None:
     """Pause at the two-phase recording's point of the batch OAM_CRASH_AT names."""
     from memory import curation
+    from memory.curation import bulk
     from memory.engine import AgentMemory
     from memory.models import CurationEntry
 
@@ -115,7 +115,7 @@ def hook_recording() -> None:
         forget(self, tokens)
 
     AgentMemory.forget_outcomes = hooked_forget
-    curation.BULK_BATCH = BATCH
+    bulk.BULK_BATCH = BATCH
 
 
 def bulk() -> None:
@@ -163,22 +163,21 @@ def import_job(file: str) -> None:
     hook_recording()
     from django.contrib.auth.models import User
 
-    from memory import transfer_jobs
-    from memory.curation import Actor
+    from memory.curation import Actor, import_jobs
     from memory.models import ImportJob
 
     job = ImportJob.objects.create(
         **Actor(User.objects.get(username="carl")).authorship(), file_name="export.jsonl", path=file, size=1
     )
-    transfer_jobs.launch(job)
+    import_jobs.launch(job)
 
 
 def resume_job() -> None:
     django_setup()
-    from memory import transfer_jobs
+    from memory.curation import import_jobs
     from memory.models import ImportJob
 
-    assert transfer_jobs.resume(ImportJob.objects.get()), "the interrupted job could not be resumed"
+    assert import_jobs.resume(ImportJob.objects.get()), "the interrupted job could not be resumed"
 
 
 if __name__ == "__main__":

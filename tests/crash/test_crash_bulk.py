@@ -9,8 +9,7 @@ import json
 
 import pytest
 
-from memory.engine import AgentMemory
-from memory.engine.stores.sqlite import SQLiteMemoryStore
+from memory.engine import AgentMemory, SQLiteMemoryStore
 from tests.crash.child import BATCH
 from tests.crash.conftest import child_env, kill_when_paused, manage, rows
 

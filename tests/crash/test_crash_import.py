@@ -11,9 +11,7 @@ import sys
 
 import pytest
 
-from memory.engine import AgentMemory
-from memory.engine.stores.sqlite import SQLiteMemoryStore
-from memory.engine.transfer import write_export
+from memory.engine import AgentMemory, SQLiteMemoryStore, write_export
 from tests.crash.child import BATCH
 from tests.crash.conftest import CHILD, TIMEOUT, child_env, kill_when_paused, manage, rows
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.engine import AgentMemory
-from memory.engine.stores.sqlite import SQLiteMemoryStore
+from memory.engine import AgentMemory, SQLiteMemoryStore
 from tests.crash.child import BATCH, BATCHES
 from tests.crash.conftest import child_env, kill_when_paused
 

@@ -7,8 +7,7 @@ from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import Any
 
-from memory.engine import AgentMemory
-from memory.engine.transfer import export_lines
+from memory.engine import AgentMemory, export_lines
 from memory.models import ApiToken, BulkChange, CurationEntry
 
 REFUSALS = {400, 404, 409, 413, 415}

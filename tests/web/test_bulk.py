@@ -11,8 +11,7 @@ import pytest
 from django.urls import reverse
 
 from memory.curation import Actor, Curation
-from memory.engine import AgentMemory, RecordStatus
-from memory.engine.snapshot import record_to_json, relation_to_json
+from memory.engine import AgentMemory, RecordStatus, record_to_json, relation_to_json
 from memory.models import BulkChange, CurationEntry
 
 BULK = reverse("memory:memory_bulk")
@@ -209,7 +208,7 @@ def test_in_all_mode_the_last_status_is_the_actions_and_the_others_filter(curato
 
 
 def test_all_without_filters_matches_the_whole_store_through_the_cursor(viewer_client, notes, monkeypatch):
-    monkeypatch.setattr("memory.bulk.BATCH", 2)  # several pages of the engine's cursor
+    monkeypatch.setattr("memory.curation.bulk_plan.BATCH", 2)  # several pages of the engine's cursor
     response = preview(viewer_client, all="1")
     assert response.context["selected"] == 7
 

@@ -25,7 +25,7 @@ def curation(agent_memory, curator) -> Curation:
 
 
 def invalidate(curation: Curation, memory_id: str) -> CurationEntry:
-    memory = curation.memory.get_memory(memory_id)
+    memory = curation.agent_memory.get_memory(memory_id)
     return curation.update_memory(memory_id, version=memory.version, status=RecordStatus.INVALID)
 
 

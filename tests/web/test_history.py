@@ -7,8 +7,7 @@ from django.urls import reverse
 
 from memory import services
 from memory.curation import Actor, Curation
-from memory.engine import AgentMemory
-from memory.engine.snapshot import thread_to_json
+from memory.engine import AgentMemory, thread_to_json
 from memory.models import Action, CurationEntry, ObjectKind
 
 from .test_diffs import texts

@@ -8,8 +8,8 @@ import sqlite3
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory.consistency import deleted_still_searchable
 from memory.curation import Actor, Curation
+from memory.curation.consistency import deleted_still_searchable
 from memory.models import Action, CurationEntry
 
 from .world import build_world

@@ -7,8 +7,7 @@ import pytest
 from django.urls import reverse
 
 from memory import services
-from memory.engine import MemoryExtractionConfig, MemoryExtractionMode
-from memory.engine.types import SOURCE_MESSAGES_KEY
+from memory.engine import SOURCE_MESSAGES_KEY, MemoryExtractionConfig, MemoryExtractionMode
 
 from .world import World, build_world
 

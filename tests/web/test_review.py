@@ -10,8 +10,7 @@ import pytest
 from django.urls import reverse
 
 from memory.curation import Actor, Curation
-from memory.engine import ImageContent, RecordStatus, TextContent, TimeToLiveAnchor
-from memory.engine.types import llm_link_metadata
+from memory.engine import ImageContent, RecordStatus, TextContent, TimeToLiveAnchor, llm_link_metadata
 from memory.models import Action, BulkChange, CurationEntry, ReviewKind, ReviewMark
 
 from .world import png_bytes

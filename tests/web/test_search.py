@@ -140,7 +140,7 @@ def test_the_linked_tree_is_labelled_from_each_parent_and_marks_invalid_memories
 
 
 def test_a_thread_search_takes_owners_but_not_a_thread_id(viewer_client, world, monkeypatch):
-    from memory.engine.thread import Thread
+    from memory.engine import Thread
 
     calls = []
     real = Thread.search

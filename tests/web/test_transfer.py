@@ -17,8 +17,8 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 from django.urls import reverse
 
-from memory import services, transfer_jobs
-from memory.curation import Actor, Curation
+from memory import services
+from memory.curation import Actor, Curation, import_jobs
 from memory.engine import transfer
 from memory.models import BulkChange, ImportJob, ImportStatus
 from memory.web.forms.transfer import EXPORT_HEADER_BYTES, ImportForm
@@ -135,7 +135,7 @@ def test_a_scoped_download_is_the_commands_export_of_that_scope(curator_client, 
 
 
 def test_an_id_unsafe_in_a_file_name_is_made_safe():
-    assert transfer_jobs.export_file_name({"user_id": 'a/"b" c'}, date(2026, 1, 2)) == (
+    assert import_jobs.export_file_name({"user_id": 'a/"b" c'}, date(2026, 1, 2)) == (
         "oam-export-user-a-b-c-2026-01-02.jsonl"
     )
 
@@ -367,7 +367,7 @@ def test_a_running_job_polls_every_second_and_refreshes_without_javascript(curat
     )
     job.status, job.pid = ImportStatus.RUNNING, os.getpid()
     job.save()
-    monkeypatch.setattr(transfer_jobs, "_running", {job.pk})
+    monkeypatch.setattr(import_jobs, "_running", {job.pk})
     url = reverse("memory:import_job", args=[job.pk])
 
     page = curator_client.get(url).content.decode()
@@ -437,12 +437,12 @@ def test_an_import_is_resumed_once_however_often_it_is_asked(curator, world_expo
     """Two requests to run a failed import again (a double click, two tabs): one runs it."""
     job = kept_job(curator, imports, world_export, total=len(world_export.splitlines()) - 1, status=ImportStatus.FAILED)
     launched = []
-    monkeypatch.setattr(transfer_jobs, "launch", launched.append)
+    monkeypatch.setattr(import_jobs, "launch", launched.append)
     stale_copy = ImportJob.objects.get(pk=job.pk)  # the second request read the job before the first ran it
 
-    assert transfer_jobs.resume(job) is True
-    monkeypatch.setattr(transfer_jobs, "refresh", lambda job: job)  # it does not read the job again
-    assert transfer_jobs.resume(stale_copy) is False
+    assert import_jobs.resume(job) is True
+    monkeypatch.setattr(import_jobs, "refresh", lambda job: job)  # it does not read the job again
+    assert import_jobs.resume(stale_copy) is False
     assert len(launched) == 1
 
 

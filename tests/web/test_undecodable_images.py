@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from memory.engine import AgentMemory
-from memory.engine.types import ImageRecord
+from memory.engine import AgentMemory, ImageRecord
 from tests.api.conftest import curator_api  # noqa: F401  (the API's curator client)
 from tests.web.world import png_bytes
 

@@ -17,7 +17,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.consistency import check_and_record
+from memory.curation.consistency import check_and_record
 from memory.services import get_agent_memory
 
 

@@ -16,10 +16,10 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.curation import plural
 from memory.engine import DEFAULT_IMPORT_BATCH, ExportFormatError, check_export, import_export
 from memory.management.progress import progress_bar
 from memory.services import get_agent_memory
+from memory.text import plural
 
 
 class Command(BaseCommand):
@@ -34,17 +34,17 @@ class Command(BaseCommand):
         if batch_size < 1:
             raise CommandError("--batch-size must be 1 or more")
         try:
-            memory = get_agent_memory()
+            agent_memory = get_agent_memory()
             with progress_bar("import", " lines", disable=no_progress) as progress:
                 if file == "-":
                     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: the reader decodes UTF-8 itself
-                    report = import_export(memory, stdin, batch_size=batch_size, progress=progress)
+                    report = import_export(agent_memory, stdin, batch_size=batch_size, progress=progress)
                 else:
                     path = Path(file)
                     with path.open("rb") as lines:
-                        check_export(memory, lines)
+                        check_export(agent_memory, lines)
                     with path.open("rb") as lines:
-                        report = import_export(memory, lines, batch_size=batch_size, progress=progress)
+                        report = import_export(agent_memory, lines, batch_size=batch_size, progress=progress)
         except ExportFormatError as exc:
             raise CommandError(f"{file}: {exc}") from exc
         except (ValueError, OSError) as exc:

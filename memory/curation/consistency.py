@@ -11,7 +11,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 
-from memory.curation import RECONCILE_AFTER, Reconciled, reconcile_pending
+from memory.curation.recording import RECONCILE_AFTER, Reconciled, reconcile_pending
 from memory.engine import SEARCHABLE_TYPES, AgentMemory, CheckFinding, CheckReport, Snapshot
 from memory.models import Action, CheckRun, CurationEntry
 
