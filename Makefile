@@ -38,9 +38,9 @@ endef
 help:
 	@echo "make run     set up, migrate, seed demo data, start http://$(RUNSERVER_ADDR)/ (login demo/demo)"
 	@echo "make serve   production: migrate, collectstatic, gunicorn on OAM_BIND (docs/deploy.md)"
-	@echo "make test    manage.py check, makemigrations --check, pytest"
+	@echo "make test    manage.py check, makemigrations --check, lint-imports, pytest"
 	@echo "make test-quick  pytest without the slow and browser tests (a few minutes)"
-	@echo "make lint    ruff check + ruff format --check"
+	@echo "make lint    ruff check + ruff format --check + lint-imports (the layering: pyproject.toml)"
 	@echo "make bench   run every bench/*.py"
 	@echo "make loadtest  locust against gunicorn (2 workers) over a seeded store for LOADTEST_SECONDS (60)"
 	@echo "make venv    create .venv and install requirements.txt"
@@ -81,6 +81,7 @@ serve: venv
 test: $(DEV_STAMP)
 	$(PY) manage.py check
 	$(PY) manage.py makemigrations --check --dry-run
+	$(BIN)/lint-imports
 	$(BIN)/pytest
 
 # The loop while coding: no process-spawning, long-corpus or browser test (`make test` runs all).
@@ -90,6 +91,7 @@ test-quick: $(DEV_STAMP)
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: $(DEV_STAMP)
 	$(BIN)/ruff check --fix .

@@ -1,0 +1,1 @@
+"""The `oam` template tag library (templates load it by name: {% load oam %})."""
