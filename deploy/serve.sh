@@ -3,7 +3,7 @@
 # the static files collected (hashed names, compressed), then gunicorn in place of this shell, so
 # that a service manager's signals reach it (SIGTERM: finish the requests in flight; SIGHUP:
 # reload the workers). DEBUG is off unless OAM_DEBUG says otherwise, so OAM_SECRET_KEY is needed.
-# README: Deploy.
+# docs/deploy.md.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -2,7 +2,7 @@
 
 Pure functions of their arguments (the database's also of OAM_DATABASE_PASSWORD and
 OAM_DATABASE_CONN_MAX_AGE), so that tests can check what a URL becomes without connecting to
-anything. README: Deploy.
+anything. docs/deploy.md.
 """
 
 from __future__ import annotations

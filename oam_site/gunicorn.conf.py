@@ -1,5 +1,5 @@
 """gunicorn's configuration for `make serve` (gunicorn -c oam_site/gunicorn.conf.py oam_site.wsgi),
-read from the environment (README: Deploy).
+read from the environment (docs/deploy.md).
 
 OAM_BIND     where to listen, `host:port` or `unix:/path.sock`, several comma-separated
              (default 127.0.0.1:8000: behind a reverse proxy on the same machine)
@@ -44,7 +44,7 @@ accesslog = None
 errorlog = "-"
 loglevel = os.environ.get("OAM_LOG_LEVEL", "info").lower()
 # The proxy's X-Forwarded-* are trusted from the loopback only (gunicorn's default), which is
-# where the README's nginx runs; Django reads X-Forwarded-Proto itself with OAM_BEHIND_PROXY.
+# where docs/deploy.md's nginx runs; Django reads X-Forwarded-Proto itself with OAM_BEHIND_PROXY.
 forwarded_allow_ips = os.environ.get("OAM_FORWARDED_ALLOW_IPS", "127.0.0.1,::1")
 
 if os.environ.get("OAM_LOG_FORMAT", "json").strip().lower() == "json":

@@ -1,4 +1,4 @@
-"""Django settings for the OAM Dashboard, read from the environment (OAM_* variables, see README.md).
+"""Django settings for the OAM Dashboard, read from the environment (OAM_* variables, see docs/configuration.md).
 
 Local state (Django's own database, the generated secret key) lives in var/, which is created on
 first use and ignored by git. The memory engine's data lives wherever OAM_STORE_URL points.
@@ -131,7 +131,7 @@ SECRET_KEY = _given_key or persisted_secret_key(VAR_DIR / "secret_key")
 ALLOWED_HOSTS = env_list("OAM_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("OAM_CSRF_TRUSTED_ORIGINS", [])
 
-# --- Production switches (README: Deploy) ---------------------------------------------------
+# --- Production switches (docs/deploy.md) ---------------------------------------------------
 
 # Served over HTTPS (directly or behind a proxy that terminates TLS): cookies only over HTTPS,
 # plain HTTP redirected (except /healthz, for load balancers probing the app's own port), and

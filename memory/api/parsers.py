@@ -1,6 +1,6 @@
 """The request bodies the API reads.
 
-JSON bodies are capped at OAM_API_MAX_JSON_BYTES (README: Limits), by their Content-Length before
+JSON bodies are capped at OAM_API_MAX_JSON_BYTES (docs/configuration.md: Limits), by their Content-Length before
 a byte is read, and by what is actually read; over it the answer is a 413. A key given twice in
 one object is a 400 naming it: JSON parsers differ on which one counts (Python's keeps the last),
 so a body that says two things is refused rather than read one way. Django's

@@ -13,7 +13,7 @@ MEANINGS = {
     404: "No such record: it does not exist, it has expired, or no record can have its id (over 512 bytes in UTF-8).",
     409: "A record with this id already exists.",
     412: "The record changed since the ETag given in If-Match.",
-    413: "The request body, or an image in it, is over the size limits (README: REST API).",
+    413: "The request body, or an image in it, is over the size limits (docs/configuration.md: Limits).",
     415: "The body's content type is not one this operation reads.",
     429: "Too many requests: slow down (Retry-After says for how long).",
     502: "The LLM the server asked failed: try again later.",

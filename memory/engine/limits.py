@@ -1,4 +1,4 @@
-"""The largest inputs the engine accepts (README: Limits), each refused with a ValueError naming it.
+"""The largest inputs the engine accepts (docs/configuration.md: Limits), each refused with a ValueError naming it.
 
 Every limit sits below what the databases refuse or Python cannot handle (a deeper filter
 overflows SQLite's parser, an id over 512 bytes does not fit Oracle's column, deep JSON exhausts

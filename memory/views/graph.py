@@ -3,7 +3,7 @@
 The page is a filter form, a canvas that static/js/graph.js fills from /graph/data/ (same query
 string), a legend and the controls; without JavaScript it links to the same graph as tables
 (`?view=table`). The data is laid out once on the server (memory.queries.graph_layout), so the browser
-only draws. Cytoscape.js draws it: measured in headless Chromium against sigma.js (see README,
+only draws. Cytoscape.js draws it: measured in headless Chromium against sigma.js (see docs/dashboard.md,
 "The link graph"). The query and the data are memory.queries.graph's, shared with the API.
 """
 

@@ -24,7 +24,7 @@ store with the index off, so every search is plain SQL (FTS5 for keywords), as o
 oracle: the Oracle store on a live server."""
 ORACLE_SKIP_REASON = (
     "the Oracle conformance run needs a server: set OAM_TEST_ORACLE_DSN, OAM_TEST_ORACLE_USER and "
-    "OAM_TEST_ORACLE_PASSWORD (README: Run on Oracle Database)"
+    "OAM_TEST_ORACLE_PASSWORD (docs/oracle.md)"
 )
 
 

@@ -398,7 +398,7 @@ def test_extracted_memories_record_the_ids_of_their_source_messages(fake, make_c
         "no sources named: the whole batch": ids,
         "only unknown numbers: the whole batch": ids,
     }
-    assert SOURCE_MESSAGES_KEY == "source_message_ids"  # documented in the README: a stable name
+    assert SOURCE_MESSAGES_KEY == "source_message_ids"  # documented in docs/engine.md: a stable name
     from_first = client.memories_from_message("t1", ids[0])
     assert sorted(m.content for m in from_first) == [
         "from 3 and 1, named twice and out of order",

@@ -1,4 +1,4 @@
-"""The engine's documented input limits (memory/engine/limits.py, README "Limits").
+"""The engine's documented input limits (memory/engine/limits.py, docs/configuration.md "Limits").
 
 Each limit is accepted exactly at its value, on every backend and every path that compiles or
 stores the input, and refused one step beyond with a ValueError that names it, before anything

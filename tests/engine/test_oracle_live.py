@@ -1,4 +1,4 @@
-"""What only a real Oracle server can confirm: run first on a new server (README "Run on Oracle Database").
+"""What only a real Oracle server can confirm: run first on a new server (docs/oracle.md).
 
 No Oracle text states these, or they depend on the server's settings, so each is checked live
 before anything else relies on it; each failure message says what to change. The tests run when

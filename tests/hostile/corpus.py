@@ -4,7 +4,7 @@ field it is in) or may take it (it is then stored exactly and rendered inert).
 
 tests/hostile/test_dashboard.py sends it through every write form and filter of the dashboard,
 tests/hostile/test_api.py through every write endpoint and query parameter of the API. The limits
-it probes are the README's "Limits" table (memory.engine.limits, OAM_API_MAX_JSON_BYTES,
+it probes are docs/configuration.md's "Limits" table (memory.engine.limits, OAM_API_MAX_JSON_BYTES,
 DATA_UPLOAD_MAX_MEMORY_SIZE).
 """
 

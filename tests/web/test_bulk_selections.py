@@ -114,7 +114,7 @@ def test_an_id_the_engine_would_refuse_is_a_form_error_not_trimmed(viewer_client
 
 
 def test_a_viewer_cannot_post_a_selection(viewer_client, notes):
-    """A viewer's POST is a 403, whatever it is (README: Security); a viewer's map links instead."""
+    """A viewer's POST is a 403, whatever it is (docs/security.md); a viewer's map links instead."""
     assert viewer_client.post(BULK, {"ids": "n0\nn1"}).status_code == 403
 
 

@@ -148,7 +148,7 @@ def test_viewers_get_403_for_every_write_even_a_hand_made_post(viewer_client, wo
 def test_a_viewers_post_to_any_dashboard_page_is_a_403_and_changes_nothing(
     viewer_client, viewer, curator, world, agent_memory
 ):
-    """README: "any write, even a hand-made POST, is a 403", read pages included: they take no
+    """docs/security.md: "any write, even a hand-made POST, is a 403", read pages included: they take no
     POST, and answered one with the page (a 200, as if it had been taken). Every route of the
     dashboard is walked, but those of the viewer's own settings (the next test)."""
     service = Curation(agent_memory, Actor(curator))
