@@ -21,11 +21,11 @@ from memory.engine import MAX_GRAPH_NODES, MEMORY_TYPES, MemoryGraph, MemoryReco
 from memory.models import ObjectKind
 from memory.queries.graph import MISSING_MEMORY, GraphFilters, degrees, graph_json, load
 from memory.services import get_agent_memory
-from memory.templatetags.oam import path_to
 from memory.text import plural
 from memory.views.common import gone, render_page
 from memory.views.memories import links_of
 from memory.web.access import viewer_required
+from memory.web.converters import path_to
 
 PANEL_LINKS = 50
 

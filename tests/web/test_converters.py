@@ -7,7 +7,7 @@ from urllib.parse import unquote
 import pytest
 from django.urls import resolve, reverse
 
-from memory.templatetags.oam import path_to
+from memory.web.converters import path_to
 
 IDS = ["plain", "a/b", "a//b/", ".", "..", "...", "~", "x~2Fy", "~7E", "über thread", "q?x#y", "50%", "é/..", "a.b"]
 

@@ -14,7 +14,7 @@ from memory.api.serializers.common import BodySerializer, ScopedSerializer, Text
 from memory.engine import (
     MAX_CONTENT_CHARS,
 )
-from memory.templatetags.oam import path_to
+from memory.web.converters import path_to
 from memory.web.fields import JSONObjectField
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
