@@ -150,6 +150,27 @@ RESOLVED: dict[str, str] = {}
 """The review page a contradiction was resolved on (the first variant resolves it, the others show it)."""
 
 
+def send_too_many_fields(page: Page) -> None:
+    """Send the memory list's bulk form with 1,200 ticked ids (more fields than Django reads, as a
+    list without JavaScript can): the page that says so and what to do instead."""
+    with page.expect_navigation(wait_until="networkidle"):
+        page.evaluate("""() => {
+          const form = document.getElementById('bulk-form');
+          for (let i = 0; i < 1200; i++) {
+            const box = Object.assign(document.createElement('input'), {type: 'hidden', name: 'ids', value: `m${i}`});
+            form.appendChild(box);
+          }
+          setTimeout(() => form.submit());  // after evaluate returns: the navigation ends its context
+        }""")
+
+
+def act_on_three_rows(page: Page) -> None:
+    """Tick three rows of the list and post them to the bulk actions (the selection travels in the body)."""
+    tick_rows(page, 3)
+    with page.expect_navigation(wait_until="networkidle"):
+        page.get_by_role("button", name="Act on the selected…").click()
+
+
 def resolve_a_contradiction(page: Page) -> None:
     """The contradictions queue just after keeping one side: the change, its inline undo."""
     if "url" not in RESOLVED:
@@ -169,6 +190,7 @@ PAGES = [
     Shot("login", "/accounts/login/", anonymous=True),
     Shot("login-locked", "/accounts/login/", anonymous=True, act=fail_to_log_in),
     Shot("form-too-large", "/memories/new/", act=send_a_too_large_form),
+    Shot("form-too-many-fields", "/memories/", act=send_too_many_fields),
     Shot("overview", "/", narrow=True),
     Shot("threads", "/threads/", narrow=True),
     Shot("thread", "/threads/demo-balcony-vegetable-garden/?start=0", narrow=True),
@@ -176,6 +198,7 @@ PAGES = [
     Shot("memory", "/memories/{memory}/"),
     Shot("memory-edit", "/memories/{memory}/edit/"),
     Shot("image", "/images/{image}/"),
+    Shot("image-undecodable", "/images/{undecodable_image}/", narrow=True),
     Shot("users", "/users/"),
     Shot("user", "/users/dana/", narrow=True),
     Shot(
@@ -192,6 +215,7 @@ PAGES = [
     Shot("duplicates", "/review/duplicates/?user_id=alice", narrow=True),
     Shot("tokens", "/settings/tokens/", narrow=True, act=create_a_token),
     Shot("memories-selected", "/memories/?user_id=alice", act=lambda page: tick_rows(page, 3)),
+    Shot("bulk-selected", "/memories/?user_id=alice", narrow=True, act=act_on_three_rows),
     Shot("bulk-preview", "/memories/bulk/?all=1&user_id=alice&memory_type=preference&action=set_status&status=invalid"),
     Shot("history-bulk", "/history/bulk/{bulk}/"),
     Shot("shortcuts", "/memories/", act=show_the_shortcuts),
@@ -259,9 +283,22 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
     add_tokens(curator)
     ids = {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
+    ids["undecodable_image"] = add_an_undecodable_image(memory)
     ids["source_message"] = fact.metadata["source_message_ids"][0]  # a message with a memory extracted
     ids["bulk"] = str(review_a_thread(memory, Curation(memory, Actor(curator)), "demo-lisbon-long-weekend").pk)
     return USERNAME, password, ids | add_transfer_examples(curator, memory)
+
+
+def add_an_undecodable_image(memory) -> str:
+    """A copy of a demo image as a standalone one whose stored bytes are not an image (written below
+    the checks through restore, as an import did before it checked images); its id."""
+    from memory.engine import Snapshot
+
+    [image] = memory.list_images(thread_id="demo-balcony-vegetable-garden", limit=1)
+    [copy] = [record for record in memory.snapshot(thread_id=image.thread_id).records if record.id == image.id]
+    copy.id, copy.bytes, copy.message_id = "scan-of-the-seed-packet", b"%PDF-1.7 not an image", None
+    memory.restore(Snapshot(records=[copy]))
+    return copy.id
 
 
 def review_a_thread(memory, curation, thread_id: str):
