@@ -41,7 +41,7 @@ class ImageBytes(forms.Form):
 
 class MessageWindow(ListingForm, ImageBytes):
     """Which of a thread's messages, in order: a page after `cursor`, or one of the windows of the
-    engine's thread message listing (MemoryStore.list_thread_messages), under its names."""
+    engine's thread message listing (AgentMemory.list_thread_messages_by_seq_no), under its names."""
 
     last_n = forms.IntegerField(
         required=False,

@@ -1,5 +1,5 @@
 // The link graph (/graph/): draws /graph/data/ with Cytoscape.js, at the positions the server
-// laid out (memory/graph_layout.py), so nothing freezes the page to lay it out.
+// laid out (memory/queries/graph_layout.py), so nothing freezes the page to lay it out.
 //
 // Why Cytoscape.js: timed in headless Chromium (software rendering, no GPU) against sigma.js
 // with graphology on the same 2,000-node / 5,000-edge graph: first draw 1.5 s (sigma 0.5 s), but
@@ -26,7 +26,7 @@
 
   performance.mark("oam-graph-start");
 
-  // The URL converter's escapes for ids (memory/converters.py), then percent-encoding.
+  // The URL converter's escapes for ids (memory/web/converters.py), then percent-encoding.
   function idSegment(id) {
     const escaped = id === "." || id === ".." ? "~2E".repeat(id.length) : id.replace(/~/g, "~7E").replace(/\//g, "~2F");
     return encodeURIComponent(escaped);

@@ -1,4 +1,4 @@
-"""The export and import forms (/transfer/): what part of the store to export, and an oam-export
+"""The export and import forms (/settings/transfer/): what part of the store to export, and an oam-export
 file to import, its header checked before anything is kept."""
 
 from __future__ import annotations
