@@ -20,7 +20,15 @@ from memory.web.fields import ID_MAX_LENGTH
 STATUSES = ("valid", "invalid")
 
 
+# What the API accepts is what its schema documents: DRF's fields take more (0 for "0", "7" for
+# 7, "yes" or 1 for true), which a client generated from the schema would never send and a
+# hand-written one should not rely on. A form body (multipart: an upload) is all text, so there a
+# number or a flag is read from its text.
+
+
 def sent_as_form(field: serializers.Field) -> bool:
+    """Whether the field's body came as a form (multipart, all text) rather than JSON: there a
+    number or a flag is read from its text."""
     return isinstance(getattr(field.root, "initial_data", None), QueryDict)
 
 
