@@ -68,9 +68,9 @@ def ingest(store: SQLiteMemoryStore, count: int, users: int = 1000) -> float:
             statuses=[RecordStatus.INVALID if i % 20 == 19 else RecordStatus.VALID for i in ids],
         )
     elapsed = time.perf_counter() - started
-    memory = AgentMemory(store)
+    agent_memory = AgentMemory(store)
     for i in range(0, count - 1, 100):
-        memory.link_records(f"m{i}", "fact", f"m{i + 1}", "fact", "mentions", relation_id=f"rel{i}")
+        agent_memory.link_records(f"m{i}", "fact", f"m{i + 1}", "fact", "mentions", relation_id=f"rel{i}")
     return elapsed
 
 
@@ -142,17 +142,17 @@ def bench_bulk_status(records: int, folder: Path) -> None:
     from memory.curation.bulk_plan import plan
     from memory.services import get_agent_memory
 
-    memory = get_agent_memory()
-    ingest(memory.store, records, users=1)
+    agent_memory = get_agent_memory()
+    ingest(agent_memory.store, records, users=1)
     ids = [f"m{i}" for i in range(records)]
     started = time.perf_counter()
     for memory_id in ids:
-        memory.update_memory(memory_id, status=RecordStatus.INVALID)
+        agent_memory.update_memory(memory_id, status=RecordStatus.INVALID)
     raw = records / (time.perf_counter() - started)
 
-    curation = Curation(memory, Actor(User.objects.create_user("bench-curator")))
+    curation = Curation(agent_memory, Actor(User.objects.create_user("bench-curator")))
     started = time.perf_counter()
-    preview = plan(memory, "set_status", {"status": "valid"}, ids)
+    preview = plan(agent_memory, "set_status", {"status": "valid"}, ids)
     planned = time.perf_counter() - started
     assert preview.count == records, preview.count
     started = time.perf_counter()
@@ -162,7 +162,7 @@ def bench_bulk_status(records: int, folder: Path) -> None:
     started = time.perf_counter()
     undo = curation.revert_bulk(outcome.change)
     undone = time.perf_counter() - started
-    assert not undo.failed and memory.get_memory("m0").status == "invalid"
+    assert not undo.failed and agent_memory.get_memory("m0").status == "invalid"
     bulk = records / changed
     print(
         f"curation bulk status change: {bulk:,.0f} records/s ({bulk / raw:.2f}x raw engine updates, "
@@ -205,12 +205,12 @@ def bench_duplicates(count: int, dim: int, folder: Path, runs: int = 5) -> None:
                     record_ids=[f"{user}-{i}" for i in ids],
                     user_ids=user if user == "user-one" else [f"user-{i % 9}" for i in ids],
                 )
-        memory = AgentMemory(store)
-        memory.find_duplicates("user-one", limit=1000)  # loads the index (or warms the file cache)
+        agent_memory = AgentMemory(store)
+        agent_memory.find_duplicates("user-one", limit=1000)  # loads the index (or warms the file cache)
         times = []
         for _ in range(runs):
             started = time.perf_counter()
-            found = memory.find_duplicates("user-one", limit=1000)
+            found = agent_memory.find_duplicates("user-one", limit=1000)
             times.append(time.perf_counter() - started)
         took = sorted(times)[len(times) // 2]
         if index:

@@ -69,14 +69,14 @@ def measure(client, user_id: str, requests: int) -> dict[str, tuple[float, float
     from memory.queries import graph_layout
     from memory.services import get_agent_memory
 
-    memory = get_agent_memory()
+    agent_memory = get_agent_memory()
     url = f"/graph/data/?user_id={user_id}&max_nodes=10000"
 
     def request() -> None:
         response = client.get(url)
         assert response.status_code == 200, response.content[:300]
 
-    graph = memory.memory_graph(user_id=user_id, max_nodes=10_000)
+    graph = agent_memory.memory_graph(user_id=user_id, max_nodes=10_000)
     ids = [node.id for node in graph.nodes]
     pairs = [(edge.source_record_id, edge.target_record_id) for edge in graph.edges]
     print(f"-- {user_id}: {len(graph.nodes):,} nodes, {len(graph.edges):,} links", file=sys.stderr)
@@ -84,7 +84,7 @@ def measure(client, user_id: str, requests: int) -> dict[str, tuple[float, float
         "nodes": (len(graph.nodes), len(graph.edges)),
         "cold": timed(request, requests, cold=True),
         "warm": timed(request, requests, cold=False),
-        "engine": timed(lambda: memory.memory_graph(user_id=user_id, max_nodes=10_000), requests, cold=False),
+        "engine": timed(lambda: agent_memory.memory_graph(user_id=user_id, max_nodes=10_000), requests, cold=False),
         "layout": timed(lambda: graph_layout.compute(ids, pairs), max(3, requests // 3), cold=False),
     }
 
@@ -105,11 +105,11 @@ def main() -> None:
         from memory.web.access import grant_role
         from tests.web.world import build_link_graph
 
-        memory = get_agent_memory()
+        agent_memory = get_agent_memory()
         started = time.perf_counter()
-        build_link_graph(memory, args.nodes, args.links, user_id="graph-user")
+        build_link_graph(agent_memory, args.nodes, args.links, user_id="graph-user")
         if args.big_nodes:
-            build_link_graph(memory, args.big_nodes, args.big_nodes * 5 // 2, user_id="big-user", seed=8)
+            build_link_graph(agent_memory, args.big_nodes, args.big_nodes * 5 // 2, user_id="big-user", seed=8)
         print(f"-- seeded in {time.perf_counter() - started:.1f} s", file=sys.stderr)
         reader = User.objects.create_user("bench-reader", password="x")
         grant_role(reader, "viewer")

@@ -72,8 +72,8 @@ def seed(memories: int, users: int, threads: int) -> dict[str, str]:
     is not what this measures). Returns ids of records the detail pages show."""
     from memory.services import get_agent_memory
 
-    memory = get_agent_memory()
-    store = memory.store
+    agent_memory = get_agent_memory()
+    store = agent_memory.store
     rng = np.random.default_rng(7)
     started = time.perf_counter()
     thread_ids = [f"thread-{n}" for n in range(threads)]
@@ -106,7 +106,7 @@ def seed(memories: int, users: int, threads: int) -> dict[str, str]:
             statuses=["invalid" if n % 50 == 0 else "valid" for n in chunk],
         )
     for user in range(min(users, 200)):
-        memory.add_user(f"user-{user}", f"Profile of user {user}.")
+        agent_memory.add_user(f"user-{user}", f"Profile of user {user}.")
     links = [
         {
             "source_record_id": ids[n + 1],
@@ -118,12 +118,12 @@ def seed(memories: int, users: int, threads: int) -> dict[str, str]:
         for n in range(0, min(memories - 1, 10_000), 2)
     ]
     store.add_relations(links)
-    history_entries(memory, ids[:300])
+    history_entries(agent_memory, ids[:300])
     print(f"seeded in {time.perf_counter() - started:.0f} s", file=sys.stderr)
     return {"memory": ids[10], "thread": thread_ids[3], "user": "user-3", "agent": "agent-3"}
 
 
-def history_entries(memory, memory_ids: list[str]) -> None:
+def history_entries(agent_memory, memory_ids: list[str]) -> None:
     from django.contrib.auth.models import User
 
     from memory.curation import Actor, Curation
@@ -131,9 +131,9 @@ def history_entries(memory, memory_ids: list[str]) -> None:
 
     curator = User.objects.create_user("bench-curator", password="x")
     grant_role(curator, "curator")
-    curation = Curation(memory, Actor(curator))
+    curation = Curation(agent_memory, Actor(curator))
     for memory_id in memory_ids:
-        record = memory.get_memory(memory_id)
+        record = agent_memory.get_memory(memory_id)
         curation.update_memory(memory_id, version=record.version, metadata={**(record.metadata or {}), "seen": True})
 
 
@@ -151,9 +151,9 @@ def pages(ids: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     from memory.services import get_agent_memory
     from memory.web.filters import DEFAULT_PAGE_SIZE
 
-    memory = get_agent_memory()
-    later = memory.list_memories(limit=DEFAULT_PAGE_SIZE, newest_first=True).next_cursor
-    [message] = memory.list_thread_messages(ids["thread"], limit=1)
+    agent_memory = get_agent_memory()
+    later = agent_memory.list_memories(limit=DEFAULT_PAGE_SIZE, newest_first=True).next_cursor
+    [message] = agent_memory.list_thread_messages(ids["thread"], limit=1)
     threads, memories = reverse("memory:thread_list"), reverse("memory:memory_list")
     plain = {
         "overview": reverse("memory:overview"),

@@ -50,7 +50,7 @@ def main() -> None:
         from memory.web.access import grant_role
 
         seed(args.memories, args.users, args.threads)
-        memory = get_agent_memory()
+        agent_memory = get_agent_memory()
         reader = User.objects.create_user("bench-reader", password="x")
         grant_role(reader, "viewer")
         client = Client()
@@ -64,12 +64,12 @@ def main() -> None:
             for i in range(args.queries)
         ]
         for query, user in queries[:5]:  # warm-up: caches, the index's first catch-up
-            memory.search(query, user_id=user)
+            agent_memory.search(query, user_id=user)
             client.get("/search/", {"q": query, "user_id": user})
         engine_ms, page_ms = [], []
         for query, user in queries:
             started = time.perf_counter()
-            memory.search(query, user_id=user)
+            agent_memory.search(query, user_id=user)
             engine_ms.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
             response = client.get("/search/", {"q": query, "user_id": user})
@@ -77,7 +77,7 @@ def main() -> None:
             assert response.status_code == 200, response.content[:500]
         from tests.web.world import build_link_graph
 
-        build_link_graph(memory, 2_000, 5_000, user_id="graph-user")
+        build_link_graph(agent_memory, 2_000, 5_000, user_id="graph-user")
         graph = measure_graph(client, "graph-user", 20)
     verdicts = []
     for label in ("p50", "p95"):

@@ -112,10 +112,10 @@ def interrupt_a_reembedding(page: Page) -> None:
             self.done = True
             return super().embed(texts)
 
-    memory = get_agent_memory()
-    if memory.vector_state().pending_embedder is None:  # the first variant interrupts, the next ones show it
+    agent_memory = get_agent_memory()
+    if agent_memory.vector_state().pending_embedder is None:  # the first variant interrupts, the next ones show it
         with contextlib.suppress(RuntimeError):
-            memory.reembed(OneBatch(768), batch_size=200)
+            agent_memory.reembed(OneBatch(768), batch_size=200)
     page.reload(wait_until="networkidle")
 
 
@@ -272,43 +272,45 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     from memory.curation import Actor, Curation
     from memory.services import get_agent_memory
 
-    memory = get_agent_memory()
-    [fact] = memory.list_memories(thread_id="demo-lisbon-long-weekend", memory_types=["preference"], limit=1)
-    entry = Curation(memory, Actor(curator)).update_memory(
+    agent_memory = get_agent_memory()
+    [fact] = agent_memory.list_memories(thread_id="demo-lisbon-long-weekend", memory_types=["preference"], limit=1)
+    entry = Curation(agent_memory, Actor(curator)).update_memory(
         fact.id,
         version=fact.version,
         content=fact.content.replace(".", ", and quiet streets at night."),
         metadata={**fact.metadata, "review": {"status": "approved", "by": USERNAME}},
     )
-    [image] = memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
+    [image] = agent_memory.list_images(thread_id="demo-lisbon-long-weekend", limit=1)
     add_tokens(curator)
     ids = {"memory": fact.id, "image": image.id, "entry": str(entry.pk)}
-    ids["undecodable_image"] = add_an_undecodable_image(memory)
+    ids["undecodable_image"] = add_an_undecodable_image(agent_memory)
     ids["source_message"] = fact.metadata["source_message_ids"][0]  # a message with a memory extracted
-    ids["bulk"] = str(review_a_thread(memory, Curation(memory, Actor(curator)), "demo-lisbon-long-weekend").pk)
-    return USERNAME, password, ids | add_transfer_examples(curator, memory)
+    ids["bulk"] = str(
+        review_a_thread(agent_memory, Curation(agent_memory, Actor(curator)), "demo-lisbon-long-weekend").pk
+    )
+    return USERNAME, password, ids | add_transfer_examples(curator, agent_memory)
 
 
-def add_an_undecodable_image(memory) -> str:
+def add_an_undecodable_image(agent_memory) -> str:
     """A copy of a demo image as a standalone one whose stored bytes are not an image (written below
     the checks through restore, as an import did before it checked images); its id."""
     from memory.engine import Snapshot
 
-    [image] = memory.list_images(thread_id="demo-balcony-vegetable-garden", limit=1)
-    [copy] = [record for record in memory.snapshot(thread_id=image.thread_id).records if record.id == image.id]
+    [image] = agent_memory.list_images(thread_id="demo-balcony-vegetable-garden", limit=1)
+    [copy] = [record for record in agent_memory.snapshot(thread_id=image.thread_id).records if record.id == image.id]
     copy.id, copy.bytes, copy.message_id = "scan-of-the-seed-packet", b"%PDF-1.7 not an image", None
-    memory.restore(Snapshot(records=[copy]))
+    agent_memory.restore(Snapshot(records=[copy]))
     return copy.id
 
 
-def review_a_thread(memory, curation, thread_id: str):
+def review_a_thread(agent_memory, curation, thread_id: str):
     """A bulk change for the history: every memory of a thread marked reviewed, in one step."""
     from memory.curation.bulk_plan import plan
     from memory.views.bulk import apply
 
-    ids = [record.id for record in memory.list_memories(thread_id=thread_id, limit=None)]
+    ids = [record.id for record in agent_memory.list_memories(thread_id=thread_id, limit=None)]
     review = {"status": "approved", "by": USERNAME}
-    return apply(curation, plan(memory, "set_metadata", {"key": "review", "value": review}, ids)).change
+    return apply(curation, plan(agent_memory, "set_metadata", {"key": "review", "value": review}, ids)).change
 
 
 def add_tokens(curator) -> None:
@@ -332,7 +334,7 @@ def add_tokens(curator) -> None:
     trial.save()
 
 
-def add_transfer_examples(curator, memory) -> dict[str, str]:
+def add_transfer_examples(curator, agent_memory) -> dict[str, str]:
     """Imports in three states for the transfer pages (one running: this process's server holds
     it as its own), and a consistency check of the demo store for the overview."""
     import json
@@ -346,7 +348,7 @@ def add_transfer_examples(curator, memory) -> dict[str, str]:
     from memory.engine import export_lines
     from memory.models import ImportJob, ImportStatus
 
-    counts = json.loads(next(export_lines(memory)))["counts"]
+    counts = json.loads(next(export_lines(agent_memory)))["counts"]
     total, now = sum(counts.values()), timezone.now()
     common = {"actor": curator, "actor_name": USERNAME, "path": ""}
     done = ImportJob.objects.create(
@@ -367,7 +369,7 @@ def add_transfer_examples(curator, memory) -> dict[str, str]:
     import_jobs._running.add(running.pk)
     for job, minutes in ((done, 53), (running, 1)):
         ImportJob.objects.filter(pk=job.pk).update(at=now - timedelta(minutes=minutes))
-    check_and_record(memory, user=curator)
+    check_and_record(agent_memory, user=curator)
     return {"import_running": str(running.pk), "import_done": str(done.pk)}
 
 

@@ -42,18 +42,18 @@ def ingest(path: str) -> None:
     from memory.engine import AgentMemory, SQLiteMemoryStore
 
     point, at = crash_point()
-    memory = AgentMemory(SQLiteMemoryStore(path, schema_policy="create_if_necessary"))
-    thread = memory.get_thread("t-crash")
+    agent_memory = AgentMemory(SQLiteMemoryStore(path, schema_policy="create_if_necessary"))
+    thread = agent_memory.get_thread("t-crash")
     for batch in range(BATCHES):
         messages = [
             {"id": f"m-{batch}-{i}", "role": "user", "content": f"crash note token{batch}q{i}"} for i in range(BATCH)
         ]
         if batch == at and point == "inside":
-            with memory.transaction():  # the batch's own transaction is part of this one: written, not committed
+            with agent_memory.transaction():  # the batch's own transaction is part of this one: written, not committed
                 thread.add_messages(messages)
                 pause()
         thread.add_messages(messages)
-        memory.search("crash", user_id="u")  # the index follows the writes
+        agent_memory.search("crash", user_id="u")  # the index follows the writes
         if batch == at and point == "after":
             pause()
 
@@ -126,11 +126,11 @@ def bulk() -> None:
     from memory.curation import Actor, Curation
     from memory.services import get_agent_memory
 
-    memory = get_agent_memory()
-    chosen = memory.list_memories(limit=None)
+    agent_memory = get_agent_memory()
+    chosen = agent_memory.list_memories(limit=None)
     chosen = getattr(chosen, "items", chosen)
     changes = [(record, {"metadata": {**(record.metadata or {}), "reviewed": True}}) for record in chosen]
-    Curation(memory, Actor(User.objects.get(username="carl"))).bulk_update_memories(changes, "Marked reviewed")
+    Curation(agent_memory, Actor(User.objects.get(username="carl"))).bulk_update_memories(changes, "Marked reviewed")
 
 
 def import_command(file: str) -> None:

@@ -125,14 +125,14 @@ def test_describe_again_asks_the_llm_for_a_new_caption_and_records_it(fake_llm, 
     from memory.models import CurationEntry
     from tests.web.world import png_bytes
 
-    memory = services.get_agent_memory()
-    thread = memory.create_thread(thread_id="t1", user_id="u1", agent_id="a1")
+    agent_memory = services.get_agent_memory()
+    thread = agent_memory.create_thread(thread_id="t1", user_id="u1", agent_id="a1")
     image_id = thread.add_image(png_bytes(), description="an old caption")
     assert "Describe again" in curator_client.get(reverse("memory:image_detail", args=[image_id])).content.decode()
 
     curator_client.post(reverse("memory:image_describe", args=[image_id]))
 
-    assert memory.get_image(image_id).content == "a captioned image"
+    assert agent_memory.get_image(image_id).content == "a captioned image"
     entry = CurationEntry.objects.get()
     assert (entry.before["content"], entry.after["content"]) == ("an old caption", "a captioned image")
 
@@ -144,8 +144,8 @@ def test_the_card_page_asks_the_llm_for_a_summary_and_memories(fake_llm, curator
 
     extract_everything(fake_llm)
     fake_llm.answers["thread_summary"] = lambda request: {"summary": "Ana plans a trip.", "topics": ["travel"]}
-    memory = services.get_agent_memory()
-    thread = memory.create_thread(
+    agent_memory = services.get_agent_memory()
+    thread = agent_memory.create_thread(
         thread_id="t1",
         user_id="u1",
         agent_id="a1",
@@ -153,14 +153,14 @@ def test_the_card_page_asks_the_llm_for_a_summary_and_memories(fake_llm, curator
         memory_extraction_config=MemoryExtractionConfig(extract_memories=False, context_summary_update_frequency=2),
     )
     thread.add_messages([{"role": "user", "content": "I want to see Porto."}])
-    assert memory.get_thread_record("t1").summary is None
+    assert agent_memory.get_thread_record("t1").summary is None
     card = reverse("memory:card_preview", args=["t1"])
     assert "Extract memories now" in curator_client.get(card).content.decode()
 
     curator_client.post(reverse("memory:summary_refresh", args=["t1"]))
     curator_client.post(reverse("memory:memories_extract", args=["t1"]))
 
-    assert memory.get_thread_record("t1").summary == "Ana plans a trip."
-    assert [m.content for m in memory.list_memories(thread_id="t1")] == ["Remembered: I want to see Porto."]
+    assert agent_memory.get_thread_record("t1").summary == "Ana plans a trip."
+    assert [m.content for m in agent_memory.list_memories(thread_id="t1")] == ["Remembered: I want to see Porto."]
     summaries = {entry.summary for entry in CurationEntry.objects.all()}
     assert summaries == {"Refreshed the summary with the LLM", "Extracted a preference from the thread with the LLM"}

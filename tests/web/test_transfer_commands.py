@@ -122,9 +122,9 @@ def test_a_bad_line_past_the_first_batch_is_named_and_nothing_is_written(tmp_pat
     """Issue 25, item 3: line 1,052 of 1,100 holds a 600-byte id; a batch is 1,000 lines. The
     command names the line and writes nothing, however often it is run."""
     use_store(settings, tmp_path / "source.sqlite3")
-    memory = services.get_agent_memory()
-    memory.create_thread(thread_id="t", user_id="u")
-    memory.add_memory("a fact", memory_type="fact", thread_id="t", user_id="u", memory_id="f")
+    agent_memory = services.get_agent_memory()
+    agent_memory.create_thread(thread_id="t", user_id="u")
+    agent_memory.add_memory("a fact", memory_type="fact", thread_id="t", user_id="u", memory_id="f")
     lines = padded_export(export(), 1100)
     lines[1051] = export_line({"record": dict(json.loads(lines[1051])["record"], id="x" * 600)})
     path = tmp_path / "long-id.jsonl"
