@@ -41,6 +41,7 @@ from memory.services import get_agent_memory
 from memory.text import plural
 from memory.views.common import curation, refuse, render_page
 from memory.web.access import viewer_required
+from memory.web.fields import ID_MAX_LENGTH
 from memory.web.filters import FILTER_ID_INPUT, FILTER_INPUT, memory_type_filter
 
 
@@ -49,7 +50,7 @@ class DuplicateFilters(forms.Form):
 
     user_id = forms.CharField(
         label="User",
-        max_length=512,
+        max_length=ID_MAX_LENGTH,
         widget=forms.TextInput(attrs={**FILTER_ID_INPUT, "list": "duplicate-users", "data-shortcut": "search"}),
     )
     max_distance = forms.FloatField(
@@ -77,7 +78,7 @@ class MergeForm(forms.Form):
     """One group resolved: the memory to `keep` among the group's `members`, and `how` the others
     are retired."""
 
-    keep = forms.CharField(max_length=512, error_messages={"required": "Choose the memory to keep."})
+    keep = forms.CharField(max_length=ID_MAX_LENGTH, error_messages={"required": "Choose the memory to keep."})
     members = forms.MultipleChoiceField(choices=())
     how = forms.ChoiceField(choices=[("link", "link as duplicates"), ("delete", "delete")])
 

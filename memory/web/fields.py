@@ -18,7 +18,8 @@ from django.core.exceptions import ValidationError
 from memory.engine import BUILTIN_RELATIONS, normalize_timestamp, parse_filter
 
 ID_MAX_LENGTH = 512
-"""The longest id a field takes, in characters (the engine's own rule, in bytes, is checked after)."""
+"""The longest id a field takes, in characters (the engine's own rule, in bytes, is checked after);
+a message role and a link's label are ids to the engine (limits.check_id_text), so the same."""
 
 MAX_TTL_DAYS = 36_500
 """The longest lifetime a memory can be given, in days (a hundred years): `ttl_days` of the memory

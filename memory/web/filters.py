@@ -19,7 +19,7 @@ from django.http import QueryDict
 
 from memory.engine import BUILTIN_RELATIONS, MEMORY_TYPES
 from memory.models import Action, ObjectKind
-from memory.web.fields import ID_WIDGET, SCOPES, MetadataFilterField
+from memory.web.fields import ID_MAX_LENGTH, ID_WIDGET, SCOPES, MetadataFilterField
 
 DEFAULT_PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
@@ -32,7 +32,9 @@ FILTER_CHECKBOX = {"class": "form-check-input"}
 
 
 def id_filter(label: str) -> forms.CharField:
-    return forms.CharField(label=label, required=False, max_length=512, widget=forms.TextInput(attrs=FILTER_ID_INPUT))
+    return forms.CharField(
+        label=label, required=False, max_length=ID_MAX_LENGTH, widget=forms.TextInput(attrs=FILTER_ID_INPUT)
+    )
 
 
 def memory_type_filter() -> forms.MultipleChoiceField:
@@ -205,7 +207,7 @@ class HistoryFilters(ListingForm):
     record_id = forms.CharField(
         label="Record",
         required=False,
-        max_length=512,
+        max_length=ID_MAX_LENGTH,
         widget=forms.TextInput(attrs=FILTER_ID_INPUT),
         help_text="The changes of this record and of the links that join it.",
     )

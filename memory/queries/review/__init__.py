@@ -23,6 +23,7 @@ from memory.engine import AgentMemory
 from memory.models import ReviewMark
 from memory.queries.review import contradictions, expired, expiring, invalid, llm
 from memory.queries.review.base import Queue
+from memory.web.fields import ID_MAX_LENGTH
 from memory.web.filters import DEFAULT_PAGE_SIZE, FILTER_SELECT, ListingForm, id_filter, number_filter
 
 QUEUES: dict[str, Queue] = {
@@ -80,4 +81,4 @@ class ReviewFilters(ListingForm):
 class KeepForm(forms.Form):
     """Resolving a contradiction: the id of the memory to keep (the other is superseded)."""
 
-    keep = forms.CharField(label="Memory to keep", max_length=512)
+    keep = forms.CharField(label="Memory to keep", max_length=ID_MAX_LENGTH)

@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
 from memory.engine import MAX_JSON_DEPTH, MEMORY_TYPES, check_id_text, check_json_tree
-from memory.web.fields import ID_WIDGET
+from memory.web.fields import ID_MAX_LENGTH, ID_WIDGET
 
 ACTIONS = {
     "set_status": "Set the status",
@@ -146,7 +146,7 @@ class BulkForm(forms.Form):
     keep = forms.CharField(
         label="Memory to keep",
         required=False,
-        max_length=512,
+        max_length=ID_MAX_LENGTH,
         widget=forms.TextInput(attrs={**ID_WIDGET, "list": "memory-picks"}),
         help_text="For “Mark as duplicates”: its id (type to find it). It stays valid; the others become invalid.",
     )

@@ -13,7 +13,14 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from memory.engine import MEMORY_TYPES, ImageMimeType, RecordStatus
-from memory.web.fields import MAX_TTL_DAYS, JSONObjectField, TimestampField, check_relation_label, id_field
+from memory.web.fields import (
+    ID_MAX_LENGTH,
+    MAX_TTL_DAYS,
+    JSONObjectField,
+    TimestampField,
+    check_relation_label,
+    id_field,
+)
 
 
 class VersionedForm(forms.Form):
@@ -32,7 +39,9 @@ class MessageForm(VersionedForm):
         label="Content", strip=False, required=False, widget=forms.Textarea(attrs={"rows": 5, "class": "form-control"})
     )
     role = forms.CharField(
-        label="Role", max_length=512, widget=forms.TextInput(attrs={"class": "form-control", "list": "message-roles"})
+        label="Role",
+        max_length=ID_MAX_LENGTH,
+        widget=forms.TextInput(attrs={"class": "form-control", "list": "message-roles"}),
     )
     metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.")
     timestamp = TimestampField(label="Timestamp", help_text="When it was said, UTC; empty: when it was stored.")
@@ -133,7 +142,10 @@ class ImageUploadForm(forms.Form):
         widget=forms.RadioSelect(attrs={"class": "form-check-input"}),
     )
     role = forms.CharField(
-        label="Message role", initial="user", max_length=512, widget=forms.TextInput(attrs={"class": "form-control"})
+        label="Message role",
+        initial="user",
+        max_length=ID_MAX_LENGTH,
+        widget=forms.TextInput(attrs={"class": "form-control"}),
     )
     text = forms.CharField(
         label="Message text",
@@ -164,7 +176,7 @@ class ProfileForm(forms.Form):
 def relation_type_field() -> forms.CharField:
     return forms.CharField(
         label="Relation",
-        max_length=512,
+        max_length=ID_MAX_LENGTH,
         widget=forms.TextInput(attrs={"class": "form-control", "list": "relation-types", "autocomplete": "off"}),
         help_text="A built-in type (supersedes, refines, duplicates, supports, contradicts) or a label of your own.",
     )
@@ -174,7 +186,7 @@ def opposite_type_field() -> forms.CharField:
     return forms.CharField(
         label="Read backwards as",
         required=False,
-        max_length=512,
+        max_length=ID_MAX_LENGTH,
         widget=forms.TextInput(attrs={"class": "form-control", "autocomplete": "off"}),
         help_text="For a label of your own: how the link reads from the target (empty: the same label).",
     )
