@@ -40,7 +40,6 @@ from memory.services import get_agent_memory
 logger = logging.getLogger(__name__)
 
 ACTIVE = (ImportStatus.QUEUED, ImportStatus.CHECKING, ImportStatus.RUNNING)
-FINISHED = (ImportStatus.DONE, ImportStatus.FAILED, ImportStatus.INTERRUPTED)
 
 _running: set[int] = set()
 _lock = threading.Lock()

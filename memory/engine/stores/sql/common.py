@@ -23,7 +23,6 @@ EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 T
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
 INVALID_SQL = "(r.status <> 'valid' OR r.lifecycle_links <> 0)"
 """The records whose effective status is invalid; SQLite's partial index of them has this condition."""
-LISTING_STATUSES = ("valid", "invalid", "expired")
 REEMBED_PHASE = "reembed_phase"
 """The meta row of a swap done in steps (Oracle): "filled" (new vectors in the new column), then
 "switched" (columns renamed, embedder recorded) until the old column is cleaned up."""
