@@ -11,6 +11,7 @@ from memory.engine import (
     BUILTIN_RELATIONS,
     LIFECYCLE_RELATIONS,
     NOT_SET,
+    RecordRelation,
     RecordStatus,
     Snapshot,
     relation_labels,
@@ -58,7 +59,7 @@ class LinkWrites(Recorder):
             ObjectKind.LINK,
             relation_id,
             Action.LINK,
-            f"Linked {ends(relation)}",
+            f"Linked {link_words(relation)}",
             after=relation_to_json(relation),
         )
 
@@ -111,7 +112,7 @@ class LinkWrites(Recorder):
             ObjectKind.LINK,
             relation_id,
             Action.UPDATE,
-            f"Changed the link {ends(after)}",
+            f"Changed the link {link_words(after)}",
             relation_to_json(before),
             relation_to_json(after),
         )
@@ -125,7 +126,7 @@ class LinkWrites(Recorder):
             ObjectKind.LINK,
             relation_id,
             Action.UNLINK,
-            f"Unlinked {ends(relation)}",
+            f"Unlinked {link_words(relation)}",
             before=Snapshot(relations=[relation]).to_json(),
         )
 
@@ -150,6 +151,7 @@ class LinkWrites(Recorder):
         return [StatusChange(memory, before, after)]
 
 
-def ends(relation: Any) -> str:
-    """A link as its history summary names it: "1a2b3c4d… supersedes 5e6f7a8b…"."""
+def link_words(relation: RecordRelation) -> str:
+    """A link as its history summary names it: "1a2b3c4d… supersedes 5e6f7a8b…", its ends
+    written by memory.text.short_id, the one rule the pages show ids by."""
     return f"{short_id(relation.source_record_id)} {relation.relation_type} {short_id(relation.target_record_id)}"

@@ -3,13 +3,12 @@ changes nothing in the store (accept an automatic retirement, dismiss a contradi
 
 from __future__ import annotations
 
-from typing import Any
-
 from memory.curation.recording import Actor
+from memory.engine import RecordRelation
 from memory.models import ReviewMark
 
 
-def mark(actor: Actor, kind: str, link: Any) -> ReviewMark:
+def mark(actor: Actor, kind: str, link: RecordRelation) -> ReviewMark:
     """Record a review decision about a link that changes nothing in the store (accept, dismiss);
     a second one of the same kind for the same link keeps the first."""
     review_mark, _ = ReviewMark.objects.get_or_create(
