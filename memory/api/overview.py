@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from memory.api.base import EngineView, form_errors, form_parameters, query_form
 from memory.api.responses import errors_of
 from memory.api.serializers.overview import GraphSerializer, StatsSerializer
-from memory.queries.graph import MISSING_MEMORY, GraphFilters, graph_json, load
-from memory.web.filters import StatsFilters
+from memory.queries.graph import graph_json, load
+from memory.web.filters import MISSING_MEMORY, GraphFilters, StatsFilters
 
 
 class Stats(EngineView):
@@ -61,9 +61,10 @@ class Graph(EngineView):
     )
     def get(self, request: Request) -> Response:
         form = query_form(GraphFilters, request)
-        graph, status_code = load(form)
-        if graph is None and status_code == 404:
-            raise exceptions.NotFound(MISSING_MEMORY)
-        if graph is None:
-            raise exceptions.ValidationError(form_errors(form))
+        try:
+            graph = load(self.agent_memory, form)
+        except KeyError:
+            raise exceptions.NotFound(MISSING_MEMORY) from None
+        except ValueError:
+            raise exceptions.ValidationError(form_errors(form)) from None
         return Response(graph_json(graph, form.engine_arguments()["max_nodes"]))

@@ -19,13 +19,14 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.engine import MAX_GRAPH_NODES, MEMORY_TYPES, MemoryGraph, MemoryRecord
 from memory.models import ObjectKind
-from memory.queries.graph import MISSING_MEMORY, GraphFilters, degrees, graph_json, load
+from memory.queries.graph import degrees, graph_json, load
 from memory.services import get_agent_memory
 from memory.text import plural
 from memory.views.common import gone, render_page
 from memory.views.memories import links_of
 from memory.web.access import viewer_required
 from memory.web.converters import path_to
+from memory.web.filters import MISSING_MEMORY, GraphFilters
 
 PANEL_LINKS = 50
 
@@ -40,10 +41,17 @@ def graph_data(request: HttpRequest) -> JsonResponse:
     form = GraphFilters(request.GET)
     if not form.is_valid():
         return JsonResponse({"errors": error_messages(form)}, status=400)
-    graph, status = load(form)
-    if graph is None:
-        return JsonResponse({"errors": error_messages(form)}, status=status)
+    try:
+        graph = load(get_agent_memory(), form)
+    except (KeyError, ValueError) as error:
+        return JsonResponse({"errors": error_messages(form)}, status=refusal_status(error))
     return JsonResponse(graph_json(graph, form.engine_arguments()["max_nodes"]), json_dumps_params={"indent": None})
+
+
+def refusal_status(error: KeyError | ValueError) -> int:
+    """The status of a graph the engine refused (memory.queries.graph.load): 404 when its memory
+    is gone, 400 for an argument it refuses."""
+    return 404 if isinstance(error, KeyError) else 400
 
 
 def with_query(query: QueryDict, **changes: Any) -> str:
@@ -152,8 +160,11 @@ def graph_page(request: HttpRequest) -> HttpResponse:
                 widening=widening(form, query),
             )
             if context["table"]:
-                graph, status = load(form)
-                if graph is not None:
+                try:
+                    graph = load(get_agent_memory(), form)
+                except (KeyError, ValueError) as error:
+                    status = refusal_status(error)
+                else:
                     form.offer_relation_types(edge.relation_type for edge in graph.edges)
                     context["graph"] = graph_tables(graph)
         elif status == 200:

@@ -15,11 +15,13 @@ from django.views.decorators.vary import vary_on_headers
 from memory.curation import CurationError, mark, undone_by
 from memory.engine import LIFECYCLE_RELATIONS
 from memory.models import BulkChange, ObjectKind, ReviewKind, ReviewMark
-from memory.queries.review import QUEUES, KeepForm, ReviewFilters, counts, queue_page, recent_marks
+from memory.queries.review import QUEUES, counts, queue_page, recent_marks
 from memory.services import get_agent_memory
 from memory.text import plural
 from memory.views.common import curation, gone, memory_words, refuse, render_page, safe_next
 from memory.web.access import curator_required, viewer_required
+from memory.web.filters import DEFAULT_DAYS, ReviewFilters
+from memory.web.forms.review import KeepForm
 
 RETIRED_BY = {"supersedes": "superseded by", "refines": "refined by", "duplicates": "a duplicate of"}
 """How a message says what a lifecycle link (source → target) makes of its target."""
@@ -40,9 +42,9 @@ def refused(request: HttpRequest, message: str, queue: str) -> HttpResponse:
 def review(request: HttpRequest) -> HttpResponse:
     """Every queue's count as tabs, and one page of the chosen queue (`queue`, `user_id`, `days`,
     `cursor`, `limit`)."""
-    form = ReviewFilters(request.GET)
+    form = ReviewFilters(request.GET, queues={name: queue.label for name, queue in QUEUES.items()})
     resolved = resolved_change(request.GET.get("resolved"))
-    rows, next_cursor, tallies, arguments = [], None, {}, {"queue": "llm", "days": 7}
+    rows, next_cursor, tallies, arguments = [], None, {}, {"queue": form.default_queue, "days": DEFAULT_DAYS}
     if form.is_valid():
         arguments = form.review_arguments()
         agent_memory = get_agent_memory()

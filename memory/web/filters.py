@@ -6,10 +6,14 @@ the engine's (`memory_type`, `status`, `user_id`, `agent_id`, `thread_id`, `meta
 listing is a Django form over `request.GET`: its errors are field messages (shown in the filter bar,
 or a 400 in the API), and `engine_arguments()` turns its cleaned data into the keyword arguments of
 the one engine call that lists.
+
+The review page's and the link graph's query strings are forms of the same kind, here too: the
+queries that read them (memory.queries.review, memory.queries.graph) sit a layer above.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
@@ -17,8 +21,17 @@ from urllib.parse import urlencode
 from django import forms
 from django.http import QueryDict
 
-from memory.engine import BUILTIN_RELATIONS, MEMORY_TYPES
+from memory.engine import (
+    BUILTIN_RELATIONS,
+    DEFAULT_GRAPH_NODES,
+    MAX_GRAPH_NODES,
+    MAX_HOPS,
+    MEMORY_TYPES,
+    NOT_SET,
+    graph_request,
+)
 from memory.models import Action, ObjectKind
+from memory.web.engine_errors import field_errors
 from memory.web.fields import ID_MAX_LENGTH, ID_WIDGET, SCOPES, MetadataFilterField
 
 DEFAULT_PAGE_SIZE = 50
@@ -326,3 +339,136 @@ class StatsFilters(forms.Form):
 
     def engine_arguments(self) -> dict[str, Any]:
         return {name: value for name, value in self.cleaned_data.items() if value}
+
+
+# --- the review queues (memory.queries.review) --------------------------------------------------
+
+DEFAULT_DAYS = 7
+"""The expiring queue's window when the query string gives none."""
+
+
+class ReviewFilters(ListingForm):
+    """The review page's query string: which queue, whose records, the expiring queue's window in
+    days, and the engine's cursor and page size. The queues are memory.queries.review's, a layer
+    above: the page gives them (`queues`, name → tab label; the first is the default)."""
+
+    queue = forms.ChoiceField(label="Queue", required=False, choices=(), widget=forms.Select(attrs=FILTER_SELECT))
+    user_id = id_filter("User")
+    days = number_filter("Days", 1, 3650, "Expiring within this many days.")
+
+    def __init__(self, *args: Any, queues: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["queue"].choices = list(queues.items())
+        self.default_queue = next(iter(queues))
+        self.fields["days"].widget.attrs["placeholder"] = str(DEFAULT_DAYS)
+
+    def review_arguments(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "queue": data.get("queue") or self.default_queue,
+            "user_id": data.get("user_id") or None,
+            "days": data.get("days") or DEFAULT_DAYS,
+            "limit": data.get("limit") or DEFAULT_PAGE_SIZE,
+            "cursor": data.get("cursor") or None,
+        }
+
+
+# --- the link graph (memory.queries.graph) ------------------------------------------------------
+
+GRAPH_SCOPES = ("user_id", "agent_id", "thread_id", "memory_id")
+"""What a graph is drawn around: exactly one of them."""
+GRAPH_STATUSES = {"valid": "valid", "invalid": "invalid"}
+MISSING_MEMORY = "No such memory: it does not exist, or it has expired."
+
+
+class GraphFilters(forms.Form):
+    """The graph's query string: one scope (a user, agent, thread or memory), how many hops, and
+    filters on links and nodes. Checked with the engine's own argument checks, so that its
+    messages are the form's errors without a call to the store."""
+
+    user_id = id_filter("User")
+    agent_id = id_filter("Agent")
+    thread_id = id_filter("Thread")
+    memory_id = id_filter("Memory")
+    hops = number_filter("Hops", 0, MAX_HOPS, "Links away, 0 to 5.")
+    relation_type = RelationTypesField(
+        label="Relation",
+        required=False,
+        choices=[(name, name) for name in BUILTIN_RELATIONS],
+        widget=forms.CheckboxSelectMultiple(attrs=FILTER_CHECKBOX),
+    )
+    memory_type = memory_type_filter()
+    status = status_filter(GRAPH_STATUSES)
+    max_nodes = number_filter(
+        "At most", 1, MAX_GRAPH_NODES, f"Nodes drawn (up to {MAX_GRAPH_NODES:,}); the most linked are kept."
+    )
+
+    def __init__(self, data: QueryDict | None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(data, *args, **kwargs)
+        # Relation types given beyond the built-in ones get a box of their own, ticked.
+        self.offer_relation_types(data.getlist("relation_type") if data is not None else [])
+
+    def offer_relation_types(self, names: Iterable[str]) -> None:
+        """A box for each relation type among `names` that has none yet (custom types: the
+        engine lists no store's types, but a graph drawn shows those of its links)."""
+        field = self.fields["relation_type"]
+        offered = {value for value, _ in field.choices}
+        fresh = [name for name in dict.fromkeys(names) if name and name not in offered]
+        field.choices = [*field.choices, *((name, name) for name in fresh)]
+
+    def scope(self) -> tuple[str, str] | None:
+        """The (parameter, id) the graph is drawn around, when the form is valid and names one."""
+        data = self.cleaned_data
+        given = [(name, data[name]) for name in GRAPH_SCOPES if data.get(name)]
+        return given[0] if len(given) == 1 else None
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        given = [name for name in GRAPH_SCOPES if data.get(name)]
+        if len(given) != 1:
+            # The engine's message names its arguments ("pass exactly one of user_id, …"): say it
+            # in the form's words instead.
+            self.add_error(None, scope_message(given))
+            return data
+        try:
+            graph_request(**self.engine_arguments(data))
+        except ValueError as error:
+            field, message = field_errors(error, self.fields)
+            self.add_error(field, message)
+        return data
+
+    def refuse(self, error: KeyError | ValueError) -> None:
+        """The engine's refusal of the graph asked for, as the form's error: a memory_id that names
+        no memory (KeyError), or an argument it refuses (ValueError, on the field it names)."""
+        if isinstance(error, KeyError):
+            self.add_error("memory_id", MISSING_MEMORY)
+        else:
+            field, message = field_errors(error, self.fields)
+            self.add_error(field, message)
+
+    def engine_arguments(self, data: dict[str, Any] | None = None) -> dict[str, Any]:
+        """memory_graph's keyword arguments (the form's names are the query string's)."""
+        data = self.cleaned_data if data is None else data
+        arguments: dict[str, Any] = {name: data.get(name) or NOT_SET for name in GRAPH_SCOPES}
+        arguments["hops"] = 1 if data.get("hops") is None else data["hops"]
+        arguments["max_nodes"] = data.get("max_nodes") or DEFAULT_GRAPH_NODES
+        arguments["relation_types"] = data.get("relation_type") or NOT_SET
+        arguments["memory_types"] = data.get("memory_type") or NOT_SET
+        arguments["statuses"] = data.get("status") or NOT_SET
+        return arguments
+
+
+SCOPE_NOUNS = {"user_id": "a user", "agent_id": "an agent", "thread_id": "a thread", "memory_id": "a memory"}
+
+
+def scope_message(given: list[str]) -> str:
+    """What to fix when the query names no scope, or several (`given`, in GRAPH_SCOPES order)."""
+    message = "Choose one scope: a user, an agent, a thread or a memory"
+    if not given:
+        return message + "."
+    nouns = [SCOPE_NOUNS[name] for name in given]
+    if len(nouns) == 2:
+        return f"{message} — not both {nouns[0]} and {nouns[1]}."
+    return f"{message} — not {', '.join(nouns[:-1])} and {nouns[-1]} at once."

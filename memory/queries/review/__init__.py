@@ -10,28 +10,23 @@ review marks in Django's database. The registry of queues is QUEUES, one module 
 A new queue is a module here (a `Queue`, named QUEUE), its line in QUEUES, and its rows'
 template (templates/review/queue_<name>.html). Queues read only; decisions that change the store go
 through memory.curation, and those that do not (accept, dismiss) are `ReviewMark`s
-(memory.curation.review).
+(memory.curation.review). The page's query string and decision forms are HTTP, a layer below:
+memory.web.filters.ReviewFilters (given QUEUES' names and labels) and memory.web.forms.review.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from django import forms
-
 from memory.engine import AgentMemory
 from memory.models import ReviewMark
 from memory.queries.review import contradictions, expired, expiring, invalid, llm
 from memory.queries.review.base import Queue
-from memory.web.fields import ID_MAX_LENGTH
-from memory.web.filters import DEFAULT_PAGE_SIZE, FILTER_SELECT, ListingForm, id_filter, number_filter
 
 QUEUES: dict[str, Queue] = {
     queue.name: queue for queue in (llm.QUEUE, expiring.QUEUE, expired.QUEUE, invalid.QUEUE, contradictions.QUEUE)
 }
 """The queues in the order the page shows them as tabs."""
-
-DEFAULT_DAYS = 7
 
 
 def counts(agent_memory: AgentMemory, user_id: str | None, days: int) -> dict[str, int]:
@@ -48,37 +43,3 @@ def queue_page(
 
 def recent_marks(limit: int = 10) -> list[ReviewMark]:
     return list(ReviewMark.objects.all()[:limit])
-
-
-class ReviewFilters(ListingForm):
-    """The review page's query string: which queue (one of QUEUES, so the form lives with them),
-    whose records, the expiring queue's window in days, and the engine's cursor and page size."""
-
-    queue = forms.ChoiceField(
-        label="Queue",
-        required=False,
-        choices=[(name, queue.label) for name, queue in QUEUES.items()],
-        widget=forms.Select(attrs=FILTER_SELECT),
-    )
-    user_id = id_filter("User")
-    days = number_filter("Days", 1, 3650, "Expiring within this many days.")
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["days"].widget.attrs["placeholder"] = str(DEFAULT_DAYS)
-
-    def review_arguments(self) -> dict[str, Any]:
-        data = self.cleaned_data
-        return {
-            "queue": data.get("queue") or "llm",
-            "user_id": data.get("user_id") or None,
-            "days": data.get("days") or DEFAULT_DAYS,
-            "limit": data.get("limit") or DEFAULT_PAGE_SIZE,
-            "cursor": data.get("cursor") or None,
-        }
-
-
-class KeepForm(forms.Form):
-    """Resolving a contradiction: the id of the memory to keep (the other is superseded)."""
-
-    keep = forms.CharField(label="Memory to keep", max_length=ID_MAX_LENGTH)
