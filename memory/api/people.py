@@ -18,10 +18,9 @@ from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers.common import page_of
 from memory.api.serializers.people import OwnerDetailSerializer, OwnerSerializer, ProfileWriteSerializer
-from memory.curation import profile_of
 from memory.engine import MEMORY_TYPES, StoreStats
 from memory.models import ObjectKind
-from memory.queries.people import owns_anything
+from memory.queries.people import owns_anything, profile_of
 from memory.web.filters import ListingForm
 
 NOTHING_OWNED = {"threads": 0, "messages": 0, "memories": 0}

@@ -13,7 +13,7 @@ from memory.curation.history import undone_by
 from memory.curation.recording import Actor, CurationError, reconcile_pending
 from memory.curation.review import mark
 from memory.curation.service import Curation
-from memory.curation.values import StatusChange, profile_of, summarized_through
+from memory.curation.values import StatusChange, summarized_through
 
 __all__ = [
     "Actor",
@@ -22,7 +22,6 @@ __all__ = [
     "CurationError",
     "StatusChange",
     "mark",
-    "profile_of",
     "reconcile_pending",
     "summarized_through",
     "undone_by",

@@ -1,4 +1,4 @@
-"""Imports uploaded in the dashboard, run in the background, and exports streamed to a download.
+"""Imports uploaded in the dashboard, run in the background (exports, a read, are memory.queries.export).
 
 An upload is kept under OAM_IMPORT_DIR (default var/imports/) and imported by a thread of the web
 server process that received it: no task queue to run beside the server. The job's state lives in
@@ -18,12 +18,9 @@ upload is deleted once the job is done; a failed or interrupted job keeps it for
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import re
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +30,7 @@ from django.db import close_old_connections, connections
 from django.utils import timezone
 
 from memory.curation import Actor, Curation
-from memory.engine import ExportFormatError, check_export, export_lines
+from memory.engine import ExportFormatError, check_export
 from memory.models import ImportJob, ImportStatus
 from memory.services import get_agent_memory
 
@@ -57,34 +54,6 @@ def max_bytes() -> int:
 
 def batch_size() -> int:
     return settings.OAM_IMPORT_BATCH_SIZE
-
-
-# --- export ----------------------------------------------------------------------------------------
-
-
-def export_file_name(scope: dict[str, str], day: Any) -> str:
-    """oam-export-<scope>-<date>.jsonl: `store`, or `user-<id>` (the id's characters that are not
-    safe in a file name replaced by "-")."""
-    if not scope:
-        label = "store"
-    else:
-        [(name, value)] = scope.items()
-        label = f"{name.removesuffix('_id')}-{re.sub(r'[^A-Za-z0-9._-]+', '-', value).strip('-.')[:80] or 'id'}"
-    return f"oam-export-{label}-{day:%Y-%m-%d}.jsonl"
-
-
-def export_stream(scope: dict[str, str]) -> tuple[dict[str, int], Iterator[bytes]]:
-    """The export's counts (read now: the snapshot is taken before the answer starts) and its
-    lines as bytes, the header first, for a StreamingHttpResponse."""
-    lines = export_lines(get_agent_memory(), **scope)
-    header = next(lines)
-
-    def stream() -> Iterator[bytes]:
-        yield header.encode("utf-8")
-        for line in lines:
-            yield line.encode("utf-8")
-
-    return json.loads(header)["counts"], stream()
 
 
 # --- import ----------------------------------------------------------------------------------------

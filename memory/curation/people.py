@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.curation.recording import Recorder, recorded
-from memory.curation.values import PROFILE_KINDS, describe_snapshot, profile_of, unchanged_since
+from memory.curation.values import PROFILE_KINDS, describe_snapshot, unchanged_since
 from memory.engine import record_to_json
 from memory.models import Action, CurationEntry, ObjectKind
 
@@ -14,7 +14,14 @@ class PeopleWrites(Recorder):
     """Users' and agents' writes."""
 
     def profile(self, kind: str, owner_id: str) -> Any:
-        return profile_of(self.agent_memory, kind, owner_id)
+        """A user's or agent's stored profile, or None: what a write compares with and records.
+        The pages' read of it is memory.queries.people.profile_of, a sibling layer this one does
+        not import (the layers contract keeps curation and queries independent)."""
+        get = self.agent_memory.get_user if kind == ObjectKind.USER else self.agent_memory.get_agent
+        try:
+            return get(owner_id)
+        except KeyError:
+            return None
 
     @recorded
     def save_profile(self, kind: str, owner_id: str, *, information: str, version: int) -> CurationEntry | None:

@@ -1,6 +1,5 @@
 """What the writes of memory.curation share: comparing a record with the values asked for, the
-check that a record is still at the version seen, the words history summaries use, and a profile
-read."""
+check that a record is still at the version seen, and the words history summaries use."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory.engine import MEMORY_TYPES, AgentMemory, ImageContent, Snapshot, StaleVersionError, TextContent
+from memory.engine import MEMORY_TYPES, ImageContent, Snapshot, StaleVersionError, TextContent
 from memory.models import Action, CurationEntry, ObjectKind
 from memory.text import plural
 
@@ -32,14 +31,6 @@ def unchanged_since(record: Any, version: int) -> Any:
     if record.version != version:
         raise StaleVersionError(f"{getattr(record, 'record_type', 'relation')} {record.id!r}", version, record.version)
     return record
-
-
-def profile_of(agent_memory: AgentMemory, kind: str, owner_id: str) -> Any:
-    """A user's or agent's stored profile, or None."""
-    try:
-        return (agent_memory.get_user if kind == ObjectKind.USER else agent_memory.get_agent)(owner_id)
-    except KeyError:
-        return None
 
 
 def only_a_profile(entry: CurationEntry) -> bool:

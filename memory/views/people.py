@@ -13,10 +13,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.curation import profile_of
 from memory.engine import MEMORY_TYPES
 from memory.models import CurationEntry, ObjectKind
-from memory.queries.people import owns_anything
+from memory.queries.people import owns_anything, profile_of
 from memory.services import get_agent_memory
 from memory.views.common import curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required

@@ -3,7 +3,8 @@ oam-export file, upload one to import it in the background, and watch the import
 
 Curators only, downloads included: an export holds everything in its scope (every message, image
 and memory, with metadata), more than a viewer should carry away in one click; viewers read the
-store page by page. The import itself runs in memory.curation.import_jobs.
+store page by page. The export is read by memory.queries.export; the import itself runs in
+memory.curation.import_jobs.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from memory.curation import import_jobs
 from memory.models import ImportJob
+from memory.queries.export import export_file_name, export_stream
+from memory.services import get_agent_memory
 from memory.views.common import render_page
 from memory.web.access import curator_required
 from memory.web.forms.transfer import ExportForm, ImportForm
@@ -67,7 +70,7 @@ def transfer_export(request: HttpRequest) -> HttpResponse:
         return transfer_page(request, export_form=form, status=400)
     scope = form.scope()
     try:
-        counts, stream = import_jobs.export_stream(scope)
+        counts, stream = export_stream(get_agent_memory(), scope)
     except ValueError as error:
         form.add_error(None, str(error))
         return transfer_page(request, export_form=form, status=400)
@@ -76,7 +79,7 @@ def transfer_export(request: HttpRequest) -> HttpResponse:
         form.add_error(name, f"Nothing in the store belongs to {value!r}: no file to download.")
         return transfer_page(request, export_form=form, status=400)
     response = StreamingHttpResponse(stream, content_type="application/jsonl; charset=utf-8")
-    name = import_jobs.export_file_name(scope, timezone.now())
+    name = export_file_name(scope, timezone.now())
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     response["X-Export-Counts"] = ", ".join(f"{n} {kind}" for kind, n in counts.items())
     return response

@@ -21,6 +21,7 @@ from memory import services
 from memory.curation import Actor, Curation, import_jobs
 from memory.engine import transfer
 from memory.models import BulkChange, ImportJob, ImportStatus
+from memory.queries import export
 from memory.web.forms.transfer import EXPORT_HEADER_BYTES, ImportForm
 from tests.engine.helpers import export_line, padded_export, write_long_line_export
 
@@ -135,7 +136,7 @@ def test_a_scoped_download_is_the_commands_export_of_that_scope(curator_client, 
 
 
 def test_an_id_unsafe_in_a_file_name_is_made_safe():
-    assert import_jobs.export_file_name({"user_id": 'a/"b" c'}, date(2026, 1, 2)) == (
+    assert export.export_file_name({"user_id": 'a/"b" c'}, date(2026, 1, 2)) == (
         "oam-export-user-a-b-c-2026-01-02.jsonl"
     )
 
