@@ -20,8 +20,8 @@ from typing import Any
 from memory.curation.values import StatusChange
 from memory.engine import LIFECYCLE_RELATIONS, AgentMemory, MemoryRecord, RecordStatus
 from memory.text import plural, quoted
+from memory.web.fields import MAX_SELECTION
 from memory.web.filters import MemoryFilters
-from memory.web.forms.bulk import MAX_SELECTION
 
 BATCH = 500
 

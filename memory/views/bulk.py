@@ -23,10 +23,10 @@ from memory.services import get_agent_memory
 from memory.text import plural
 from memory.views.common import curation, gone, render_page
 from memory.web.access import can_curate, curator_required, viewer_required
+from memory.web.fields import MAX_SELECTION
 from memory.web.filters import MemoryFilters, active_filters
 from memory.web.forms.bulk import (
     ACTIONS,
-    MAX_SELECTION,
     URL_SELECTION_BYTES,
     BulkForm,
     IdListField,

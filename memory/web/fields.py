@@ -25,6 +25,12 @@ MAX_TTL_DAYS = 36_500
 """The longest lifetime a memory can be given, in days (a hundred years): `ttl_days` of the memory
 forms and of the API's memory bodies alike."""
 
+MAX_SELECTION = 20_000
+"""Most memories one bulk change acts on: the confirmation carries each id and version, and a
+preview of more would be read by nobody. Narrower filters, or several changes, do more. Here, the
+field rules' module, because both the bulk form (memory.web.forms.bulk) and the plan it confirms
+(memory.curation.bulk_plan, a layer above) hold a selection to it."""
+
 SCOPES = {"user_id": "no user", "agent_id": "no agent", "thread_id": "no thread"}
 """The scope dimensions a record can have none of, as an `unscoped` choice reads."""
 

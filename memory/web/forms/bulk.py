@@ -15,7 +15,7 @@ from django.core.exceptions import ValidationError
 from django.http import QueryDict
 
 from memory.engine import MAX_JSON_DEPTH, MEMORY_TYPES, check_id_text, check_json_tree
-from memory.web.fields import ID_MAX_LENGTH, ID_WIDGET
+from memory.web.fields import ID_MAX_LENGTH, ID_WIDGET, MAX_SELECTION
 
 ACTIONS = {
     "set_status": "Set the status",
@@ -35,11 +35,6 @@ NEEDS = {
     "mark_duplicates": ("keep",),
 }
 """The parameters each action needs."""
-
-
-MAX_SELECTION = 20_000
-"""Most memories one bulk change acts on: the confirmation carries each id and version, and a
-preview of more would be read by nobody. Narrower filters, or several changes, do more."""
 
 
 URL_SELECTION_BYTES = 2_000
