@@ -1,6 +1,7 @@
 """The few rules for writing values as text that every layer of the Django side shares (pages,
 history summaries, messages, the graph's JSON): pure functions, importing nothing of the app, so
-that a rule is written once and the template filters, the curation service and the views agree."""
+that a rule is written once and the template filters, the curation service and the views agree.
+An import-linter contract (pyproject.toml) holds it to that: every layer may import it."""
 
 from __future__ import annotations
 
