@@ -3,15 +3,15 @@ dashboard, the API and the management commands, and records each change in the c
 
 `Curation(agent_memory, Actor(user))` is the entry point; its writes are one module per noun
 (threads, messages, memories, images, people, links), with the merges, the bulk changes (and
-their plan, bulk_plan), the reverts (history) and the imports (imports, and the dashboard's
+their plan, bulk_plan), the reverts and the imports (imports, and the dashboard's
 background import_jobs). recording is the two-phase protocol each write is recorded by;
-consistency checks the store against the history; review holds the review marks.
+consistency checks the store against the history; review_marks holds the review marks.
 """
 
 from memory.curation.bulk import BulkOutcome
-from memory.curation.history import undone_by
 from memory.curation.recording import Actor, CurationError, reconcile_pending
-from memory.curation.review import mark
+from memory.curation.reverts import undone_by
+from memory.curation.review_marks import mark
 from memory.curation.service import Curation
 from memory.curation.values import StatusChange, summarized_through
 

@@ -24,7 +24,6 @@ recording protocol).
 from __future__ import annotations
 
 from memory.curation.bulk import BulkWrites
-from memory.curation.history import HistoryWrites
 from memory.curation.images import ImageWrites
 from memory.curation.imports import ImportWrites
 from memory.curation.links import LinkWrites
@@ -32,6 +31,7 @@ from memory.curation.memories import MemoryWrites
 from memory.curation.merges import MergeWrites
 from memory.curation.messages import MessageWrites
 from memory.curation.people import PeopleWrites
+from memory.curation.reverts import RevertWrites
 from memory.curation.threads import ThreadWrites
 
 
@@ -44,7 +44,7 @@ class Curation(
     LinkWrites,
     MergeWrites,
     BulkWrites,
-    HistoryWrites,
+    RevertWrites,
     ImportWrites,
 ):
     """The changes one actor makes, through one AgentMemory, each recorded in the history: one

@@ -10,7 +10,7 @@ review marks in Django's database. The registry of queues is QUEUES, one module 
 A new queue is a module here (a `Queue`, named QUEUE), its line in QUEUES, and its rows'
 template (templates/review/queue_<name>.html). Queues read only; decisions that change the store go
 through memory.curation, and those that do not (accept, dismiss) are `ReviewMark`s
-(memory.curation.review). The page's query string and decision forms are HTTP, a layer below:
+(memory.curation.review_marks). The page's query string and decision forms are HTTP, a layer below:
 memory.web.filters.ReviewFilters (given QUEUES' names and labels) and memory.web.forms.review.
 """
 

@@ -43,7 +43,7 @@ SUMMARY_FIELDS = {"summary", "topics"}
 messages they covered."""
 
 
-class HistoryWrites(Recorder):
+class RevertWrites(Recorder):
     """Reverts of recorded changes."""
 
     @recorded
