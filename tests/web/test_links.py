@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
+from memory.curation import Actor, Curation
 from memory.models import CurationEntry
+from memory.views.common import memory_words
 
 from .world import World, build_world
 
@@ -317,3 +319,37 @@ def test_a_link_change_comes_back_to_the_page_it_was_made_from(curator_client, w
         reverse("memory:link_delete", args=[world.link_id]), {"next": "https://evil.example/"}
     )
     assert elsewhere.url == reverse("memory:memory_detail", args=[world.fact_id])  # not off the site
+
+
+# --- ids in history summaries and messages: the one rule of memory.text.short_id ---------------
+
+SOURCE_UUID = "0f8fad5b-d9cb-469f-a165-70867728950e"
+TARGET_UUID = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
+
+
+def test_a_link_summary_names_uuid_ends_by_their_first_8_characters(world, agent_memory, curator):
+    for memory_id in (SOURCE_UUID, TARGET_UUID):
+        agent_memory.add_memory(
+            "A memory with a UUID.", memory_type="fact", memory_id=memory_id, user_id="alice", autonomous_linking=False
+        )
+
+    entry = Curation(agent_memory, Actor(curator)).create_link(
+        source_record_id=SOURCE_UUID, target_record_id=TARGET_UUID, relation_type="supports"
+    )
+
+    assert entry.summary == "Linked 0f8fad5b… supports 7c9e6679…"
+    assert CurationEntry.objects.get(pk=entry.pk).summary == entry.summary
+
+
+def test_a_link_summary_names_made_up_ids_whole(world, agent_memory, curator):
+    entry = Curation(agent_memory, Actor(curator)).create_link(
+        source_record_id="fact-new", target_record_id=world.fact_id, relation_type="refines"
+    )
+
+    assert entry.summary == "Linked fact-new refines fact-vegetarian"
+
+
+def test_a_memory_that_is_gone_is_named_by_its_short_id(world, agent_memory):
+    assert memory_words(TARGET_UUID) == "7c9e6679… (no memory now)"
+    assert memory_words("fact-gone") == "fact-gone (no memory now)"
+    assert memory_words(world.fact_id) == f"“{agent_memory.get_memory(world.fact_id).content}”"
