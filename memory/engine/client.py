@@ -34,6 +34,7 @@ from .stores.arguments import (
     DEFAULT_LIST_LIMIT,
     check_positive_int,
     check_record_types,
+    expected_version_of,
 )
 from .stores.base import MemoryStore
 from .thread import (
@@ -261,15 +262,19 @@ class AgentMemory:
             raise KeyError(f"no thread {thread_id!r}")
         return Thread(self.store, thread_id=thread_id, client=self)
 
-    def delete_thread(self, thread_id: str) -> int:
+    def delete_thread(self, thread_id: str, *, expected_version: Any = NOT_SET) -> int:
         """Delete a thread with all its messages and memories; returns 1, or 0 when there is none.
 
         First waits for the thread's accepted background work (TimeoutError after 300 s, deleting
         nothing): memories extracted after the delete would bring the thread back.
+        `expected_version` refuses the delete (StaleVersionError, deleting nothing) when the
+        thread's own version (its metadata and summary) moved since it was read; the compare is
+        made inside the delete's transaction.
         """
+        expected_version_of(expected_version)
         if isinstance(thread_id, str):
             self.llm_work_runner.wait(thread_id, DELETE_BARRIER_SECONDS)
-        return self.store.delete_thread(thread_id)
+        return self.store.delete_thread(thread_id, expected_version=expected_version)
 
     def list_threads(
         self,
@@ -381,10 +386,16 @@ class AgentMemory:
             expected_version=expected_version,
         )
 
-    def delete_memory(self, memory_id: str) -> int:
-        """Delete a memory; returns 1, or 0 when there is none."""
+    def delete_memory(self, memory_id: str, *, expected_version: Any = NOT_SET) -> int:
+        """Delete a memory; returns 1, or 0 when there is none. With `expected_version`, a memory
+        changed since that version was read is not deleted (StaleVersionError): the compare is
+        made inside the delete's transaction, so a change made after the caller's read is never
+        deleted unseen."""
+        expected_version_of(expected_version)
         record = find_memory(self.store, memory_id)
-        return 0 if record is None else self.store.delete(record.record_type, record.id)
+        if record is None:
+            return 0
+        return self.store.delete(record.record_type, record.id, expected_version=expected_version)
 
     def list_memories(
         self,
@@ -568,13 +579,15 @@ class AgentMemory:
             self._caption_later(image_id)
         return image_id
 
-    def delete_image(self, image_id: str) -> int:
-        """Delete an image; 0 when there is none. A message's image goes with the message (ValueError)."""
+    def delete_image(self, image_id: str, *, expected_version: Any = NOT_SET) -> int:
+        """Delete an image; 0 when there is none. A message's image goes with the message (ValueError).
+        `expected_version`: StaleVersionError, deleting nothing, when the image changed since."""
+        expected_version_of(expected_version)
         try:
             record = self._image(image_id)
         except KeyError:
             return 0
-        return delete_image_record(self.store, record)
+        return delete_image_record(self.store, record, expected_version=expected_version)
 
     def list_images(
         self,
@@ -652,10 +665,20 @@ class AgentMemory:
         target_record_type: Any = NOT_SET,
         relation_type: Any = NOT_SET,
         relation_id: Any = NOT_SET,
+        *,
+        expected_version: Any = NOT_SET,
     ) -> int:
-        """Delete a link, by id or by its complete stored-direction tuple; returns 0 or 1."""
+        """Delete a link, by id or by its complete stored-direction tuple; returns 0 or 1
+        (StaleVersionError, deleting nothing, when `expected_version` is given and the link
+        changed since)."""
         return self.store.delete_relations(
-            relation_id, source_record_id, source_record_type, target_record_id, target_record_type, relation_type
+            relation_id,
+            source_record_id,
+            source_record_type,
+            target_record_id,
+            target_record_type,
+            relation_type,
+            expected_version=expected_version,
         )
 
     def get_relation(self, relation_id: str) -> RecordRelation:

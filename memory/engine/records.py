@@ -214,10 +214,12 @@ def update_image_record(
     return record.id
 
 
-def delete_image_record(store: MemoryStore, record: ImageRecord) -> int:
+def delete_image_record(store: MemoryStore, record: ImageRecord, *, expected_version: Any = NOT_SET) -> int:
+    """The delete shared by Thread.delete_image and AgentMemory.delete_image (`expected_version`
+    compared by the store inside the delete)."""
     if record.message_id is not None:
         raise ValueError(f"image {record.id!r} is part of message {record.message_id!r}: delete or edit the message")
-    return store.delete(IMAGE_TYPE, record.id)
+    return store.delete(IMAGE_TYPE, record.id, expected_version=expected_version)
 
 
 def list_image_records(

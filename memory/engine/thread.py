@@ -41,6 +41,7 @@ from .records import (
 )
 from .scope import check_scope_value, resolve_thread_scope, search_scope_from_args
 from .search import SearchResult, search_records
+from .stores.arguments import expected_version_of
 from .stores.base import MemoryStore
 from .types import (
     IMAGE_TYPE,
@@ -606,18 +607,20 @@ class Thread:
         if taken:
             raise ValueError(f"an image with id {taken[0].id!r} already exists")
 
-    def delete_message(self, message_id: str) -> int:
+    def delete_message(self, message_id: str, *, expected_version: Any = NOT_SET) -> int:
         """Delete one raw message of this thread (memories derived from it stay); returns 0 or 1.
 
         First waits for the background work already accepted for this thread (TimeoutError after
-        300 s, deleting nothing).
+        300 s, deleting nothing). `expected_version`: a message changed since that version was
+        read is not deleted (StaleVersionError), compared inside the delete's transaction.
         """
+        expected_version_of(expected_version)
         self._runner.wait(self.thread_id, DELETE_BARRIER_SECONDS)
         try:
             self._owned_message(message_id)
         except KeyError:
             return 0
-        return self.store.delete(MESSAGE_TYPE, message_id)
+        return self.store.delete(MESSAGE_TYPE, message_id, expected_version=expected_version)
 
     # --- memories ---------------------------------------------------------------------------
 
@@ -705,17 +708,19 @@ class Thread:
             expected_version=expected_version,
         )
 
-    def delete_memory(self, memory_id: str) -> int:
+    def delete_memory(self, memory_id: str, *, expected_version: Any = NOT_SET) -> int:
         """Delete a memory of this thread; returns 0 when it is missing or another thread's.
 
-        Waits for accepted background work first, as delete_message does.
+        Waits for accepted background work first, as delete_message does. `expected_version` as
+        in AgentMemory.delete_memory.
         """
+        expected_version_of(expected_version)
         self._runner.wait(self.thread_id, DELETE_BARRIER_SECONDS)
         try:
             record = self._owned_memory(memory_id)
         except KeyError:
             return 0
-        return self.store.delete(record.record_type, record.id)
+        return self.store.delete(record.record_type, record.id, expected_version=expected_version)
 
     # --- images -----------------------------------------------------------------------------
 
@@ -801,13 +806,15 @@ class Thread:
             self._caption_later(image_id)
         return image_id
 
-    def delete_image(self, image_id: str) -> int:
-        """Delete an image of this thread; 0 when there is none. A message's image goes with the message."""
+    def delete_image(self, image_id: str, *, expected_version: Any = NOT_SET) -> int:
+        """Delete an image of this thread; 0 when there is none. A message's image goes with the message.
+        `expected_version` as in AgentMemory.delete_image."""
+        expected_version_of(expected_version)
         try:
             record = self._owned_image(image_id)
         except KeyError:
             return 0
-        return delete_image_record(self.store, record)
+        return delete_image_record(self.store, record, expected_version=expected_version)
 
     def list_images(
         self, image_id: Any = NOT_SET, metadata_filter: Any = NOT_SET, include_bytes: bool = False, limit: Any = NOT_SET
@@ -873,8 +880,11 @@ class Thread:
         target_record_type: Any = NOT_SET,
         relation_type: Any = NOT_SET,
         relation_id: Any = NOT_SET,
+        *,
+        expected_version: Any = NOT_SET,
     ) -> int:
-        """Delete a link of this thread, by id or by its complete stored-direction tuple; returns 0 or 1."""
+        """Delete a link of this thread, by id or by its complete stored-direction tuple; returns 0 or 1
+        (StaleVersionError, deleting nothing, when `expected_version` is given and the link changed since)."""
         return self.store.delete_relations(
             relation_id,
             source_record_id,
@@ -883,6 +893,7 @@ class Thread:
             target_record_type,
             relation_type,
             thread_id=self.thread_id,
+            expected_version=expected_version,
         )
 
     # --- context ----------------------------------------------------------------------------

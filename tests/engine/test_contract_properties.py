@@ -364,6 +364,7 @@ def delete_link_params() -> dict[str, P]:
         "target_record_type": record_type_end,
         "relation_type": relation_type,
         "relation_id": id_param("relation"),
+        "expected_version": version_param(),
     }
 
 
@@ -543,7 +544,12 @@ SPECS = [
         LOOKUP,
     ),
     # delete_thread first waits for the thread's accepted background work: TimeoutError after 300 s.
-    Spec("client", "delete_thread", {"thread_id": id_param("thread").req()}, BARRIER),
+    Spec(
+        "client",
+        "delete_thread",
+        {"thread_id": id_param("thread").req(), "expected_version": version_param()},
+        BARRIER,
+    ),
     Spec(
         "client",
         "list_threads",
@@ -565,7 +571,7 @@ SPECS = [
         readonly=True,
     ),
     Spec("client", "update_memory", update_memory_params(), LOOKUP),
-    Spec("client", "delete_memory", {"memory_id": id_param("memory").req()}),
+    Spec("client", "delete_memory", {"memory_id": id_param("memory").req(), "expected_version": version_param()}),
     Spec(
         "client",
         "list_memories",
@@ -613,7 +619,7 @@ SPECS = [
         LOOKUP,
         bases=(("", {}), ("new image", {"image": PNG, "mime_type": "image/png"})),
     ),
-    Spec("client", "delete_image", {"image_id": id_param("image").req()}),
+    Spec("client", "delete_image", {"image_id": id_param("image").req(), "expected_version": version_param()}),
     Spec(
         "client",
         "list_images",
@@ -820,10 +826,20 @@ SPECS = [
         },
         (*LOOKUP, TimeoutError),  # TimeoutError: as add_messages, when re-extraction cannot be queued
     ),
-    Spec("thread", "delete_message", {"message_id": id_param("message").req()}, BARRIER),
+    Spec(
+        "thread",
+        "delete_message",
+        {"message_id": id_param("message").req(), "expected_version": version_param()},
+        BARRIER,
+    ),
     Spec("thread", "add_memory", add_memory_params(), bases=(("", {}), ("linked", LINKED))),
     Spec("thread", "update_memory", update_memory_params(), LOOKUP),
-    Spec("thread", "delete_memory", {"memory_id": id_param("memory").req()}, BARRIER),
+    Spec(
+        "thread",
+        "delete_memory",
+        {"memory_id": id_param("memory").req(), "expected_version": version_param()},
+        BARRIER,
+    ),
     Spec("thread", "add_image", add_image_params()),
     Spec(
         "thread",
@@ -832,7 +848,7 @@ SPECS = [
         LOOKUP,
         bases=(("", {}), ("new image", {"image": PNG, "mime_type": "image/png"})),
     ),
-    Spec("thread", "delete_image", {"image_id": id_param("image").req()}),
+    Spec("thread", "delete_image", {"image_id": id_param("image").req(), "expected_version": version_param()}),
     Spec(
         "thread",
         "list_images",

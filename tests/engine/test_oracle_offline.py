@@ -46,6 +46,7 @@ from memory.engine import (
     RecordStatus,
     SchemaPolicy,
     Snapshot,
+    StaleVersionError,
     ThreadRecord,
 )
 from memory.engine.images import check_image
@@ -636,6 +637,30 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("delete_memory_expected_version")
+def _() -> list[Statement]:
+    """The version is read and the row locked in the delete's transaction, before anything goes."""
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.version FROM .* FOR UPDATE", [{"version": 2}])
+    conn.answer(r"SELECT r\.thread_id FROM", [{"thread_id": "t1"}])
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind, r\.thread_id", [{"pk": 3, "id": "m1", "kind": "memory", "thread_id": "t1"}]
+    )
+    assert store.delete("fact", "m1", expected_version=2) == 1
+    return conn.statements
+
+
+@scenario("delete_memory_stale_version")
+def _() -> list[Statement]:
+    """Another version: nothing is deleted, the transaction rolls back."""
+    conn, store = open_store()
+    conn.answer(r"SELECT r\.version FROM .* FOR UPDATE", [{"version": 3}])
+    with pytest.raises(StaleVersionError, match="fact 'm1' is at version 3, not 2"):
+        store.delete("fact", "m1", expected_version=2)
+    assert not any(statement.sql.lstrip().startswith("DELETE") for statement in conn.statements)
+    return conn.statements
+
+
 @scenario("delete_thread")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -647,6 +672,14 @@ def _() -> list[Statement]:
         ],
     )
     store.delete_thread("t1")
+    return conn.statements
+
+
+@scenario("delete_thread_expected_version")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FOR UPDATE", [{"version": 4}])
+    store.delete_thread("t1", expected_version=4)
     return conn.statements
 
 
@@ -726,6 +759,15 @@ def _() -> list[Statement]:
     conn, store = open_store()
     conn.answer(r'FROM "OAM_RELATIONS" rel WHERE rel\.id = :id', [relation_row()])
     assert store.delete_relations("rel-1") == 1
+    return conn.statements
+
+
+@scenario("delete_relations_stale_version")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r'FROM "OAM_RELATIONS" rel WHERE rel\.id = :id', [relation_row(version=2)])
+    with pytest.raises(StaleVersionError, match="relation 'rel-1' is at version 2, not 1"):
+        store.delete_relations("rel-1", expected_version=1)
     return conn.statements
 
 

@@ -155,6 +155,69 @@ def claimed_at_once(memory: AgentMemory, memory_id: str, writers: int) -> list[s
     return outcomes
 
 
+def test_eight_deleters_at_the_same_version_delete_once(store_factory):
+    """Eight threads delete one memory at the same moment with expected_version=1: exactly one
+    delete is made; the others find it gone (0), none is told it deleted it too."""
+    memory = AgentMemory(store_factory(name="deletes"))
+    for round_number in range(5):
+        memory_id = memory.add_memory(f"a task to drop, round {round_number}", user_id="u")
+        outcomes = at_once(8, lambda memory_id=memory_id: memory.delete_memory(memory_id, expected_version=1))
+        assert sorted(outcomes) == [0] * 7 + [1], outcomes
+        assert memory.store.get("memory", memory_id) is None
+
+
+def test_writers_and_deleters_at_the_same_version_make_one_change(store_factory):
+    """Four threads update and four delete one memory, all at version 1, at the same moment:
+    exactly one of the eight changes is made. An update acknowledged is never deleted unseen
+    (the deletes after it are stale), and a delete acknowledged is never overwritten."""
+    memory = AgentMemory(store_factory(name="mixed"))
+    for round_number in range(5):
+        memory_id = memory.add_memory(f"a task, round {round_number}", user_id="u")
+
+        def claim(memory_id: str = memory_id) -> str:
+            try:
+                memory.update_memory(memory_id, metadata={"claimed": True}, expected_version=1)
+            except KeyError:  # deleted before it: an update finds it gone
+                return "gone"
+            return "updated"
+
+        def drop(memory_id: str = memory_id) -> str:
+            return "deleted" if memory.delete_memory(memory_id, expected_version=1) else "gone"
+
+        outcomes = at_once(8, *([claim] * 4 + [drop] * 4))
+        made = [outcome for outcome in outcomes if outcome in ("updated", "deleted")]
+        assert len(made) == 1 and all(o in ("updated", "deleted", "gone", "stale") for o in outcomes), outcomes
+        stored = memory.store.get("memory", memory_id)
+        if made == ["updated"]:
+            assert stored is not None and stored.version == 2 and "gone" not in outcomes
+        else:
+            assert stored is None
+
+
+def at_once(count: int, *calls) -> list:
+    """What each of `count` threads got from its call (the one call for all, or one each), all
+    released at once: its result, "stale" or the error."""
+    barrier = threading.Barrier(count, timeout=10)
+    outcomes: list = []
+    chosen = list(calls) * count if len(calls) == 1 else list(calls)
+
+    def run(call) -> None:
+        barrier.wait()
+        try:
+            outcomes.append(call())
+        except StaleVersionError:
+            outcomes.append("stale")
+        except BaseException as error:  # reported by the caller's assertion
+            outcomes.append(repr(error))
+
+    threads = [threading.Thread(target=run, args=(call,)) for call in chosen[:count]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return outcomes
+
+
 @pytest.fixture
 def indexed(tmp_path):
     """Open (and close) embedded stores with the index on one file; the first one creates it."""

@@ -293,3 +293,124 @@ def test_a_stale_update_is_refused_even_when_its_values_are_already_stored(memor
     with pytest.raises(StaleVersionError, match="is at version 2, not 1"):
         write(expected_version=1)
     assert version() == 2
+
+
+def deletes_of_each_kind(memory, thread, store) -> dict:
+    """For each kind of row that can be deleted alone: its delete (taking expected_version), a
+    write that moves its version without deleting it, and whether it is still there."""
+    message_id, memory_id, image_id, relation_id = one_row_of_each_kind(memory, thread)
+    own = thread.add_memory("likes cake")
+    own_image = thread.add_image(PNG, description="a plate")
+    a, b = thread.add_memory("a"), thread.add_memory("b")
+    own_link = thread.link_records(a, "memory", b, "memory", "supports")
+    return {
+        "memory": (
+            lambda **v: memory.delete_memory(memory_id, **v),
+            lambda: memory.update_memory(memory_id, metadata=CLAIMED),
+            lambda: store.get("memory", memory_id) is not None,
+        ),
+        "thread memory": (
+            lambda **v: thread.delete_memory(own, **v),
+            lambda: thread.update_memory(own, metadata=CLAIMED),
+            lambda: store.get("memory", own) is not None,
+        ),
+        "message": (
+            lambda **v: thread.delete_message(message_id, **v),
+            lambda: thread.update_message(message_id, metadata=CLAIMED),
+            lambda: store.get("message", message_id) is not None,
+        ),
+        "image": (
+            lambda **v: memory.delete_image(image_id, **v),
+            lambda: memory.update_image(image_id, metadata=CLAIMED),
+            lambda: store.get("image", image_id) is not None,
+        ),
+        "thread image": (
+            lambda **v: thread.delete_image(own_image, **v),
+            lambda: thread.update_image(own_image, metadata=CLAIMED),
+            lambda: store.get("image", own_image) is not None,
+        ),
+        "link": (
+            lambda **v: memory.delete_record_link(relation_id=relation_id, **v),
+            lambda: memory.update_record_link(relation_id, metadata=CLAIMED),
+            lambda: store.get_relation(relation_id) is not None,
+        ),
+        "thread link": (
+            lambda **v: thread.delete_record_link(relation_id=own_link, **v),
+            lambda: thread.update_record_link(own_link, metadata=CLAIMED),
+            lambda: store.get_relation(own_link) is not None,
+        ),
+        "thread": (
+            lambda **v: memory.delete_thread("t1", **v),
+            lambda: memory.update_thread("t1", metadata=CLAIMED),
+            lambda: store.get_thread("t1") is not None,
+        ),
+    }
+
+
+DELETABLE = ["memory", "thread memory", "message", "image", "thread image", "link", "thread link", "thread"]
+
+
+@pytest.mark.parametrize("kind", DELETABLE)
+def test_a_stale_delete_is_refused_and_deletes_nothing(memory, thread, store, kind):
+    """A delete made against the version read is refused when another writer changed the row
+    since: the change it would delete unseen stays (issue 25, for deletes)."""
+    delete, change, exists = deletes_of_each_kind(memory, thread, store)[kind]
+    change()
+    with pytest.raises(StaleVersionError, match="is at version 2, not 1"):
+        delete(expected_version=1)
+    assert exists()
+    assert delete(expected_version=2) == 1
+    assert not exists()
+
+
+@pytest.mark.parametrize("kind", DELETABLE)
+def test_a_delete_at_the_current_version_deletes_and_a_gone_record_is_0(memory, thread, store, kind):
+    delete, _, exists = deletes_of_each_kind(memory, thread, store)[kind]
+    assert delete(expected_version=1) == 1
+    assert not exists()
+    assert delete(expected_version=1) == 0  # gone: 0, as without a version, not a stale version
+
+
+@pytest.mark.parametrize("bad", [-1, True, "1", 1.0, 2**64])
+def test_a_bad_expected_version_of_a_delete_is_a_value_error_naming_it(memory, bad):
+    memory_id = memory.add_memory("likes tea", user_id="u1")
+    with pytest.raises(ValueError, match="expected_version"):
+        memory.delete_memory(memory_id, expected_version=bad)
+    with pytest.raises(ValueError, match="expected_version"):
+        memory.delete_memory("no-such-memory", expected_version=bad)
+    assert memory.get_memory(memory_id).content == "likes tea"
+
+
+def test_a_memory_retyped_since_it_was_read_is_stale_not_gone(memory, store):
+    memory_id = memory.add_memory("likes tea", user_id="u1")
+    assert memory.get_memory(memory_id).record_type == "memory"
+    memory.update_memory(memory_id, memory_type="preference")
+    with pytest.raises(StaleVersionError, match="is at version 2, not 1"):
+        store.delete("memory", memory_id, expected_version=1)  # as read before the retype
+    assert memory.get_memory(memory_id).record_type == "preference"
+
+
+def test_a_link_deleted_by_its_tuple_takes_expected_version(memory):
+    a = memory.add_memory("a", user_id="u1")
+    b = memory.add_memory("b", user_id="u1")
+    relation_id = memory.link_records(a, "memory", b, "memory", "supports")
+    memory.update_record_link(relation_id, metadata={"n": 1})
+    tuple_of_it = {
+        "source_record_id": a,
+        "source_record_type": "memory",
+        "target_record_id": b,
+        "target_record_type": "memory",
+        "relation_type": "supports",
+    }
+    with pytest.raises(StaleVersionError, match=f"relation '{relation_id}' is at version 2, not 1"):
+        memory.delete_record_link(**tuple_of_it, expected_version=1)
+    assert memory.delete_record_link(**tuple_of_it, expected_version=2) == 1
+
+
+def test_a_thread_s_version_is_its_own_so_a_delete_at_it_takes_messages_added_since(memory, thread, store):
+    """The thread's version moves with its metadata and summary, not with its records: a delete
+    at the version read also takes messages added meanwhile (they do not move it)."""
+    thread.add_messages([{"role": "user", "content": "added after the read"}])
+    assert store.get_thread("t1").version == 1
+    assert memory.delete_thread("t1", expected_version=1) == 1
+    assert store.list("message", limit=None, thread_id="t1") == []

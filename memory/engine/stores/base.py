@@ -396,13 +396,20 @@ class MemoryStore(ABC):
         StaleVersionError and nothing is written."""
 
     @abstractmethod
-    def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int:
+    def delete(
+        self, record_type: str, record_id: str, cascade: bool = False, *, expected_version: Any = NOT_SET
+    ) -> int:
         """Delete one record, expired or not, with what depends on it (a memory's links, a
-        message's images and their bytes); returns 0 or 1."""
+        message's images and their bytes); returns 0 or 1. With `expected_version` the stored
+        version is compared inside the delete's transaction: a record at another version (a
+        memory retyped meanwhile included) raises StaleVersionError and nothing is deleted; a
+        record that is gone is still 0."""
 
     @abstractmethod
-    def delete_thread(self, thread_id: str) -> int:
-        """Delete a thread and every record in it; returns the number of threads deleted (0 or 1)."""
+    def delete_thread(self, thread_id: str, *, expected_version: Any = NOT_SET) -> int:
+        """Delete a thread and every record in it; returns the number of threads deleted (0 or 1).
+        `expected_version` as for delete: it is the thread's own version (its metadata and
+        summary), which messages and memories added to it do not move."""
 
     @abstractmethod
     def delete_user(self, user_id: str, cascade: bool = True) -> int:
@@ -512,8 +519,11 @@ class MemoryStore(ABC):
         relation_type: Any = NOT_SET,
         *,
         thread_id: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
-        """Delete one relation, by id alone or by its complete tuple in the stored direction; returns 0 or 1."""
+        """Delete one relation, by id alone or by its complete tuple in the stored direction; returns 0 or 1.
+        `expected_version` as for delete: StaleVersionError, deleting nothing, when the relation
+        is at another version."""
 
     @abstractmethod
     def list_relations(

@@ -222,10 +222,13 @@ class RelationMixin:
         relation_type: Any = NOT_SET,
         *,
         thread_id: Any = NOT_SET,
+        expected_version: Any = NOT_SET,
     ) -> int:
-        """Delete one relation, by id alone or by its complete tuple in the stored direction."""
+        """Delete one relation, by id alone or by its complete tuple in the stored direction. With
+        `expected_version` its version is compared in the delete's transaction (StaleVersionError)."""
         endpoint = (source_record_id, source_record_type, target_record_id, target_record_type, relation_type)
         check_relation_selector(relation_id, endpoint)
+        expected = expected_version_of(expected_version)
         with self._write() as cursor:
             if relation_id is NOT_SET:
                 found = self._fetch(
@@ -246,6 +249,7 @@ class RelationMixin:
             row = self._owned_relation(cursor, relation_id, thread_id)
             if row is None:
                 return 0
+            check_version(f"relation {row['id']!r}", expected, row["version"])
             cursor.execute(f"DELETE FROM {self._relations} WHERE id = :id", {"id": row["id"]})
             self._log_keys(cursor, "link", [row["pos"]])
             self._recount_lifecycle(cursor, [row["target_id"]])

@@ -429,14 +429,29 @@ class WriteMixin:
         self._log_keys(cursor, "record", pks)
         return len(victims)
 
-    def delete(self, record_type: str, record_id: str, cascade: bool = False) -> int:
-        """Delete one record (expired or not); returns the number deleted, 0 or 1."""
+    def delete(
+        self, record_type: str, record_id: str, cascade: bool = False, *, expected_version: Any = NOT_SET
+    ) -> int:
+        """Delete one record (expired or not); returns the number deleted, 0 or 1. With
+        `expected_version`, the record's row is read (locked) in the delete's transaction: gone
+        is 0, another version StaleVersionError with nothing deleted."""
         check_record_type(record_type)
         if not isinstance(record_id, str):
             raise ValueError(f"record_id must be a string, not {type(record_id).__name__}")
+        expected = expected_version_of(expected_version)
         if not storable_id(record_id):
             return 0
         with self._write() as cursor:
+            if expected is not None:  # by kind and id: a memory retyped meanwhile is changed, not gone
+                found = self._fetch(
+                    f"SELECT r.version FROM {self._records} r WHERE r.kind = :kind AND r.id = :id"
+                    + self.dialect.for_update,
+                    {"kind": kind_of(record_type), "id": record_id},
+                    cursor,
+                )
+                if not found:
+                    return 0
+                check_version(f"{record_type} {record_id!r}", expected, found[0]["version"])
             owner = self._fetch(
                 f"SELECT r.thread_id FROM {self._records} r WHERE r.kind = :kind AND r.id = :id "
                 "AND r.record_type = :record_type",
@@ -453,10 +468,14 @@ class WriteMixin:
                 self._touch_activity(cursor, threads)
         return deleted
 
-    def delete_thread(self, thread_id: str) -> int:
-        """Delete a thread with every record it holds; returns the number of threads deleted."""
+    def delete_thread(self, thread_id: str, *, expected_version: Any = NOT_SET) -> int:
+        """Delete a thread with every record it holds; returns the number of threads deleted.
+        With `expected_version` the thread's version is compared first, in the same transaction."""
         check_id("thread_id", thread_id)
+        expected = expected_version_of(expected_version)
         with self._write() as cursor:
+            if not self._thread_at(cursor, thread_id, expected):
+                return 0
             self._delete_where(cursor, "r.thread_id = :thread_id", {"thread_id": thread_id})
             cursor.execute(f"DELETE FROM {self._threads} WHERE id = :id", {"id": thread_id})
             deleted = cursor.rowcount
