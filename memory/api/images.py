@@ -169,10 +169,10 @@ class ImageDetail(EngineView):
     )
     def delete(self, request: Request, image_id: str) -> Response:
         record = self.agent_memory.get_image(image_id)
-        expected_version(request, record.version)
+        version = expected_version(request, record.version)
         if record.message_id is not None:
             raise Conflict(f"This image is part of message {record.message_id}: edit or delete the message instead.")
-        self.curation().delete_image(image_id)
+        self.curation().delete_image(image_id, version=version)  # compared again inside the delete
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

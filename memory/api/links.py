@@ -143,8 +143,8 @@ class LinkDetail(EngineView):
     )
     def delete(self, request: Request, relation_id: str) -> Response:
         relation = self.agent_memory.get_relation(relation_id)
-        expected_version(request, relation.version)
+        version = expected_version(request, relation.version)
         service = self.curation()
         effects = service.link_effects(remove=relation)
-        service.delete_link(relation_id)
+        service.delete_link(relation_id, version=version)  # compared again inside the delete
         return Response(LinkDeletedSerializer({"id": relation_id, "status_changes": effects}).data)

@@ -107,6 +107,6 @@ class MemoryDetail(EngineView):
     )
     def delete(self, request: Request, memory_id: str) -> Response:
         record = self.agent_memory.get_memory(memory_id)
-        expected_version(request, record.version)
-        self.curation().delete_memory(memory_id)
+        version = expected_version(request, record.version)
+        self.curation().delete_memory(memory_id, version=version)  # compared again inside the delete
         return Response(status=status.HTTP_204_NO_CONTENT)

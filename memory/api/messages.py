@@ -258,6 +258,6 @@ class MessageDetail(EngineView):
     )
     def delete(self, request: Request, thread_id: str, message_id: str) -> Response:
         record = self.agent_memory.get_message_record(thread_id, message_id)
-        expected_version(request, record.version)
-        self.curation().delete_message(thread_id, message_id)
+        version = expected_version(request, record.version)
+        self.curation().delete_message(thread_id, message_id, version=version)  # compared again inside the delete
         return Response(status=status.HTTP_204_NO_CONTENT)

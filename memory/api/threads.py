@@ -98,6 +98,6 @@ class ThreadDetail(EngineView):
     )
     def delete(self, request: Request, thread_id: str) -> Response:
         thread = self.agent_memory.get_thread_record(thread_id)
-        expected_version(request, thread.version)
-        self.curation().delete_thread(thread_id)
+        version = expected_version(request, thread.version)
+        self.curation().delete_thread(thread_id, version=version)  # compared again inside the delete
         return Response(status=status.HTTP_204_NO_CONTENT)

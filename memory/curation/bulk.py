@@ -39,8 +39,7 @@ class BulkWrites(Recorder):
         """Delete many memories (each with its links) as one bulk change; each (id, version seen)."""
 
         def delete(memory_id: str, version: int) -> None:
-            unchanged_since(self.agent_memory.get_memory(memory_id), version)
-            self.delete_memory(memory_id)
+            self.delete_memory(memory_id, version=version)  # refused inside the delete when changed
 
         return self._in_batches(summary, chosen, delete)
 
@@ -49,8 +48,7 @@ class BulkWrites(Recorder):
         (id, version seen)."""
 
         def delete(message_id: str, version: int) -> None:
-            unchanged_since(self.agent_memory.get_message_record(thread_id, message_id), version)
-            self.delete_message(thread_id, message_id)
+            self.delete_message(thread_id, message_id, version=version)  # refused inside the delete when changed
 
         return self._in_batches(summary, chosen, delete)
 

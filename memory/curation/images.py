@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.curation.recording import CurationError, Recorder, recorded
-from memory.curation.values import differences, edited, unchanged_since
+from memory.curation.values import differences, edited, expecting, unchanged_since
 from memory.engine import ImageContent, TextContent, record_to_json, thread_named
 from memory.models import Action, CurationEntry, ObjectKind
 
@@ -108,7 +108,8 @@ class ImageWrites(Recorder):
         return self._updated(ObjectKind.IMAGE, image_id, before, after, "Asked the LLM to describe the image again")
 
     @recorded
-    def delete_image(self, image_id: str) -> CurationEntry:
+    def delete_image(self, image_id: str, *, version: int | None = None) -> CurationEntry:
+        """Delete a standalone image; `version` as in delete_memory."""
         record = self.agent_memory.get_image(image_id)
         if record.message_id is not None:
             raise CurationError(
@@ -119,7 +120,7 @@ class ImageWrites(Recorder):
             ObjectKind.IMAGE,
             image_id,
             snapshot,
-            lambda: self.agent_memory.delete_image(image_id),
+            lambda: self.agent_memory.delete_image(image_id, **expecting(version)),
             "Deleted the image",
             thread_id=record.thread_id,
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.curation.recording import CurationError, Recorder, recorded
-from memory.curation.values import StatusChange, differences, unchanged_since
+from memory.curation.values import StatusChange, differences, expecting, unchanged_since
 from memory.engine import (
     BUILTIN_RELATIONS,
     LIFECYCLE_RELATIONS,
@@ -118,9 +118,10 @@ class LinkWrites(Recorder):
         )
 
     @recorded
-    def delete_link(self, relation_id: str) -> CurationEntry:
+    def delete_link(self, relation_id: str, *, version: int | None = None) -> CurationEntry:
+        """Unlink; `version` as in delete_memory."""
         relation = self.agent_memory.get_relation(relation_id)
-        if not self.agent_memory.delete_record_link(relation_id=relation_id):
+        if not self.agent_memory.delete_record_link(relation_id=relation_id, **expecting(version)):
             raise KeyError(f"no relation {relation_id!r}")
         return self._record(
             ObjectKind.LINK,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.curation.recording import CurationError, Recorder, recorded
-from memory.curation.values import differences, edited, unchanged_since
+from memory.curation.values import differences, edited, expecting, unchanged_since
 from memory.engine import record_to_json, thread_named
 from memory.models import Action, CurationEntry, ObjectKind
 from memory.text import plural
@@ -62,7 +62,9 @@ class MemoryWrites(Recorder):
         return self._updated(ObjectKind.MEMORY, memory_id, before, after, edited(after.record_type, before, after))
 
     @recorded
-    def delete_memory(self, memory_id: str) -> CurationEntry:
+    def delete_memory(self, memory_id: str, *, version: int | None = None) -> CurationEntry:
+        """Delete a memory with its links. With `version` (the one the person saw) the engine
+        refuses it (StaleVersionError) when the memory changed since, inside the delete."""
         record = self.agent_memory.get_memory(memory_id)
         snapshot = self.agent_memory.snapshot(record_ids=[(record.record_type, memory_id)])
         links = len(snapshot.relations)
@@ -70,7 +72,7 @@ class MemoryWrites(Recorder):
             ObjectKind.MEMORY,
             memory_id,
             snapshot,
-            lambda: self.agent_memory.delete_memory(memory_id),
+            lambda: self.agent_memory.delete_memory(memory_id, **expecting(version)),
             f"Deleted the {record.record_type}" + (f" and its {plural(links, 'link')}" if links else ""),
             thread_id=record.thread_id,
         )

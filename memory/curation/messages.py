@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.curation.recording import Recorder, recorded
-from memory.curation.values import content_keeping_images, differences, edited, unchanged_since
+from memory.curation.values import content_keeping_images, differences, edited, expecting, unchanged_since
 from memory.engine import record_to_json
 from memory.models import Action, CurationEntry, ObjectKind
 from memory.text import plural
@@ -54,7 +54,8 @@ class MessageWrites(Recorder):
         return self._updated(ObjectKind.MESSAGE, message_id, before, after, edited("message", before, after))
 
     @recorded
-    def delete_message(self, thread_id: str, message_id: str) -> CurationEntry:
+    def delete_message(self, thread_id: str, message_id: str, *, version: int | None = None) -> CurationEntry:
+        """Delete a message with its images; `version` as in delete_memory."""
         thread = self.agent_memory.get_thread(thread_id)
         self.agent_memory.get_message_record(thread_id, message_id)  # KeyError when it is not this thread's
         snapshot = self.agent_memory.snapshot(record_ids=[("message", message_id)])
@@ -63,7 +64,7 @@ class MessageWrites(Recorder):
             ObjectKind.MESSAGE,
             message_id,
             snapshot,
-            lambda: thread.delete_message(message_id),
+            lambda: thread.delete_message(message_id, **expecting(version)),
             "Deleted the message" + (f" and its {plural(images, 'image')}" if images else ""),
             thread_id=thread_id,
         )

@@ -204,8 +204,12 @@ class Recorder:
         )
 
     def _delete(self, kind: str, object_id: str, snapshot: Snapshot, delete: Any, summary: str, **extra: Any):
-        """Delete through `delete()` and record the snapshot taken just before."""
-        delete()
+        """Delete through `delete()` and record the snapshot taken just before. A delete that found
+        nothing (gone since the snapshot: another writer deleted it first) is a KeyError, not a
+        deletion recorded twice; a delete at a version the record is no longer at is the
+        engine's StaleVersionError, nothing deleted or recorded."""
+        if not delete():
+            raise KeyError(f"no {kind} {object_id!r}")
         return self._record(kind, object_id, Action.DELETE, summary, before=snapshot.to_json(), **extra)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from memory.curation.recording import CurationError, Recorder, recorded
-from memory.curation.values import describe_snapshot, summarized_through, unchanged_since
+from memory.curation.values import describe_snapshot, expecting, summarized_through, unchanged_since
 from memory.engine import NOT_SET, record_to_json, thread_to_json
 from memory.models import Action, CurationEntry, ObjectKind
 
@@ -69,7 +69,9 @@ class ThreadWrites(Recorder):
         )
 
     @recorded
-    def delete_thread(self, thread_id: str) -> CurationEntry:
+    def delete_thread(self, thread_id: str, *, version: int | None = None) -> CurationEntry:
+        """Delete a thread with everything in it; `version` as in delete_memory (the thread's own
+        version: its metadata and summary)."""
         snapshot = self.agent_memory.snapshot(thread_id=thread_id)
         if not snapshot.threads:
             raise KeyError(f"no thread {thread_id!r}")
@@ -77,7 +79,7 @@ class ThreadWrites(Recorder):
             ObjectKind.THREAD,
             thread_id,
             snapshot,
-            lambda: self.agent_memory.delete_thread(thread_id),
+            lambda: self.agent_memory.delete_thread(thread_id, **expecting(version)),
             f"Deleted the thread with {describe_snapshot(snapshot)}",
             thread_id=thread_id,
         )

@@ -33,6 +33,11 @@ def unchanged_since(record: Any, version: int) -> Any:
     return record
 
 
+def expecting(version: int | None) -> dict[str, int]:
+    """The engine's `expected_version` argument for a version seen (None: no check)."""
+    return {} if version is None else {"expected_version": version}
+
+
 def only_a_profile(entry: CurationEntry) -> bool:
     """Whether a creation or restore of a user or agent brought back their profile alone (then
     undoing it deletes the profile alone, not everything they own)."""

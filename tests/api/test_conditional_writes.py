@@ -20,7 +20,7 @@ from django.urls import reverse
 from memory.curation import Curation
 from memory.engine import AgentMemory
 from memory.models import CurationEntry
-from tests.web.world import World, build_world
+from tests.web.world import STILL_THERE, World, build_world
 
 CLAIMED = {"claimed": True}
 
@@ -140,3 +140,116 @@ def test_the_same_values_at_the_current_etag_are_a_200_that_writes_nothing(name,
     assert response["ETag"] == etag
     assert kind.version(agent_memory, world) == int(etag.strip('"'))
     assert not CurationEntry.objects.exists()
+
+
+# --- deletes ---------------------------------------------------------------------------------------
+# A DELETE with If-Match is conditional to the end: the curation service passes the version to
+# the engine, which compares it inside the delete's transaction. A change made between the view's
+# check of If-Match and the delete is not deleted unseen (a 412), and a record another client
+# deleted meanwhile is a 404, not a second acknowledged delete.
+
+
+@dataclass(frozen=True)
+class Deletion:
+    """How to delete one kind of record in the API, and whether it is still there."""
+
+    url: Callable[[World], str]
+    service: str  # the Curation method the delete goes through
+    exists: Callable[[AgentMemory, World], bool]
+    deleted: int = 204  # the status of a delete made (a link's answers with the status changes)
+
+
+DELETIONS = {
+    "memory": Deletion(
+        lambda world: reverse("api:memory", args=[world.fact_id]),
+        "delete_memory",
+        STILL_THERE["memory"],
+    ),
+    "thread": Deletion(
+        lambda world: reverse("api:thread", args=[world.thread_id]),
+        "delete_thread",
+        STILL_THERE["thread"],
+    ),
+    "message": Deletion(
+        lambda world: reverse("api:thread_message", args=[world.thread_id, world.message_ids[0]]),
+        "delete_message",
+        STILL_THERE["message"],
+    ),
+    "image": Deletion(
+        lambda world: reverse("api:image", args=[world.image_id]),
+        "delete_image",
+        STILL_THERE["image"],
+    ),
+    "link": Deletion(
+        lambda world: reverse("api:link", args=[world.link_id]),
+        "delete_link",
+        STILL_THERE["link"],
+        deleted=200,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", DELETIONS)
+def test_a_delete_at_an_etag_changed_after_the_view_s_check_is_a_412_that_deletes_nothing(
+    name, curator_api, agent_memory, world, monkeypatch
+):
+    """Another writer changes the record between the view's If-Match check and the delete: the
+    engine refuses the delete, and that writer's acknowledged change stays."""
+    deletion, change = DELETIONS[name], KINDS[name]
+    etag = curator_api.get(deletion.url(world))["ETag"]
+    service = getattr(Curation, deletion.service)
+
+    def after_another_writer(self, *args, **kwargs):
+        change.other_writer(agent_memory, world)  # acknowledged to its client
+        return service(self, *args, **kwargs)
+
+    monkeypatch.setattr(Curation, deletion.service, after_another_writer)
+
+    response = curator_api.delete(deletion.url(world), HTTP_IF_MATCH=etag)
+
+    assert response.status_code == 412, response.content
+    assert "changed since" in response.json()["detail"]
+    assert deletion.exists(agent_memory, world)
+    assert change.version(agent_memory, world) == int(etag.strip('"')) + 1
+    assert not CurationEntry.objects.exists()
+
+
+@pytest.mark.parametrize("name", DELETIONS)
+def test_a_delete_of_a_record_deleted_after_the_view_s_check_is_a_404_recorded_once(
+    name, curator_api, agent_memory, world, monkeypatch
+):
+    """Two clients delete at the same ETag: the second, whose check passed before the first
+    delete, is told the record is gone, not that it deleted it too."""
+    deletion = DELETIONS[name]
+    etag = curator_api.get(deletion.url(world))["ETag"]
+    service = getattr(Curation, deletion.service)
+    first = []
+
+    def after_another_deleter(self, *args, **kwargs):
+        if not first:
+            first.append(service(self, *args, **kwargs))  # the other client's delete, recorded
+        return service(self, *args, **kwargs)
+
+    monkeypatch.setattr(Curation, deletion.service, after_another_deleter)
+
+    response = curator_api.delete(deletion.url(world), HTTP_IF_MATCH=etag)
+
+    assert response.status_code == 404, response.content
+    assert not deletion.exists(agent_memory, world)
+    assert CurationEntry.objects.count() == 1
+
+
+@pytest.mark.parametrize("name", DELETIONS)
+def test_a_delete_at_a_stale_etag_is_a_412_and_at_the_current_one_deletes(name, curator_api, agent_memory, world):
+    deletion, change = DELETIONS[name], KINDS[name]
+    etag = curator_api.get(deletion.url(world))["ETag"]
+    change.other_writer(agent_memory, world)
+
+    stale = curator_api.delete(deletion.url(world), HTTP_IF_MATCH=etag)
+
+    assert stale.status_code == 412, stale.content
+    assert deletion.exists(agent_memory, world) and not CurationEntry.objects.exists()
+    current = curator_api.get(deletion.url(world))["ETag"]
+    assert curator_api.delete(deletion.url(world), HTTP_IF_MATCH=current).status_code == deletion.deleted
+    assert not deletion.exists(agent_memory, world)
+    assert CurationEntry.objects.count() == 1

@@ -338,6 +338,61 @@ def test_clients_claiming_a_memory_at_the_same_etag_at_once_get_one_200_and_the_
     assert rounds == [Counter({200: 1, 412: CLAIMERS - 1})] * CLAIM_ROUNDS, rounds
 
 
+DELETE_ROUNDS = 6
+
+
+def test_clients_deleting_a_memory_at_the_same_etag_at_once_get_one_204(site):
+    """Each round, eight clients read a new memory's ETag, wait for one another, and all DELETE it
+    with that If-Match: exactly one is told it deleted it (204), the others that it is gone (404)
+    or changed (412), and the history holds one deletion."""
+    site, token, _ = site
+    rounds = []
+    for round_number in range(DELETE_ROUNDS):
+        path = f"/memories/drop-{round_number}/"
+        body = {"content": f"A task to drop, round {round_number}.", "user_id": "user-drops", "id": path[10:-1]}
+        assert call(site, token, "POST", f"{API}/memories/", json=body).response.status_code == 201
+        read_by_all = threading.Barrier(CLAIMERS, timeout=60)
+
+        def drop(api: httpx.Client, path: str = path, read_by_all: threading.Barrier = read_by_all) -> int:
+            etag = api.get(path).headers["ETag"]
+            read_by_all.wait()
+            return api.delete(path, headers={"If-Match": etag}).status_code
+
+        answers = Counter(all_at_once(site, token, drop))
+        rounds.append(answers[204])
+        assert set(answers) <= {204, 404, 412}, answers
+        assert call(site, token, "GET", API + path).response.status_code == 404
+    assert rounds == [1] * DELETE_ROUNDS, rounds
+
+
+def test_clients_updating_and_deleting_a_memory_at_the_same_etag_make_one_change(site):
+    """Each round, four clients PATCH and four DELETE one memory at the same ETag, at once: one
+    change is acknowledged; an acknowledged update is never deleted unseen."""
+    site, token, _ = site
+    for round_number in range(DELETE_ROUNDS):
+        path = f"/memories/race-{round_number}/"
+        body = {"content": f"A task to race for, round {round_number}.", "user_id": "user-race", "id": path[10:-1]}
+        assert call(site, token, "POST", f"{API}/memories/", json=body).response.status_code == 201
+        read_by_all = threading.Barrier(CLAIMERS, timeout=60)
+        turns = itertools.count()
+
+        def race(api: httpx.Client, path: str = path, read_by_all=read_by_all, turns=turns) -> tuple[str, int]:
+            deletes = next(turns) % 2 == 1
+            etag = api.get(path).headers["ETag"]
+            read_by_all.wait()
+            if deletes:
+                return "delete", api.delete(path, headers={"If-Match": etag}).status_code
+            return "patch", api.patch(
+                path, json={"metadata": {"claimed": True}}, headers={"If-Match": etag}
+            ).status_code
+
+        answers = Counter(all_at_once(site, token, race))
+        made = answers[("patch", 200)] + answers[("delete", 204)]
+        assert made == 1, answers
+        stored = call(site, token, "GET", API + path).response
+        assert stored.status_code == (200 if answers[("patch", 200)] else 404), answers
+
+
 def test_a_counter_incremented_under_if_match_by_clients_at_once_loses_no_acknowledged_write(site):
     """Eight clients each read the counter (its ETag and value), write the value plus one with
     If-Match, and read again after a 412, for COUNTER_SECONDS: every 200 must be an increment

@@ -139,3 +139,28 @@ def build_link_graph(
     for first in range(0, links, 5000):
         store.add_relations(relations[first : first + 5000])
     return ids
+
+
+def confirm_delete(client, url: str, data: dict | None = None, **extra):
+    """Post a delete confirmation as its page does: with the version of the record it shows."""
+    version = client.get(url).context["version"]
+    return client.post(url, {**(data or {}), "version": version}, **extra)
+
+
+def present(read) -> bool:
+    """Whether `read()` finds its record (False: KeyError)."""
+    try:
+        read()
+    except KeyError:
+        return False
+    return True
+
+
+STILL_THERE = {
+    "memory": lambda memory, world: present(lambda: memory.get_memory(world.fact_id)),
+    "thread": lambda memory, world: present(lambda: memory.get_thread_record(world.thread_id)),
+    "message": lambda memory, world: present(lambda: memory.get_message_record(world.thread_id, world.message_ids[0])),
+    "image": lambda memory, world: present(lambda: memory.get_image(world.image_id)),
+    "link": lambda memory, world: present(lambda: memory.get_relation(world.link_id)),
+}
+"""Whether each kind of deletable record of the world is still stored."""
