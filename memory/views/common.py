@@ -4,6 +4,7 @@ rendering, and the pages for records that are gone or input the engine refuses."
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from django import forms
@@ -18,6 +19,7 @@ from memory.engine import StaleVersionError
 from memory.services import get_agent_memory
 from memory.text import quoted, short_id
 from memory.web.engine_errors import field_errors
+from memory.web.forms.records import VersionedForm
 
 
 def curation(request: HttpRequest) -> Curation:
@@ -109,6 +111,41 @@ def stale(
     form.data["version"] = str(current_version)
     form.add_error(None, "This changed since you opened it. The current values are shown; check them and save again.")
     return render_page(request, template, {**context, "stale": True}, fragment=fragment, status=409)
+
+
+STALE_DELETE = "This changed since you opened it. It is shown as it is now; confirm again to delete it."
+NO_VERSION = (
+    "This confirmation did not say which version of it you saw (a page opened before an update of the "
+    "dashboard?). It is shown as it is now; confirm again to delete it."
+)
+
+
+@dataclass(frozen=True)
+class Confirmed:
+    """What a delete confirmation's POST came to: made (`status` 200, `result` what the delete
+    returned), or refused with nothing deleted: 409 (changed since the page showed it), 400 (no
+    version posted) or 404 (gone). A refusal other than 404 shows the confirmation again, with the
+    record as it is now and its current version, and `refusal` saying why."""
+
+    status: int = 200
+    result: object = None
+    refusal: str = ""
+
+
+def confirm_delete(request: HttpRequest, delete: Callable[[int], object]) -> Confirmed:
+    """Make the delete a confirmation page asks for, at the version the page showed (its hidden
+    `version` field, as in the edit forms): the engine compares it inside the delete, so what is
+    deleted is what the person saw. A post without a valid version deletes nothing, as an edit
+    form's does."""
+    form = VersionedForm(request.POST)
+    if not form.is_valid():
+        return Confirmed(400, refusal=NO_VERSION)
+    try:
+        return Confirmed(result=delete(form.cleaned_data["version"]))
+    except StaleVersionError:
+        return Confirmed(409, refusal=STALE_DELETE)
+    except KeyError:
+        return Confirmed(404)
 
 
 def memory_words(memory_id: str) -> str:

@@ -14,7 +14,7 @@ from memory.curation import CurationError
 from memory.engine import stored_image_size
 from memory.models import CurationEntry, ObjectKind
 from memory.services import get_agent_memory
-from memory.views.common import curation, gone, render_page, saved, submit
+from memory.views.common import Confirmed, confirm_delete, curation, gone, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.forms.records import ImageForm
 
@@ -110,16 +110,23 @@ def image_delete(request: HttpRequest, image_id: str) -> HttpResponse:
     except KeyError:
         return gone(request, ObjectKind.IMAGE, image_id)
     cancel_url = reverse("memory:image_detail", args=[image_id])
+    confirmed = Confirmed()
     if request.method == "POST":
         try:
-            curation(request).delete_image(image_id)
-        except KeyError:
-            return gone(request, ObjectKind.IMAGE, image_id)
+            confirmed = confirm_delete(
+                request, lambda version: curation(request).delete_image(image_id, version=version)
+            )
         except CurationError as error:
             messages.error(request, str(error))
             return redirect(cancel_url)
-        messages.success(request, "Deleted the image. It can be restored from the history.")
-        if image.thread_id:
-            return redirect("memory:thread_detail", image.thread_id)
-        return redirect("memory:overview")
-    return render_page(request, "images/delete.html", {"image": image, "cancel_url": cancel_url})
+        if confirmed.status == 200:
+            messages.success(request, "Deleted the image. It can be restored from the history.")
+            if image.thread_id:
+                return redirect("memory:thread_detail", image.thread_id)
+            return redirect("memory:overview")
+        try:  # refused: confirm again what it is now
+            image = agent_memory.get_image(image_id)
+        except KeyError:
+            return gone(request, ObjectKind.IMAGE, image_id)
+    context = {"image": image, "cancel_url": cancel_url, "version": image.version, "refusal": confirmed.refusal}
+    return render_page(request, "images/delete.html", context, status=confirmed.status)

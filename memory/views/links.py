@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from memory.engine import BUILTIN_RELATIONS
 from memory.models import ObjectKind
 from memory.services import get_agent_memory
-from memory.views.common import curation, gone, refuse, render_page, safe_next, saved, submit
+from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, safe_next, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.forms.records import LinkEditForm, LinkForm
 
@@ -138,13 +138,16 @@ def link_delete(request: HttpRequest, relation_id: str) -> HttpResponse:
         relation = get_agent_memory().get_relation(relation_id)
     except KeyError:
         return gone(request, ObjectKind.LINK, relation_id)
+    confirmed = Confirmed()
     if request.method == "POST":
-        try:
-            service.delete_link(relation_id)
+        confirmed = confirm_delete(request, lambda version: service.delete_link(relation_id, version=version))
+        if confirmed.status == 200:
+            messages.success(request, "Deleted the link. It can be restored from the history.")
+            return redirect(safe_next(request, memory_url(relation.source_record_id)))
+        try:  # refused: confirm again what it is now
+            relation = get_agent_memory().get_relation(relation_id)
         except KeyError:
             return gone(request, ObjectKind.LINK, relation_id)
-        messages.success(request, "Deleted the link. It can be restored from the history.")
-        return redirect(safe_next(request, memory_url(relation.source_record_id)))
     return render_page(
         request,
         "links/delete.html",
@@ -154,7 +157,10 @@ def link_delete(request: HttpRequest, relation_id: str) -> HttpResponse:
             "effects": service.link_effects(remove=relation),
             "cancel_url": safe_next(request, memory_url(relation.source_record_id)),
             "back": back(request),
+            "version": relation.version,
+            "refusal": confirmed.refusal,
         },
+        status=confirmed.status,
     )
 
 

@@ -15,7 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 from memory.engine import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, MemoryRecord, MessageRecord, RecordRelation
 from memory.models import CurationEntry, ObjectKind
 from memory.services import get_agent_memory
-from memory.views.common import curation, gone, refuse, render_page, saved, submit
+from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import MemoryFilters, active_filters
 from memory.web.forms.bulk import filter_query
@@ -210,13 +210,16 @@ def memory_delete(request: HttpRequest, memory_id: str) -> HttpResponse:
         record = agent_memory.get_memory(memory_id)
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
+    confirmed = Confirmed()
     if request.method == "POST":
-        try:
-            curation(request).delete_memory(memory_id)
+        confirmed = confirm_delete(request, lambda version: curation(request).delete_memory(memory_id, version=version))
+        if confirmed.status == 200:
+            messages.success(request, "Deleted the memory. It can be restored from the history.")
+            return redirect("memory:memory_list")
+        try:  # refused: confirm again what it is now
+            record = agent_memory.get_memory(memory_id)
         except KeyError:
             return gone(request, ObjectKind.MEMORY, memory_id)
-        messages.success(request, "Deleted the memory. It can be restored from the history.")
-        return redirect("memory:memory_list")
     links = agent_memory.list_relations(record_id=memory_id, limit=None)
     revived = [
         link.target_record_id
@@ -231,5 +234,8 @@ def memory_delete(request: HttpRequest, memory_id: str) -> HttpResponse:
             "link_count": len(links),
             "revived": revived,
             "cancel_url": reverse("memory:memory_detail", args=[memory_id]),
+            "version": record.version,
+            "refusal": confirmed.refusal,
         },
+        status=confirmed.status,
     )

@@ -12,7 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.models import CurationEntry, ObjectKind
 from memory.services import get_agent_memory
-from memory.views.common import curation, gone, render_page, saved, submit
+from memory.views.common import Confirmed, confirm_delete, curation, gone, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.engine_errors import field_errors
 from memory.web.forms.records import ImageUploadForm, MessageForm
@@ -110,24 +110,33 @@ def message_delete(request: HttpRequest, thread_id: str, message_id: str) -> Htt
     except KeyError:
         return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
     inline = bool(request.htmx) and not request.htmx.boosted
+    confirmed = Confirmed()
     if request.method == "POST":
-        try:
-            entry = curation(request).delete_message(thread_id, message_id)
+        confirmed = confirm_delete(
+            request, lambda version: curation(request).delete_message(thread_id, message_id, version=version)
+        )
+        if confirmed.status == 200:
+            if inline:
+                history_url = reverse("memory:history_entry", args=[confirmed.result.pk])
+                return render_page(request, "messages/deleted.html", {"message": message, "history_url": history_url})
+            messages.success(request, "Deleted the message. It can be restored from the history.")
+            return redirect(thread_url(thread_id))
+        try:  # refused: confirm again what it is now
+            message = agent_memory.get_message_record(thread_id, message_id)
         except KeyError:
             return gone(request, ObjectKind.MESSAGE, message_id, thread_id=thread_id)
-        if inline:
-            history_url = reverse("memory:history_entry", args=[entry.pk])
-            return render_page(request, "messages/deleted.html", {"message": message, "history_url": history_url})
-        messages.success(request, "Deleted the message. It can be restored from the history.")
-        return redirect(thread_url(thread_id))
     context = {
         "message": message,
         "thread_id": thread_id,
         "image_count": len(image_ids(message)),
         "cancel_url": thread_url(thread_id),
         "inline": inline,
+        "version": message.version,
+        "refusal": confirmed.refusal,
     }
-    return render_page(request, "messages/delete.html", context, fragment="confirm" if inline else None)
+    return render_page(
+        request, "messages/delete.html", context, fragment="confirm" if inline else None, status=confirmed.status
+    )
 
 
 @curator_required

@@ -12,7 +12,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.models import CurationEntry, ObjectKind
 from memory.services import get_agent_memory
-from memory.views.common import curation, gone, refuse, render_page, saved, submit
+from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import ThreadFilters, active_filters
 from memory.web.forms.records import ThreadMetadataForm
@@ -139,13 +139,16 @@ def thread_delete(request: HttpRequest, thread_id: str) -> HttpResponse:
         thread = agent_memory.get_thread_record(thread_id)
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
+    confirmed = Confirmed()
     if request.method == "POST":
-        try:
-            curation(request).delete_thread(thread_id)
+        confirmed = confirm_delete(request, lambda version: curation(request).delete_thread(thread_id, version=version))
+        if confirmed.status == 200:
+            messages.success(request, f"Deleted thread {thread_id}. It can be restored from the history.")
+            return redirect("memory:thread_list")
+        try:  # refused: confirm again what it is now
+            thread = agent_memory.get_thread_record(thread_id)
         except KeyError:
             return gone(request, ObjectKind.THREAD, thread_id)
-        messages.success(request, f"Deleted thread {thread_id}. It can be restored from the history.")
-        return redirect("memory:thread_list")
     return render_page(
         request,
         "threads/delete.html",
@@ -153,5 +156,8 @@ def thread_delete(request: HttpRequest, thread_id: str) -> HttpResponse:
             "thread": thread,
             "stats": agent_memory.stats(thread_id=thread_id),
             "cancel_url": reverse("memory:thread_detail", args=[thread_id]),
+            "version": thread.version,
+            "refusal": confirmed.refusal,
         },
+        status=confirmed.status,
     )

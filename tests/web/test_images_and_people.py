@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from memory.models import CurationEntry
 
-from .world import World, build_world, png_bytes
+from .world import World, build_world, confirm_delete, png_bytes
 
 
 @pytest.fixture
@@ -56,7 +56,7 @@ def test_a_curator_edits_an_images_description_and_metadata(curator_client, worl
 
 
 def test_a_standalone_image_is_deleted_and_restored_with_its_bytes(curator_client, world, agent_memory):
-    curator_client.post(reverse("memory:image_delete", args=[world.image_id]))
+    confirm_delete(curator_client, reverse("memory:image_delete", args=[world.image_id]))
     assert curator_client.get(reverse("memory:image_raw", args=[world.image_id])).status_code == 404
 
     curator_client.post(reverse("memory:history_revert", args=[CurationEntry.objects.get(action="delete").pk]))
@@ -65,7 +65,7 @@ def test_a_standalone_image_is_deleted_and_restored_with_its_bytes(curator_clien
 
 
 def test_an_image_of_a_message_goes_only_with_its_message(curator_client, world, agent_memory):
-    response = curator_client.post(reverse("memory:image_delete", args=[world.photo_id]), follow=True)
+    response = confirm_delete(curator_client, reverse("memory:image_delete", args=[world.photo_id]), follow=True)
 
     assert "edit or delete the message instead" in response.content.decode()
     assert agent_memory.get_image(world.photo_id)

@@ -10,7 +10,7 @@ from memory.curation import Actor, Curation
 from memory.models import CurationEntry
 from memory.views.common import memory_words
 
-from .world import World, build_world
+from .world import World, build_world, confirm_delete
 
 CREATE = reverse("memory:link_create")
 
@@ -235,7 +235,7 @@ def test_deleting_a_link_says_what_comes_back_and_can_be_undone(curator_client, 
     confirmation = curator_client.get(url).content.decode()
     assert "will become <strong>valid</strong> again" in confirmation
 
-    curator_client.post(url)
+    confirm_delete(curator_client, url)
     assert status(agent_memory, world.old_fact_id) == "valid"
     assert curator_client.get(url).status_code == 404
 
@@ -245,7 +245,7 @@ def test_deleting_a_link_says_what_comes_back_and_can_be_undone(curator_client, 
 
 
 def test_a_link_to_a_deleted_memory_cannot_come_back(curator_client, world, agent_memory):
-    curator_client.post(reverse("memory:link_delete", args=[world.link_id]))
+    confirm_delete(curator_client, reverse("memory:link_delete", args=[world.link_id]))
     agent_memory.delete_memory(world.old_fact_id)
 
     response = curator_client.post(reverse("memory:history_revert", args=[CurationEntry.objects.get().pk]), follow=True)
@@ -278,7 +278,7 @@ def test_a_memorys_history_lists_the_changes_of_its_links(curator_client, world,
     fields = {"source_record_id": "fact-new", "target_record_id": world.fact_id, "relation_type": "supersedes"}
     confirmed(curator_client, CREATE, fields)
     [link] = agent_memory.list_relations(record_id="fact-new")
-    curator_client.post(reverse("memory:link_delete", args=[link.id]))
+    confirm_delete(curator_client, reverse("memory:link_delete", args=[link.id]))
     unlink = CurationEntry.objects.get(action="unlink")
     curator_client.post(reverse("memory:history_revert", args=[unlink.pk]))
 
@@ -290,7 +290,7 @@ def test_a_memorys_history_lists_the_changes_of_its_links(curator_client, world,
 
 
 def test_undoing_a_link_change_says_first_what_it_does_to_the_memories(curator_client, world, agent_memory):
-    curator_client.post(reverse("memory:link_delete", args=[world.link_id]))
+    confirm_delete(curator_client, reverse("memory:link_delete", args=[world.link_id]))
     unlink = CurationEntry.objects.get()
 
     restore_page = curator_client.get(reverse("memory:history_revert", args=[unlink.pk])).content.decode()
@@ -312,11 +312,11 @@ def test_a_link_change_comes_back_to_the_page_it_was_made_from(curator_client, w
     [link] = agent_memory.list_relations(record_id="fact-new")
     page = reverse("memory:memory_detail", args=[world.fact_id])
     assert f"{reverse('memory:link_delete', args=[link.id])}?next={page}" in (curator_client.get(page).content.decode())
-    deleted = curator_client.post(reverse("memory:link_delete", args=[link.id]), {"next": page})
+    deleted = confirm_delete(curator_client, reverse("memory:link_delete", args=[link.id]), {"next": page})
     assert deleted.url == page
 
-    elsewhere = curator_client.post(
-        reverse("memory:link_delete", args=[world.link_id]), {"next": "https://evil.example/"}
+    elsewhere = confirm_delete(
+        curator_client, reverse("memory:link_delete", args=[world.link_id]), {"next": "https://evil.example/"}
     )
     assert elsewhere.url == reverse("memory:memory_detail", args=[world.fact_id])  # not off the site
 

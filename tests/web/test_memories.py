@@ -7,7 +7,7 @@ from django.urls import reverse
 
 from memory.models import CurationEntry
 
-from .world import World, build_world
+from .world import World, build_world, confirm_delete
 
 MEMORY_LIST = reverse("memory:memory_list")
 CREATE = reverse("memory:memory_create")
@@ -328,7 +328,7 @@ def test_deleting_a_memory_says_what_it_takes_then_it_is_gone_everywhere(curator
     assert "1 link" in confirmation
     assert world.old_fact_id[:8] in confirmation  # the memory it no longer retires
 
-    curator_client.post(reverse("memory:memory_delete", args=[world.fact_id]))
+    confirm_delete(curator_client, reverse("memory:memory_delete", args=[world.fact_id]))
 
     page = curator_client.get(reverse("memory:memory_detail", args=[world.fact_id]))
     assert page.status_code == 404
@@ -340,7 +340,7 @@ def test_deleting_a_memory_says_what_it_takes_then_it_is_gone_everywhere(curator
 
 def test_a_deleted_memory_is_restored_with_its_id_and_links(curator_client, world, agent_memory):
     before = agent_memory.get_memory(world.fact_id)
-    curator_client.post(reverse("memory:memory_delete", args=[world.fact_id]))
+    confirm_delete(curator_client, reverse("memory:memory_delete", args=[world.fact_id]))
     entry = CurationEntry.objects.get(action="delete")
 
     response = curator_client.post(reverse("memory:history_revert", args=[entry.pk]))

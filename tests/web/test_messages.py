@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from memory.models import CurationEntry
 
-from .world import World, build_world, png_bytes
+from .world import World, build_world, confirm_delete, png_bytes
 
 
 @pytest.fixture
@@ -163,7 +163,7 @@ def test_deleting_a_message_confirms_then_deletes_and_restores_in_place(curator_
     assert "Memories extracted from it stay" in confirmation
     seq_no = agent_memory.get_message_record(world.thread_id, world.message_ids[1]).seq_no
 
-    assert curator_client.post(urls(world, 1)["delete"]).status_code == 302
+    assert confirm_delete(curator_client, urls(world, 1)["delete"]).status_code == 302
     assert curator_client.get(urls(world, 1)["detail"]).status_code == 404
     with pytest.raises(KeyError):
         agent_memory.get_image(world.photo_id)
@@ -255,7 +255,7 @@ def test_deleting_a_message_inline_confirms_in_place_then_leaves_a_way_back(cura
     assert "<html" not in confirmation
     assert "Delete the message" in confirmation
 
-    notice = curator_client.post(urls(world)["delete"], HTTP_HX_REQUEST="true").content.decode()
+    notice = confirm_delete(curator_client, urls(world)["delete"], HTTP_HX_REQUEST="true").content.decode()
 
     entry = CurationEntry.objects.get(action="delete")
     assert "Deleted message #1" in notice

@@ -9,6 +9,7 @@ changed" as if the form had been saved on what it showed (issue 25).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from django.urls import reverse
 
 from memory.engine import AgentMemory
 from memory.models import CurationEntry
-from tests.web.world import World, build_world
+from tests.web.world import STILL_THERE, World, build_world
 
 CLAIMED = {"claimed": True}
 
@@ -125,3 +126,100 @@ def test_a_form_saved_unchanged_at_the_current_version_changes_nothing(name, cur
     assert "Nothing changed" in response.content.decode()
     assert kind.version(agent_memory, world) == int(form["version"])
     assert not CurationEntry.objects.exists()
+
+
+# --- delete confirmations ---------------------------------------------------------------------------
+# A delete confirmation carries the version of the record the page showed (its hidden `version`
+# field, as in the edit forms): a record changed since is not deleted unseen (409, the page shown
+# again as it is now, carrying its new version), and a post without a version deletes nothing (400).
+
+
+@dataclass(frozen=True)
+class Deletion:
+    url: Callable[[World], str]
+    exists: Callable[[AgentMemory, World], bool]
+
+
+DELETIONS = {
+    "memory": Deletion(
+        lambda world: reverse("memory:memory_delete", args=[world.fact_id]),
+        STILL_THERE["memory"],
+    ),
+    "thread": Deletion(
+        lambda world: reverse("memory:thread_delete", args=[world.thread_id]),
+        STILL_THERE["thread"],
+    ),
+    "message": Deletion(
+        lambda world: reverse("memory:message_delete", args=[world.thread_id, world.message_ids[0]]),
+        STILL_THERE["message"],
+    ),
+    "image": Deletion(
+        lambda world: reverse("memory:image_delete", args=[world.image_id]),
+        STILL_THERE["image"],
+    ),
+    "link": Deletion(
+        lambda world: reverse("memory:link_delete", args=[world.link_id]),
+        STILL_THERE["link"],
+    ),
+}
+
+
+def shown_version(response) -> int:
+    """The version the confirmation's form posts (its hidden field)."""
+    html = response.content.decode()
+    found = re.search(r'<input type="hidden" name="version" value="(\d+)">', html)
+    assert found, html[:2000]
+    return int(found.group(1))
+
+
+@pytest.mark.parametrize("name", DELETIONS)
+def test_a_delete_confirmed_on_a_record_changed_meanwhile_is_refused_and_shows_it_again(
+    name, curator_client, agent_memory, world
+):
+    deletion, kind = DELETIONS[name], KINDS[name]
+    version = shown_version(curator_client.get(deletion.url(world)))
+    kind.other_writer(agent_memory, world)
+
+    response = curator_client.post(deletion.url(world), {"version": version})
+
+    assert response.status_code == 409, response.content.decode()[:2000]
+    assert "This changed since you opened it" in response.content.decode()
+    assert deletion.exists(agent_memory, world)
+    assert kind.version(agent_memory, world) == version + 1  # the other writer's write, kept
+    assert shown_version(response) == version + 1  # confirming again deletes what is shown now
+    assert not CurationEntry.objects.exists()
+
+    again = curator_client.post(deletion.url(world), {"version": version + 1})
+
+    assert again.status_code == 302
+    assert not deletion.exists(agent_memory, world)
+    assert CurationEntry.objects.count() == 1
+
+
+@pytest.mark.parametrize("name", DELETIONS)
+def test_a_delete_posted_without_a_version_deletes_nothing_and_asks_again(name, curator_client, agent_memory, world):
+    """A page opened before confirmations carried the version, or a hand-made post: as an edit
+    form without its version, nothing is written; the confirmation is shown again as it is now."""
+    deletion = DELETIONS[name]
+
+    response = curator_client.post(deletion.url(world))
+
+    assert response.status_code == 400, response.content.decode()[:2000]
+    assert "did not say which version" in response.content.decode()
+    assert shown_version(response) == KINDS[name].version(agent_memory, world)
+    assert deletion.exists(agent_memory, world)
+    assert not CurationEntry.objects.exists()
+
+
+def test_a_message_deleted_inline_at_a_changed_version_is_refused_in_place(curator_client, agent_memory, world):
+    """On the thread page (htmx) the refusal takes the confirmation's place, as the confirmation did."""
+    url = DELETIONS["message"].url(world)
+    version = shown_version(curator_client.get(url, HTTP_HX_REQUEST="true"))
+    KINDS["message"].other_writer(agent_memory, world)
+
+    response = curator_client.post(url, {"version": version}, HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 409
+    html = response.content.decode()
+    assert "This changed since you opened it" in html and "<html" not in html
+    assert DELETIONS["message"].exists(agent_memory, world)

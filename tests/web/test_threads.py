@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from memory.models import CurationEntry
 
-from .world import World, build_world
+from .world import World, build_world, confirm_delete
 
 THREAD_LIST = reverse("memory:thread_list")
 
@@ -284,7 +284,7 @@ def test_the_delete_confirmation_counts_what_goes_with_the_thread(curator_client
 
 
 def test_deleting_a_thread_takes_everything_and_it_can_be_restored(curator_client, world, agent_memory):
-    response = curator_client.post(reverse("memory:thread_delete", args=[world.thread_id]))
+    response = confirm_delete(curator_client, reverse("memory:thread_delete", args=[world.thread_id]))
 
     assert response.status_code == 302
     with pytest.raises(KeyError):
