@@ -12,8 +12,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.engine import LIFECYCLE_RELATIONS, SOURCE_MESSAGES_KEY, MemoryRecord, MessageRecord, RecordRelation
+from memory.engine import LIFECYCLE_RELATIONS, MemoryRecord, RecordRelation
 from memory.models import CurationEntry, ObjectKind
+from memory.queries.record_activity import record_activity, sources_of
 from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
@@ -22,7 +23,6 @@ from memory.web.forms.bulk import filter_query
 from memory.web.forms.records import MemoryEditForm, MemoryForm
 
 LINKS_SHOWN = 200
-SOURCES_SHOWN = 20
 
 
 @dataclass(frozen=True)
@@ -54,31 +54,6 @@ def links_of(memory_id: str, limit: int) -> tuple[list[LinkRow], bool]:
         other = link.target_record_id if outgoing else link.source_record_id
         rows.append(LinkRow(link, link.label_from(memory_id), other, neighbours.get(other), outgoing))
     return rows, links.next_cursor is not None
-
-
-@dataclass(frozen=True)
-class SourceRow:
-    """A message an extracted memory came from: its id, and the message (None when it is gone)."""
-
-    message_id: str
-    message: MessageRecord | None
-
-
-def sources_of(record: MemoryRecord) -> tuple[list[SourceRow], int]:
-    """The first SOURCES_SHOWN messages a memory was extracted from (its provenance, in its own
-    thread), and how many it names in all. A hand-written memory names none."""
-    named = (record.metadata or {}).get(SOURCE_MESSAGES_KEY)
-    if not record.thread_id or not isinstance(named, list):
-        return [], 0
-    ids = [message_id for message_id in dict.fromkeys(named) if isinstance(message_id, str) and message_id]
-    rows = []
-    for message_id in ids[:SOURCES_SHOWN]:
-        try:
-            message = get_agent_memory().get_message_record(record.thread_id, message_id)
-        except (KeyError, ValueError):  # deleted, expired, or an id no message can have
-            message = None
-        rows.append(SourceRow(message_id, message))
-    return rows, len(ids)
 
 
 @viewer_required
@@ -113,14 +88,15 @@ def memory_list(request: HttpRequest) -> HttpResponse:
 @viewer_required
 def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
     """Content first, then scope, status (and the link that made it invalid), lifetime, links in
-    both directions (each labelled as seen from this memory) and history."""
+    both directions (each labelled as seen from this memory), how often agents were served it,
+    and its timeline (created, changed, served) beside the curation history."""
     agent_memory = get_agent_memory()
     try:
         record = agent_memory.get_memory(memory_id)
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
     links, more_links = links_of(memory_id, LINKS_SHOWN)
-    sources, source_count = sources_of(record)
+    sources, source_count = sources_of(agent_memory, record)
     return render_page(
         request,
         "memories/detail.html",
@@ -133,6 +109,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
             "more_sources": source_count - len(sources),
             "retiring": [row for row in links if not row.outgoing and row.link.relation_type in LIFECYCLE_RELATIONS],
             "history": CurationEntry.objects.of_memory(memory_id),
+            "activity": record_activity(agent_memory, record),
             "here": request.get_full_path(),  # where link changes come back to
         },
     )
