@@ -3,6 +3,7 @@
 from django.urls import path
 
 from memory.views import (
+    activity,
     bulk,
     cards,
     duplicates,
@@ -64,6 +65,9 @@ urlpatterns = [
     path("history/<int:entry_id>/revert/", history.history_revert, name="history_revert"),
     path("history/bulk/<int:change_id>/", history.history_bulk, name="history_bulk"),
     path("history/bulk/<int:change_id>/revert/", history.history_bulk_revert, name="history_bulk_revert"),
+    path("activity/", activity.activity, name="activity"),
+    path("activity/<id:event_id>/", activity.activity_event, name="activity_event"),
+    path("activity/<id:event_id>/replay/", activity.activity_replay, name="activity_replay"),
     path("review/", review.review, name="review"),
     path("review/purge/", review.review_purge, name="review_purge"),
     path("review/links/<id:relation_id>/accept/", review.review_accept, name="review_accept"),

@@ -22,6 +22,7 @@ NAVIGATION = (
     ("graph", "Graph", "memory:graph"),
     ("review", "Review", "memory:review"),
     ("history", "History", "memory:history"),
+    ("activity", "Activity", "memory:activity"),
 )
 
 
