@@ -10,8 +10,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory.engine import estimate_tokens
+from memory.engine import estimate_tokens, unrecorded
 from memory.models import ObjectKind
+from memory.queries.thread_activity import beside, served_card, served_cards
 from memory.services import get_agent_memory
 from memory.views.common import curation, gone, refuse, render_page, safe_next
 from memory.web.access import curator_required, viewer_required
@@ -22,10 +23,13 @@ from memory.web.forms.search import ContextCardForm
 @vary_on_headers("HX-Request")
 def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
     """The card, section by section, with its token estimate and the records it chose; with htmx
-    (on the thread page, and as its parameters change) just the card.
+    (on the thread page, and as its parameters change) just the card. Below it, the cards
+    agents were actually served in the thread; `?served=<event id>` sets one of them beside
+    today's rebuild (its link sets the same parameters, as of the message it was served at).
 
     Looking must not change the store: a summary refresh that is due is not made (it would ask
-    the LLM and write an unrecorded summary); the page says the agent's next card will make it."""
+    the LLM and write an unrecorded summary); the page says the agent's next card will make it.
+    Nor is the look recorded as a card served: it is no agent's call."""
     agent_memory = get_agent_memory()
     try:
         thread_record = agent_memory.get_thread_record(thread_id)
@@ -39,10 +43,16 @@ def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
         "llm": agent_memory.llm is not None,
         "summary_due": thread.messages_due_for_summary(),
     }
+    if not request.htmx:  # the list is outside the card, which is all that htmx asks for
+        context["served"], context["served_total"] = served_cards(agent_memory, thread_id)
+    served_id = request.GET.get("served")
+    compared = served_card(agent_memory, thread_id, served_id) if served_id else None
+    context["served_missing"] = served_id if served_id and compared is None else None
     if form.is_valid():
         arguments = form.card_arguments()
         try:
-            card = thread.get_context_card(**arguments, refresh_summary_if_due=False)
+            with unrecorded():
+                card = thread.get_context_card(**arguments, refresh_summary_if_due=False)
             as_of = (
                 agent_memory.get_message_record(thread_id, arguments["as_of_message_id"])
                 if "as_of_message_id" in arguments
@@ -54,7 +64,11 @@ def card_preview(request: HttpRequest, thread_id: str) -> HttpResponse:
             refuse(form, error)
         else:
             context.update(
-                card=card, tokens=estimate_tokens(card.content), as_of=as_of, budget=arguments.get("token_budget")
+                card=card,
+                tokens=estimate_tokens(card.content),
+                as_of=as_of,
+                budget=arguments.get("token_budget"),
+                beside=beside(compared, card) if compared else None,
             )
     status = 400 if form.errors else 200
     return render_page(request, "threads/card.html", context, fragment="card", status=status)

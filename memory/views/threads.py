@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.models import CurationEntry, ObjectKind
+from memory.queries.thread_activity import thread_calls
 from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
@@ -67,6 +68,8 @@ def message_window(request: HttpRequest, total: int) -> tuple[int, int]:
 @viewer_required
 @vary_on_headers("HX-Request")
 def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
+    """The thread's messages (a page of them), with the agent calls made after each; its details,
+    summary, card, memories, images, the latest agent calls and curation changes."""
     agent_memory = get_agent_memory()
     try:
         thread = agent_memory.get_thread_record(thread_id)
@@ -80,6 +83,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
     memories = agent_memory.list_memories(thread_id=thread_id, limit=THREAD_MEMORIES_SHOWN, newest_first=True)
     # The thread's own pictures (those of no message): among its first images, in store order.
     standalone = [image for image in agent_memory.list_images(thread_id=thread_id) if image.message_id is None]
+    later = start + len(timeline) if start + len(timeline) < thread.message_count else None
     return render_page(
         request,
         "threads/detail.html",
@@ -93,9 +97,10 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
             "last_shown": start + len(timeline),
             # The page before this one ends where this one starts (so pages never overlap).
             "earlier": (max(0, start - MESSAGES_PER_PAGE), min(start, MESSAGES_PER_PAGE)) if start > 0 else None,
-            "later": start + len(timeline) if start + len(timeline) < thread.message_count else None,
+            "later": later,
             "history": CurationEntry.objects.filter(thread_id=thread_id)[:10],
             "summary_due": summary_due,
+            "calls": thread_calls(agent_memory, thread_id, timeline, later),
         },
         fragment="timeline",
     )

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
 from memory import services
 from memory.curation import Actor, Curation
@@ -190,14 +191,187 @@ def test_the_timeline_says_when_it_shows_only_the_latest_calls(viewer_client, ag
     assert [kind for kind, _ in timeline_items(html)].count("served") == 20
 
 
-def test_with_recording_off_the_page_works_and_says_so(viewer_client, world, monkeypatch):
+def test_with_recording_off_the_page_works_and_says_so(viewer_client, monkeypatch):
     monkeypatch.setenv("OAM_ACTIVITY", "off")
     services.reset_agent_memory()
     agent_memory = services.get_agent_memory()
     assert agent_memory.activity is None
+    world = build_world(agent_memory)
     agent_memory.search("vegetarian", user_id="alice")
 
     html = memory_page(viewer_client, world.fact_id)
 
     assert "Recording is off in this dashboard (<code>OAM_ACTIVITY=off</code>)" in section(html, "served-heading")
     assert "No agent was served it in the last 30 days." in html
+    assert "Who made it is not known" in section(html, "record-timeline-heading")
+
+
+# --- a thread's page: the agent calls made in it ---------------------------------------------------
+
+
+def thread_page(client, thread_id: str, **query) -> str:
+    response = client.get(reverse("memory:thread_detail", args=[thread_id]), query)
+    assert response.status_code == 200, response.content.decode()[:3000]
+    return response.content.decode()
+
+
+def test_the_thread_page_lists_its_agent_calls_newest_first(viewer_client, agent_memory, world):
+    thread = agent_memory.get_thread(world.thread_id)
+    with acting_as("support-bot"):
+        thread.get_context_card()
+        thread.search("quiet hotel")
+        thread.add_messages([{"role": "assistant", "content": "Try Casa Amora."}])
+    with acting_as("carl", caller_kind="person"):
+        thread.search("hotel")
+    with acting_as("other-bot"):
+        agent_memory.search("vegetarian", user_id="alice")  # not in the thread
+    agent_memory.activity.flush()
+    write, search, card = agent_memory.list_activity(thread_id=world.thread_id, caller="support-bot")
+    total = agent_memory.activity_counts(thread_id=world.thread_id, caller_kind="agent").total
+
+    calls = section(thread_page(viewer_client, world.thread_id), "calls-heading")
+
+    row = (
+        r'<a href="/activity/([^/]+)/">(\w+)</a>[^<]*(?:<span[^>]*>(\w+)</span>)?</td>'
+        r'\s*<td class="text-break">([^<]+)</td>'
+    )
+    rows = re.findall(row, calls)
+    assert rows[:3] == [
+        (write.id, "write", "add", "support-bot"),
+        (search.id, "search", "", "support-bot"),
+        (card.id, "card", "", "support-bot"),
+    ]
+    assert {caller for *_, caller in rows} == {
+        "support-bot",
+        "pytest",
+    }  # the world's writes; no person, no other thread
+    assert f'<td class="text-end">{search.result_count}</td>' in calls
+    assert f'href="{reverse("memory:activity")}?thread_id={world.thread_id}"' in calls and f"All {total}" in calls
+
+
+def test_each_message_is_followed_by_the_calls_made_before_the_next(viewer_client, agent_memory, world):
+    thread = agent_memory.get_thread(world.thread_id)
+    with acting_as("support-bot"):
+        thread.get_context_card()
+    [fourth] = thread.add_messages([{"role": "user", "content": "And a museum?"}])
+    with acting_as("museum-bot"):
+        thread.search("museum")
+        thread.search("art museum")
+    agent_memory.activity.flush()
+
+    html = thread_page(viewer_client, world.thread_id)
+
+    after = {
+        number: " ".join(re.sub(r"<[^>]+>", " ", text).split())
+        for number, text in re.findall(r'aria-label="Agent calls after message #(\d+)">(.*?)</div>', html, re.S)
+    }
+    assert list(after) == ["3", "4"]
+    assert after["3"].startswith("then a context card by support-bot") and "museum-bot" not in after["3"]
+    assert after["4"].count("a search by museum-bot") == 2 and "support-bot" not in after["4"]
+    searches = agent_memory.list_activity(thread_id=world.thread_id, caller="museum-bot")
+    assert all(f'href="{event_url(event.id)}"' in html for event in searches)
+    assert fourth in html
+
+
+def test_a_thread_without_calls_says_so_with_recording_off(viewer_client, monkeypatch):
+    monkeypatch.setenv("OAM_ACTIVITY", "off")
+    services.reset_agent_memory()
+    world = build_world(services.get_agent_memory())
+    services.get_agent_memory().get_thread(world.thread_id).search("hotel")
+
+    html = thread_page(viewer_client, world.thread_id)
+
+    assert "No agent call was recorded in this thread." in section(html, "calls-heading")
+    assert "Agent calls after message" not in html
+
+
+# --- a thread's card page: the cards actually served -----------------------------------------------
+
+
+def card_page(client, thread_id: str, query: str = "") -> str:
+    response = client.get(reverse("memory:card_preview", args=[thread_id]) + query)
+    assert response.status_code == 200, response.content.decode()[:3000]
+    return response.content.decode()
+
+
+def served_items(html: str) -> list[str]:
+    served = section(html, "served-heading")
+    return re.findall(
+        r'<li class="list-group-item py-2[^"]*">(.*?)</li>\s*(?=<li class="list-group-item|</ol>)', served, re.S
+    )
+
+
+def test_the_cards_served_are_listed_newest_first_at_their_message(viewer_client, agent_memory, world):
+    thread = agent_memory.get_thread(world.thread_id)
+    with acting_as("support-bot"):
+        thread.get_context_card(max_relevant_results=3)
+    [fourth] = thread.add_messages([{"role": "user", "content": "Vegetarian restaurants nearby?"}])
+    with acting_as("concierge-bot"):
+        thread.get_context_card(token_budget=400)
+        thread.get_context_card(as_of_message_id=world.message_ids[0])
+    agent_memory.activity.flush()
+    named, latest, first = agent_memory.list_activity(thread_id=world.thread_id, kind="card")
+
+    items = served_items(card_page(viewer_client, world.thread_id))
+
+    assert len(items) == 3
+    for item, event in zip(items, (named, latest, first), strict=True):
+        assert f'href="{event_url(event.id)}"' in item
+        assert f"{event.tokens} token" in item
+        ids = re.findall(r'\d+\. <a href="[^"]+" title="([^"]+)">', item)
+        assert ids == [result.record_id for result in event.results if result.hop == 0]
+    message_url = lambda message_id: reverse("memory:message_detail", args=[world.thread_id, message_id])  # noqa: E731
+    assert (
+        f'href="{message_url(world.message_ids[0])}">message #1</a>' in items[0] and "(the call named it)" in items[0]
+    )
+    assert f'href="{message_url(fourth)}">message #4</a>' in items[1] and "concierge-bot" in items[1]
+    assert f'href="{message_url(world.message_ids[2])}">message #3</a>' in items[2] and "support-bot" in items[2]
+    assert "token_budget=400" in items[1] and "as_of_message_id" not in items[1]  # no message since: as it is now
+    assert "max_relevant_results=3" in items[2] and f"as_of_message_id={world.message_ids[2]}" in items[2]
+    assert f"as_of_message_id={world.message_ids[0]}" in items[0]
+
+
+def test_a_served_card_is_set_beside_todays_rebuild(viewer_client, agent_memory, world, curator):
+    thread = agent_memory.get_thread(world.thread_id)
+    with acting_as("support-bot"):
+        thread.get_context_card()
+    agent_memory.activity.flush()
+    [event] = agent_memory.list_activity(thread_id=world.thread_id, kind="card")
+    served_ids = [result.record_id for result in event.results if result.hop == 0]
+    gone = served_ids[0]
+    Curation(agent_memory, Actor(curator)).delete_memory(gone)
+    link = re.search(r'href="\?([^"#]+)#beside-heading"', served_items(card_page(viewer_client, world.thread_id))[0])
+
+    html = card_page(viewer_client, world.thread_id, "?" + link.group(1).replace("&amp;", "&"))
+
+    beside = section(html, "beside-heading")
+    assert "support-bot" in beside
+    served_then, rebuilt = beside.split("Rebuilt today with the same parameters")
+    assert re.findall(r'<li><a href="[^"]+" title="([^"]+)">', served_then) == served_ids
+    assert "not in today's card" in served_then.split(f'title="{gone}"')[1].split("</li>")[0]
+    assert f'title="{gone}"' not in rebuilt and rebuilt.count("<li><a href=") == len(served_ids) - 1
+    assert escape(event.content) in served_then
+    assert f'href="{event_url(event.id)}"' in beside
+    assert f'href="{reverse("memory:activity_replay", args=[event.id])}"' in beside
+    assert "No message came since: the thread as it is now." in beside
+    agent_memory.activity.flush()
+    assert len(agent_memory.list_activity(thread_id=world.thread_id, kind="card")) == 1  # looking records nothing
+
+
+def test_an_unknown_served_card_is_said_so_and_the_card_still_shown(viewer_client, world):
+    html = card_page(viewer_client, world.thread_id, "?served=" + "x" * 5000)
+
+    assert "No card served in this thread is recorded as" in html
+    assert "The card as the agent gets it" in html
+    assert "No card served in this thread was recorded." in html
+
+
+def test_the_card_page_works_with_recording_off(viewer_client, monkeypatch):
+    monkeypatch.setenv("OAM_ACTIVITY", "off")
+    services.reset_agent_memory()
+    world = build_world(services.get_agent_memory())
+    services.get_agent_memory().get_thread(world.thread_id).get_context_card()
+
+    html = card_page(viewer_client, world.thread_id)
+
+    assert "No card served in this thread was recorded." in html and "The card as the agent gets it" in html
