@@ -2,17 +2,18 @@
 probe only Django can make, since the curation history is Django's: records deleted through the
 dashboard (or the API) must be gone from search.
 
-Used by `manage.py oam_check` and the overview's panel.
+Used by `manage.py oam_check` and the overview's panel, which also purge the activity log of
+calls older than its retention.
 """
 
 from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from memory.curation.recording import RECONCILE_AFTER, Reconciled, reconcile_pending
-from memory.engine import SEARCHABLE_TYPES, AgentMemory, CheckFinding, CheckReport, Snapshot
+from memory.engine import SEARCHABLE_TYPES, ActivityConfig, AgentMemory, CheckFinding, CheckReport, Snapshot
 from memory.models import Action, CheckRun, CurationEntry
 
 PROBE_RECORDS = 200
@@ -21,12 +22,23 @@ PROBE_DEPTH = 20
 
 
 @dataclass(frozen=True)
+class ActivityPurge:
+    """The recorded calls a check purged for being older than the retention (`retention_days`;
+    0: the log is kept forever, and nothing is purged)."""
+
+    purged: int
+    retention_days: int
+
+
+@dataclass(frozen=True)
 class ConsistencyResult:
-    """The engine's report and the probe's finding, in one list for printing."""
+    """The engine's report and the probe's finding, in one list for printing; and the activity
+    log's purge, which is housekeeping rather than a finding."""
 
     report: CheckReport
     probe: CheckFinding
     history: CheckFinding | None = None
+    activity: ActivityPurge = ActivityPurge(0, 0)
 
     @property
     def findings(self) -> tuple[CheckFinding, ...]:
@@ -89,16 +101,26 @@ def pending_finding(settled: Reconciled) -> CheckFinding:
     )
 
 
+def purge_old_activity(agent_memory: AgentMemory, now: datetime | None = None) -> ActivityPurge:
+    """Delete the recorded calls older than the retention (OAM_ACTIVITY_RETENTION_DAYS). Also when
+    this process records nothing (OAM_ACTIVITY=off): agents' own processes may fill the log."""
+    config = agent_memory.activity.config if agent_memory.activity is not None else ActivityConfig.from_env()
+    if not config.retention_days:
+        return ActivityPurge(0, 0)
+    before = (now or datetime.now(UTC)) - timedelta(days=config.retention_days)
+    return ActivityPurge(agent_memory.purge_activity(before=before.isoformat()), config.retention_days)
+
+
 def run_check(
     agent_memory: AgentMemory, *, repair: bool = False, examples: int = 5, pending_after: timedelta = RECONCILE_AFTER
 ) -> ConsistencyResult:
     """Settle the history entries pending for `pending_after` or more (memory.curation), then the
     engine's check (repairing when asked), then the probe (after the repairs: a rebuilt index must
-    not bring a deleted record back)."""
+    not bring a deleted record back); and purge the activity log of calls past its retention."""
     settled = reconcile_pending(agent_memory, older_than=pending_after)
     report = agent_memory.check(repair=repair, examples=examples)
     probe = deleted_still_searchable(agent_memory, examples=examples)
-    return ConsistencyResult(report, probe, pending_finding(settled))
+    return ConsistencyResult(report, probe, pending_finding(settled), purge_old_activity(agent_memory))
 
 
 def check_and_record(

@@ -2,9 +2,10 @@
 
 No login (a probe has none), no session, never cached, not subject to the login throttle or the
 API's rate limits. It answers 200 with what it found, or 503 with "status": "unavailable" when
-the memory store or Django's database cannot be reached. Cheap enough to call every few seconds:
-a handful of single-row reads (AgentMemory.health, a `SELECT 1`), never a scan. Errors are named
-by their type only: the probe is public, and paths or DSNs in messages are not.
+the memory store or Django's database cannot be reached, with the activity recorder's counts
+(events lost are reported, and never make the answer 503). Cheap enough to call every few
+seconds: a handful of single-row reads (AgentMemory.health, a `SELECT 1`), never a scan. Errors
+are named by their type only: the probe is public, and paths or DSNs in messages are not.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from memory.queries.hygiene import recorder_health
 from memory.services import get_agent_memory
 
 log = logging.getLogger(__name__)
@@ -40,6 +42,18 @@ def store_health() -> dict[str, Any]:
     }
 
 
+def activity_health() -> dict[str, Any] | None:
+    """This process's activity recorder: enabled (OAM_ACTIVITY), events recorded, dropped (queue
+    full), failed (the store refused them), queued, and the last error's time and type. Lost
+    events do not make the process unavailable: recording never fails a call. None when the
+    store cannot be opened (its part says why)."""
+    try:
+        agent_memory = get_agent_memory()
+    except Exception:
+        return None
+    return recorder_health(agent_memory).as_json()
+
+
 def database_health() -> dict[str, Any]:
     """Django's database (logins, sessions, the curation history): reachable or not."""
     try:
@@ -59,5 +73,6 @@ def healthz(request: HttpRequest) -> JsonResponse:
     store, database = store_health(), database_health()
     ok = store["reachable"] and database["reachable"]
     return JsonResponse(
-        {"status": "ok" if ok else "unavailable", "store": store, "database": database}, status=200 if ok else 503
+        {"status": "ok" if ok else "unavailable", "store": store, "database": database, "activity": activity_health()},
+        status=200 if ok else 503,
     )

@@ -1,5 +1,6 @@
-"""The overview (/): what the store holds, from one engine call, the latest curation changes, and
-the latest consistency check (with a button for curators to run it again, or to repair)."""
+"""The overview (/): what the store holds, from one engine call, the latest curation changes, the
+memories' hygiene as agents' calls show it (with the activity recorder's health), and the latest
+consistency check (with a button for curators to run it again, or to repair)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ from memory.curation.consistency import check_and_record
 from memory.engine import MEMORY_TYPES
 from memory.models import CheckRun, CurationEntry
 from memory.queries.history import one_row_per_bulk_change
+from memory.queries.hygiene import memory_hygiene, recorder_health
 from memory.services import get_agent_memory
+from memory.text import plural
 from memory.web.access import curator_required, viewer_required
 
 CHART_DAYS = 60
@@ -112,6 +115,8 @@ def overview(request: HttpRequest) -> HttpResponse:
             # The store's recorded embedder beside OAM_EMBEDDER's: another process may have re-embedded it.
             "vectors": get_agent_memory().vector_state(),
             "configured_embedder": settings.OAM_EMBEDDER,
+            "hygiene": memory_hygiene(get_agent_memory()),
+            "recorder": recorder_health(get_agent_memory()),
         },
     )
 
@@ -120,10 +125,16 @@ def overview(request: HttpRequest) -> HttpResponse:
 @require_POST
 def check_run(request: HttpRequest) -> HttpResponse:
     """Run the consistency check now (`repair=1`: repair what is safe first, as `manage.py
-    oam_check --repair`), keep its result, and go back to the overview's panel. It runs in the
-    request: on the demo store it takes a fraction of a second (the probe's searches dominate)."""
+    oam_check --repair`), keep its result, and go back to the overview's panel; the activity log's
+    calls past their retention are purged, as the command does. It runs in the request: on the
+    demo store it takes a fraction of a second (the probe's searches dominate)."""
     repair = request.POST.get("repair") == "1"
     result, run = check_and_record(get_agent_memory(), repair=repair, user=request.user, via="dashboard")
+    purge = result.activity
+    if purge.purged:
+        messages.info(
+            request, f"Purged {plural(purge.purged, 'recorded call')} older than {purge.retention_days} days."
+        )
     if result.ok:
         repaired = sum(finding.repaired for finding in result.findings)
         done = f" after repairing {repaired}" if repair and repaired else ""

@@ -236,6 +236,7 @@ def test_healthz_answers_without_login_with_the_store_and_database(client, agent
         "index_behind": 0,
     }
     assert body["database"] == {"reachable": True, "vendor": "sqlite"}
+    assert body["activity"]["enabled"] is True and body["activity"]["dropped"] == body["activity"]["failed"] == 0
 
 
 def test_healthz_says_when_the_index_is_in_step(client, agent_memory, db):
@@ -257,6 +258,7 @@ def test_healthz_is_503_when_the_store_cannot_be_opened(client, settings, tmp_pa
     assert body["status"] == "unavailable"
     assert body["store"]["reachable"] is False
     assert str(tmp_path) not in response.content.decode()  # the public probe names no paths
+    assert body["activity"] is None  # no store, no recorder: the store's part says why
 
 
 def test_healthz_is_503_when_the_store_file_is_not_a_database(client, agent_memory, memory_store_url, db):

@@ -39,6 +39,7 @@ def test_a_consistent_store_passes(agent_memory, curator):
         "ok    deleted_still_searchable: none (records deleted through the dashboard that search still returns (1"
         in output
     )
+    assert "purge activity: 0 recorded calls older than 30 days deleted" in output
     assert output.endswith("The memory store is consistent.\n")
 
 

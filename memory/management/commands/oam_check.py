@@ -6,7 +6,8 @@ in-memory index out of step with the database, and records deleted through the d
 search still returns. `--repair` fixes what is safe (re-embeds, deletes orphan links, rebuilds
 the index; never a record) and checks again. First, curation history entries an interrupted
 change left pending (`--pending-after` seconds ago or more, default 300) are settled against the
-store: confirmed when it holds their change, dropped when not (memory.curation).
+store: confirmed when it holds their change, dropped when not (memory.curation). Last, the activity
+log's calls older than its retention (OAM_ACTIVITY_RETENTION_DAYS) are purged, and counted.
 Exit status 0 when nothing remains, 1 otherwise.
 Each run is kept in Django's database (CheckRun): the overview shows the latest.
 """
@@ -17,7 +18,7 @@ from datetime import timedelta
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.curation.consistency import check_and_record
+from memory.curation.consistency import ActivityPurge, check_and_record
 from memory.services import get_agent_memory
 
 
@@ -59,8 +60,16 @@ class Command(BaseCommand):
             status = "FIXED" if not finding.remaining else "FOUND"
             self.stdout.write(f"{status} {finding.name}: {counts} ({finding.description})")
             self.stdout.write(f"      e.g. {', '.join(finding.examples)}")
+        self.stdout.write(purge_line(result.activity))
         if not result.ok:
             remaining = sum(finding.remaining for finding in result.findings)
             hint = "" if repair else "; `manage.py oam_check --repair` fixes the safe ones"
             raise CommandError(f"{remaining} inconsistenc{'y remains' if remaining == 1 else 'ies remain'}{hint}")
         self.stdout.write("The memory store is consistent.")
+
+
+def purge_line(purge: ActivityPurge) -> str:
+    if not purge.retention_days:
+        return "keep  activity: the log is kept forever (OAM_ACTIVITY_RETENTION_DAYS=0), nothing purged"
+    calls = f"{purge.purged} recorded call{'' if purge.purged == 1 else 's'}"
+    return f"purge activity: {calls} older than {purge.retention_days} days deleted"
