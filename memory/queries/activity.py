@@ -211,6 +211,7 @@ class Now:
     record_type: str
     record: Record | None
     version_then: int | None = None
+    status_then: str | None = None
     retired_by: tuple[Retirement, ...] = ()
     deleted_in: CurationEntry | None = None
 
@@ -228,18 +229,30 @@ class Now:
         return self.record is not None and str(getattr(self.record, "status", "valid")) == "invalid"
 
     @property
+    def last_text(self) -> str:
+        """Its text today, or for a deleted record the text it had when the history deleted it."""
+        if self.record is not None:
+            return self.record.content
+        snapshot = self.deleted_in.before if self.deleted_in is not None else None
+        for record in (snapshot or {}).get("records", ()) if isinstance(snapshot, dict) else ():
+            if isinstance(record, dict) and record.get("id") == self.record_id:
+                return str(record.get("content") or "")
+        return ""
+
+    @property
     def words(self) -> str:
-        """The record as a reason names it: its text, quoted and shortened; its short id when gone."""
-        return quoted(self.record.content) if self.record is not None else short_id(self.record_id)
+        """The record as a reason names it: its text, quoted and shortened; its short id when gone
+        without a text the history kept."""
+        return quoted(self.last_text) if self.last_text else short_id(self.record_id)
 
 
 def current_states(agent_memory: AgentMemory, results: Iterable[ActivityResult]) -> dict[str, Now]:
     """Each record among `results` as it is today, by id: one read per record, one lifecycle
     query for the invalid memories (then each retiring link), one history query for the gone."""
-    versions: dict[str, tuple[str, int | None]] = {}
+    then: dict[str, ActivityResult] = {}
     for result in results:
-        versions.setdefault(result.record_id, (result.record_type, result.version))
-    found = {record_id: read_record(agent_memory, kind, record_id) for record_id, (kind, _) in versions.items()}
+        then.setdefault(result.record_id, result)
+    found = {record_id: read_record(agent_memory, result.record_type, record_id) for record_id, result in then.items()}
     invalid = [
         record_id
         for record_id, record in found.items()
@@ -259,10 +272,18 @@ def current_states(agent_memory: AgentMemory, results: Iterable[ActivityResult])
                 )
     deletes = deletions([record_id for record_id, record in found.items() if record is None])
     states = {}
-    for record_id, (kind, version) in versions.items():
+    for record_id, result in then.items():
         lifecycle = lifecycles.get(record_id)
         retired_by = tuple(links[i] for i in lifecycle.retired_by if i in links) if lifecycle else ()
-        states[record_id] = Now(record_id, kind, found[record_id], version, retired_by, deletes.get(record_id))
+        states[record_id] = Now(
+            record_id,
+            result.record_type,
+            found[record_id],
+            result.version,
+            result.status,
+            retired_by,
+            deletes.get(record_id),
+        )
     return states
 
 
@@ -539,7 +560,14 @@ def compare(
                 now_rank[item.record_id],
                 then.scores,
                 item.scores,
-                kept_because(now, then),
+                kept_because(
+                    now,
+                    then,
+                    item.scores,
+                    (then_rank[item.record_id], now_rank[item.record_id]),
+                    entered_above=[states[i] for i in entered_ids if now_rank[i] < now_rank[item.record_id]],
+                    left_above=[states[i] for i in left_ids if then_rank[i] < then_rank[item.record_id]],
+                ),
             )
         )
     for record_id in left_ids:
@@ -622,13 +650,30 @@ def entered_because(agent_memory: AgentMemory, now: Now, since: datetime | None,
     return tuple(reasons)
 
 
-def kept_because(now: Now, then: ActivityResult) -> tuple[Reason, ...]:
-    """What changed about a record returned both then and now (its score parts show the rest)."""
+def kept_because(
+    now: Now,
+    then: ActivityResult,
+    scores_now: Mapping[str, Any],
+    ranks: tuple[int, int],
+    *,
+    entered_above: list[Now],
+    left_above: list[Now],
+) -> tuple[Reason, ...]:
+    """Why a record returned both then and now moved (`ranks`: then, now), and what changed
+    about it: edited, invalid since; its score parts beside say the rest."""
     reasons = []
     if now.edited:
         reasons.append(Reason(edited_words(now)))
     if now.invalid and then.status != "invalid":
         reasons.append(invalid_because(now))
+    rank_then, rank_now = ranks
+    if rank_now > rank_then and entered_above:
+        reasons.append(Reason("pushed down by what entered above it", records=tuple(entered_above)))
+    elif rank_now < rank_then and left_above:
+        reasons.append(Reason("moved up: what ranked above it left", records=tuple(left_above)))
+    elif rank_now != rank_then and not reasons:
+        own = score_parts(then.scores) != score_parts(scores_now)
+        reasons.append(Reason("its scores changed" if own else "the records around it changed"))
     return tuple(reasons)
 
 

@@ -299,8 +299,9 @@ def test_a_call_shows_its_parameters_text_and_tokens(viewer_client, agent_memory
 
     page = viewer_client.get(event_url(event.id)).content.decode()
 
-    assert '<code>max_results</code></dt><dd><code class="oam-value">2</code>' in page
-    assert '<code>strategy</code></dt><dd><code class="oam-value">&quot;keyword&quot;</code>' in page
+    value = '</dt><dd><code class="oam-value oam-param" tabindex="0">'
+    assert f"<code>max_results</code>{value}2</code>" in page
+    assert f"<code>strategy</code>{value}&quot;keyword&quot;</code>" in page
     assert f"{event.tokens} tokens, {event.content_chars} characters" in page
     assert "Alice drinks green tea with green leaves every morning." in page
     assert "The log kept the first" not in page

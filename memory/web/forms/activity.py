@@ -51,12 +51,11 @@ class MomentField(forms.DateTimeField):
         return moment
 
 
-def moment_filter(label: str, help_text: str, *, through_the_day: bool = False) -> MomentField:
+def moment_filter(label: str, *, through_the_day: bool = False) -> MomentField:
     return MomentField(
         label=label,
         required=False,
         through_the_day=through_the_day,
-        help_text=help_text,
         widget=forms.DateTimeInput(attrs={**FILTER_INPUT, "type": "datetime-local"}),
         error_messages={"invalid": "Enter a date (2026-11-20) or a date and time (2026-11-20T14:30), in UTC."},
     )
@@ -73,7 +72,6 @@ class ActivityFilters(ListingForm):
         required=False,
         choices=list(WHO.items()),
         widget=forms.Select(attrs=FILTER_SELECT),
-        help_text="People's own dashboard searches are left out unless asked for.",
     )
     kind = forms.ChoiceField(
         label="Kind",
@@ -90,10 +88,9 @@ class ActivityFilters(ListingForm):
         required=False,
         max_length=MAX_QUERY_FILTER,
         widget=forms.TextInput(attrs={**FILTER_INPUT, "type": "search", "data-shortcut": "search"}),
-        help_text="In what was searched for; any case.",
     )
-    since = moment_filter("Since", "From this date or time (UTC).")
-    until = moment_filter("Until", "Through this date, or before this time (UTC).", through_the_day=True)
+    since = moment_filter("Since (UTC)")
+    until = moment_filter("Until (UTC)", through_the_day=True)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
