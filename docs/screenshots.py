@@ -230,6 +230,10 @@ PAGES = [
     Shot("overview-check", "/", act=show_check_problems),
     Shot("map", "/users/alice/map/", ready="#map[data-ready]", act=select_an_area),
     Shot("message", "/threads/demo-lisbon-long-weekend/messages/{source_message}/"),
+    Shot("activity", "/activity/?kind=search", narrow=True),
+    Shot("activity-event", "/activity/{search_event}/", narrow=True),
+    Shot("activity-replay", "/activity/{search_event}/replay/#replay", narrow=True),
+    Shot("activity-write", "/activity/{write_event}/"),
     Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]
 
@@ -288,7 +292,60 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     ids["bulk"] = str(
         review_a_thread(agent_memory, Curation(agent_memory, Actor(curator)), "demo-lisbon-long-weekend").pk
     )
-    return USERNAME, password, ids | add_transfer_examples(curator, agent_memory)
+    ids |= add_transfer_examples(curator, agent_memory)
+    return USERNAME, password, ids | add_activity(agent_memory, Curation(agent_memory, Actor(curator)))
+
+
+ACTIVITY_SEARCHES = (
+    ("support-bot", "alice", "vegetarian restaurants near the hotel"),
+    ("support-bot", "dana", "tomato seedlings"),
+    ("travel-planner", "alice", "flights from Lyon"),
+    ("support-bot", "bruno", "celery worker memory"),
+    ("nightly-digest", "chen", "books to read next"),
+    ("travel-planner", "chen", "Kyoto in autumn"),
+)
+"""Calls of the week before FROZEN_AT, for the activity timeline and its chart: (caller, user, query)."""
+
+
+def add_activity(agent_memory, curation) -> dict[str, str]:
+    """Agents' calls for the activity pages: a week of searches by three callers (a person's own
+    search too, which the timeline hides by default), then, this morning, support-bot's search
+    that the event and Replay pages show, a context card, an LLM extraction's write, and a
+    curator's edit and delete since, so that Replay has something that entered, left and moved."""
+    from datetime import timedelta
+
+    import time_machine
+
+    from memory.engine import MEMORY_TYPES, acting_as, caused_by
+
+    for days in range(7, 0, -1):
+        for n, (caller, user_id, query) in enumerate(ACTIVITY_SEARCHES[: 2 + days % 4]):
+            with time_machine.travel(FROZEN_AT - timedelta(days=days) + timedelta(hours=n * 2)), acting_as(caller):
+                agent_memory.search(query, user_id=user_id)
+    with time_machine.travel(FROZEN_AT - timedelta(hours=12)), acting_as(USERNAME, caller_kind="person"):
+        agent_memory.search("what did alice say about hotels", user_id="alice")
+    thread = agent_memory.get_thread("demo-lisbon-long-weekend")
+    with acting_as("support-bot", on_behalf_of="alice"):
+        found = agent_memory.search("where to stay in Lisbon", user_id="alice", max_results=5, num_hops=1)
+    with acting_as("travel-planner"):
+        thread.get_context_card(max_recent_messages=2)
+    [message, *_] = agent_memory.list_thread_messages(thread.thread_id, limit=1)
+    with acting_as("travel-planner"), caused_by({"what": "extraction", "message_ids": [message.id]}):
+        agent_memory.add_memory(
+            "Alice booked a quiet guesthouse to stay in Príncipe Real, Lisbon.",
+            memory_type="fact",
+            user_id="alice",
+            thread_id=thread.thread_id,
+        )
+    memories = [result.record for result in found if result.record.record_type in MEMORY_TYPES]
+    edited, deleted = memories[0], memories[-1]
+    with acting_as(USERNAME, caller_kind="person"):  # as the dashboard records a person's changes
+        curation.update_memory(edited.id, version=edited.version, content=edited.content + " (Confirmed with Sam.)")
+        curation.delete_memory(deleted.id)
+    agent_memory.activity.flush()
+    [search] = agent_memory.list_activity(caller="support-bot", limit=1)
+    [write] = agent_memory.list_activity(caller="travel-planner", kind="write", limit=1)
+    return {"search_event": search.id, "write_event": write.id}
 
 
 def add_an_undecodable_image(agent_memory) -> str:
