@@ -7,6 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from .activity import (
+    CALLER_KINDS,
+    KINDS,
+    RETRIEVAL_KINDS,
+    ActivityConfig,
+    ActivityCounts,
+    ActivityEvent,
+    ActivityHygiene,
+    ActivityResult,
+    ServedRecord,
+    acting_as,
+    caused_by,
+    history_change,
+    unrecorded,
+)
 from .cards import ContextCard, Summary
 from .client import DEFAULT_MAP_MEMORIES, AgentMemory
 from .embedders import Embedder, HashingEmbedder, OpenAICompatibleEmbedder, embedder_from_spec, spec_of
@@ -118,6 +133,9 @@ def connect(
     schema_policy: SchemaPolicy | str = SchemaPolicy.CREATE_IF_NECESSARY,
     llm: Llm | None = None,
     memory_extraction_config: MemoryExtractionConfig | None = None,
+    *,
+    caller: str | None = None,
+    record_activity: bool = True,
     **options: Any,
 ) -> AgentMemory:
     """An AgentMemory over the store a URL names.
@@ -148,7 +166,13 @@ def connect(
             "or oracle://user@host:port/service"
         )
     config = NOT_SET if memory_extraction_config is None else memory_extraction_config
-    return AgentMemory(store, llm=llm, memory_extraction_config=config)
+    try:
+        return AgentMemory(
+            store, llm=llm, memory_extraction_config=config, caller=caller, record_activity=record_activity
+        )
+    except BaseException:
+        store.close()
+        raise
 
 
 # The client, its stores and records, and the snapshot format (shared/spec/DECISIONS.md D1).
@@ -271,6 +295,23 @@ __all__ += [
     "stems",
     "stored_image_size",
     "words",
+]
+
+# The activity log: recorded calls, who made them, and the blocks that name a caller or a cause.
+__all__ += [
+    "CALLER_KINDS",
+    "KINDS",
+    "RETRIEVAL_KINDS",
+    "ActivityConfig",
+    "ActivityCounts",
+    "ActivityEvent",
+    "ActivityHygiene",
+    "ActivityResult",
+    "ServedRecord",
+    "acting_as",
+    "caused_by",
+    "history_change",
+    "unrecorded",
 ]
 
 # Export and import in the JSON Lines format.

@@ -8,6 +8,16 @@ from typing import Any
 
 import numpy as np
 
+from .activity import (
+    ActivityConfig,
+    ActivityCounts,
+    ActivityEvent,
+    ActivityHygiene,
+    ActivityRecorder,
+    ServedRecord,
+    given,
+    recorded_retrieval,
+)
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
 from .embedders import Embedder
 from .extraction import LlmMemoryWork
@@ -93,6 +103,11 @@ class AgentMemory:
     memories and caption images, as `memory_extraction_config` says (threads may override it).
     Background work runs on this client's bounded queue (`extraction_queue_capacity` jobs,
     `extraction_workers` threads); `close()` lets queued work finish first.
+
+    Every call made through this client (and through the store it holds) is recorded in the
+    store's activity log under `caller` (default: OAM_CALLER, else the program's name), as
+    `activity_config` says (default: the OAM_ACTIVITY* variables); `record_activity=False`
+    records nothing from this process (engine/activity/).
     """
 
     def __init__(
@@ -105,6 +120,9 @@ class AgentMemory:
         search_config: Any = NOT_SET,
         extraction_queue_capacity: int = DEFAULT_QUEUE_CAPACITY,
         extraction_workers: int = DEFAULT_WORKERS,
+        caller: str | None = None,
+        record_activity: bool = True,
+        activity_config: ActivityConfig | None = None,
     ) -> None:
         if not isinstance(store, MemoryStore):
             raise ValueError(f"store must be a MemoryStore, not {type(store).__name__}")
@@ -118,9 +136,22 @@ class AgentMemory:
         self.image_input_limit_config = image_input_limit_config
         self.search_config = search_config_from(search_config)
         self.llm_work_runner = LlmWorkRunner(extraction_queue_capacity, extraction_workers)
+        check_bool("record_activity", record_activity)
+        if activity_config is not None and not isinstance(activity_config, ActivityConfig):
+            raise ValueError("activity_config must be an ActivityConfig")
+        config = activity_config or ActivityConfig.from_env()
+        # The store records what every caller of it does, through one recorder: this client's,
+        # which names the caller (a store handed to a second client records as that one says).
+        recording = record_activity and config.enabled and hasattr(store, "append_activity")
+        self.activity: ActivityRecorder | None = ActivityRecorder(store, config, caller) if recording else None
+        previous = getattr(store, "activity", None)
+        if previous is not None:
+            previous.close()
+        if hasattr(store, "append_activity"):
+            store.activity = self.activity
 
     def close(self) -> None:
-        """Finish the queued background work, then close the store."""
+        """Finish the queued background work, then close the store (which writes the queued activity first)."""
         self.llm_work_runner.close()
         self.store.close()
 
@@ -901,6 +932,104 @@ class AgentMemory:
     def list_agents(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
         return self.store.list_agents(limit=limit, cursor=cursor)
 
+    # --- activity ---------------------------------------------------------------------------
+
+    def list_activity(
+        self,
+        *,
+        kind: Any = None,
+        caller: Any = None,
+        caller_kind: Any = None,
+        user_id: Any = None,
+        agent_id: Any = None,
+        thread_id: Any = None,
+        record_id: Any = None,
+        q: Any = None,
+        since: Any = None,
+        until: Any = None,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+        include_content: bool = True,
+    ) -> Page:
+        """Recorded calls (ActivityEvent), newest first: `kind` ("search", "card", "summary",
+        "write", or a list of them), `caller`, `user_id`, `agent_id`, `thread_id` exactly,
+        `caller_kind` ("agent" or "person"), `record_id` (calls that returned or changed it), `q`
+        (a case-insensitive substring of the query, at most 1,000 characters), `since`
+        (inclusive) and `until` (exclusive) ISO-8601 times; pass `page.next_cursor` back as
+        `cursor`. `include_content=False` leaves out the texts and results. ValueError for a bad filter."""
+        check_bool("include_content", include_content)
+        return self.store.list_activity(
+            **self._activity_filters(
+                kind, caller, caller_kind, user_id, agent_id, thread_id, record_id, q, since, until
+            ),
+            limit=limit,
+            cursor=cursor,
+            include_content=include_content,
+        )
+
+    @staticmethod
+    def _activity_filters(*values: Any) -> dict[str, Any]:
+        names = (
+            "kind",
+            "caller",
+            "caller_kind",
+            "user_id",
+            "agent_id",
+            "thread_id",
+            "record_id",
+            "q",
+            "since",
+            "until",
+        )
+        return dict(zip(names, values, strict=True))
+
+    def get_activity(self, event_id: str) -> ActivityEvent:
+        """One recorded call with its results and text; KeyError when there is none (or it was purged)."""
+        event = self.store.get_activity(event_id)
+        if event is None:
+            raise KeyError(f"no activity event {event_id!r}")
+        return event
+
+    def activity_counts(
+        self,
+        *,
+        kind: Any = None,
+        caller: Any = None,
+        caller_kind: Any = None,
+        user_id: Any = None,
+        agent_id: Any = None,
+        thread_id: Any = None,
+        record_id: Any = None,
+        q: Any = None,
+        since: Any = None,
+        until: Any = None,
+    ) -> ActivityCounts:
+        """Counts per caller, kind and UTC day of the calls list_activity lists with these filters."""
+        return self.store.activity_counts(
+            **self._activity_filters(
+                kind, caller, caller_kind, user_id, agent_id, thread_id, record_id, q, since, until
+            )
+        )
+
+    def served_records(
+        self, record_ids: Sequence[str], *, since: Any = None, caller_kind: Any = None
+    ) -> dict[str, ServedRecord]:
+        """How often retrievals served each of these records since `since` (to callers of
+        `caller_kind`, "agent" or "person"; None: any), by whom, and when last."""
+        return self.store.served_records(record_ids, since=since, caller_kind=caller_kind)
+
+    def activity_hygiene(self, *, since: Any, limit: int = 10, caller_kind: Any = None) -> ActivityHygiene:
+        """Most served, never served, invalid-but-served memories and the slowest calls since
+        `since`, counting the calls of `caller_kind` (None: any)."""
+        return self.store.activity_hygiene(since=since, limit=limit, caller_kind=caller_kind)
+
+    def purge_activity(self, before: Any = None) -> int:
+        """Delete recorded calls older than `before`, or than this client's retention when None;
+        returns how many went."""
+        if before is None:
+            return self.activity.purge() if self.activity is not None else 0
+        return self.store.purge_activity(before)
+
     # --- search -----------------------------------------------------------------------------
 
     def search(
@@ -936,10 +1065,15 @@ class AgentMemory:
             exact_agent_match=exact_agent_match,
             exact_thread_match=exact_thread_match,
         )
-        return search_records(
-            self.store,
-            query,
-            resolve_client_scope(requested),
+        resolved = resolve_client_scope(requested)
+        request = given(
+            query=query,
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            exact_user_match=exact_user_match,
+            exact_agent_match=exact_agent_match,
+            exact_thread_match=exact_thread_match,
             max_results=max_results,
             token_budget=token_budget,
             soft_token_budget=soft_token_budget,
@@ -948,9 +1082,27 @@ class AgentMemory:
             include_invalid_results=include_invalid_results,
             num_hops=num_hops,
             max_linked_results=max_linked_results,
-            search_config=self.search_config,
+            scope=scope,
             strategy=strategy,
         )
+        with recorded_retrieval(self.store, "search", "AgentMemory.search", resolved.exact, request) as capture:
+            results = search_records(
+                self.store,
+                query,
+                resolved,
+                max_results=max_results,
+                token_budget=token_budget,
+                soft_token_budget=soft_token_budget,
+                record_types=record_types,
+                metadata_filter=metadata_filter,
+                include_invalid_results=include_invalid_results,
+                num_hops=num_hops,
+                max_linked_results=max_linked_results,
+                search_config=self.search_config,
+                strategy=strategy,
+            )
+            capture.done(results)
+        return results
 
     search_async = async_twin(search)
     add_image_async = async_twin(add_image)

@@ -19,6 +19,7 @@ import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from .activity.context import caused_by, current_cause
 from .search import CHARS_PER_TOKEN, estimate_tokens
 from .types import (
     BUILTIN_RELATIONS,
@@ -48,6 +49,8 @@ LINK_CANDIDATES_PER_MEMORY = 5
 COMMAND_CHUNK_MESSAGES = 20
 """Messages per extraction request when a whole thread is (re-)extracted on demand."""
 CAPTION_MAX_TOKENS = 300
+MAX_CAUSE_IDS = 50
+"""The ids a write's recorded cause names at most (the messages an extraction read, …)."""
 SHORTENED_TRUNCATION_MARK = " […]"
 
 _RELATION_TYPES = sorted(BUILTIN_RELATIONS)
@@ -319,10 +322,21 @@ class LlmMemoryWork:
     # --- extraction -----------------------------------------------------------------------------
 
     def extract(self, targets: Sequence[MessageRecord]) -> list[str]:
-        """Extract memories from `targets` (with their window of context), store and link them."""
+        """Extract memories from `targets` (with their window of context), store and link them;
+        the activity log records the writes as caused by extraction from these messages."""
         targets = list(targets)
         if not targets:
             return []
+        cause = {
+            "what": "extraction",
+            "thread_id": self.thread_id,
+            "message_ids": [message.id for message in targets[:MAX_CAUSE_IDS]],
+            "seq_nos": [targets[0].seq_no, targets[-1].seq_no],
+        }
+        with caused_by(cause):
+            return self._extract(targets)
+
+    def _extract(self, targets: list[MessageRecord]) -> list[str]:
         link_mode = self.config.memory_link_extraction_mode
         existing = self._extraction_search(targets)
         numbered: dict[int, MessageRecord] = {}
@@ -535,6 +549,11 @@ class LlmMemoryWork:
 
     def link_new_memories(self, new_memories: list[Record]) -> int:
         """POST_EXTRACTION: one LLM request decides links from these memories to related ones."""
+        cause = {"what": "link", "memory_ids": [memory.id for memory in new_memories[:MAX_CAUSE_IDS]]}
+        with caused_by(current_cause() or cause):  # links made during an extraction keep its cause
+            return self._link_new_memories(new_memories)
+
+    def _link_new_memories(self, new_memories: list[Record]) -> int:
         new_ids = {memory.id for memory in new_memories}
         candidates: dict[str, Record] = {}
         for memory in new_memories:
@@ -604,7 +623,9 @@ class LlmMemoryWork:
         if not messages:
             return False
         summary, topics = self.summarise(messages, self._stored_summary())
-        self.store.save_thread_summary(self.thread_id, summary, topics)
+        cause = {"what": "summary", "thread_id": self.thread_id, "seq_nos": [messages[0].seq_no, messages[-1].seq_no]}
+        with caused_by(cause):
+            self.store.save_thread_summary(self.thread_id, summary, topics)
         self.store.save_thread_state(self.thread_id, STATE_KEY, {"summarized_through": messages[-1].seq_no})
         return True
 
@@ -630,6 +651,10 @@ class LlmMemoryWork:
 
     def caption(self, image_ids: Sequence[str]) -> int:
         """Describe the images that still have no description; returns how many were captioned."""
+        with caused_by({"what": "caption", "image_ids": list(image_ids)[:MAX_CAUSE_IDS]}):
+            return self._caption(image_ids)
+
+    def _caption(self, image_ids: Sequence[str]) -> int:
         records = [image for image in self.store.list(IMAGE_TYPE, limit=None, record_id=list(image_ids))]
         missing = [image for image in records if not image.content]
         payloads = self.store.image_bytes([image.id for image in missing]) if missing else {}

@@ -140,14 +140,14 @@ def search_records(
         created_at_or_before=created_at_or_before,
         **scope_args,
     )
-    results = [_result(hit, include_invalid_results) for hit in hits]
+    results = [result_from_hit(hit, include_invalid_results) for hit in hits]
     return apply_token_budgets(results, token_budget, soft_token_budget)
 
 
-def _result(hit: Any, include_invalid_results: bool) -> SearchResult:
+def result_from_hit(hit: Any, include_invalid_results: bool) -> SearchResult:
     """A SearchResult, with its linked tree, from a store's (record, distance) hit."""
     record, distance = hit[0], hit[1]
-    linked = [(relation, _result(child, include_invalid_results)) for relation, child in record.linked_results]
+    linked = [(relation, result_from_hit(child, include_invalid_results)) for relation, child in record.linked_results]
     return SearchResult(
         distance=distance,
         record=record,

@@ -8,6 +8,8 @@ runs it in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import functools
 import inspect
 import logging
 import os
@@ -15,6 +17,7 @@ import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .activity import given, recorded_retrieval
 from .background import LlmWorkRunner
 from .cards import ContextCard, Summary, build_context_card, build_summary
 from .extraction import (
@@ -921,8 +924,7 @@ class Thread:
         `refresh_summary_if_due=False` builds the card from the stored summary even when a
         refresh is due, asking the LLM nothing and writing nothing (a preview of the card; see
         messages_due_for_summary). `card.results` lists the records the card chose, in card order."""
-        return build_context_card(
-            self,
+        request = given(
             fallback_message_count=fallback_message_count,
             max_relevant_results=max_relevant_results,
             token_budget=token_budget,
@@ -935,10 +937,18 @@ class Thread:
             as_of_message_id=as_of_message_id,
             refresh_summary_if_due=refresh_summary_if_due,
         )
+        with recorded_retrieval(self.store, "card", "Thread.get_context_card", self._scope(), request) as capture:
+            card = build_context_card(self, **request)
+            capture.done(card)
+        return card
 
     def get_summary(self, except_last: Any = NOT_SET, token_budget: Any = NOT_SET) -> Summary:
         """The thread's summary: the one its LLM keeps (refreshed when due), else a transcript (§7.2)."""
-        return build_summary(self, except_last, token_budget)
+        request = given(except_last=except_last, token_budget=token_budget)
+        with recorded_retrieval(self.store, "summary", "Thread.get_summary", self._scope(), request) as capture:
+            summary = build_summary(self, except_last, token_budget)
+            capture.done(summary)
+        return summary
 
     # --- search -----------------------------------------------------------------------------
 
@@ -975,10 +985,14 @@ class Thread:
             exact_thread_match=exact_thread_match,
         )
         resolved = resolve_thread_scope(requested, self.user_id, self.agent_id, self.thread_id)
-        return search_records(
-            self.store,
-            query,
-            resolved,
+        request = given(
+            query=query,
+            user_id=user_id,
+            agent_id=agent_id,
+            thread_id=thread_id,
+            exact_user_match=exact_user_match,
+            exact_agent_match=exact_agent_match,
+            exact_thread_match=exact_thread_match,
             max_results=max_results,
             token_budget=token_budget,
             soft_token_budget=soft_token_budget,
@@ -987,9 +1001,31 @@ class Thread:
             include_invalid_results=include_invalid_results,
             num_hops=num_hops,
             max_linked_results=max_linked_results,
-            search_config=self.search_config,
+            scope=scope,
             strategy=strategy,
         )
+        with recorded_retrieval(self.store, "search", "Thread.search", self._scope(), request) as capture:
+            results = search_records(
+                self.store,
+                query,
+                resolved,
+                max_results=max_results,
+                token_budget=token_budget,
+                soft_token_budget=soft_token_budget,
+                record_types=record_types,
+                metadata_filter=metadata_filter,
+                include_invalid_results=include_invalid_results,
+                num_hops=num_hops,
+                max_linked_results=max_linked_results,
+                search_config=self.search_config,
+                strategy=strategy,
+            )
+            capture.done(results)
+        return results
+
+    def _scope(self) -> dict[str, str | None]:
+        """The thread's scope, as its activity events record it."""
+        return {"user_id": self.user_id, "agent_id": self.agent_id, "thread_id": self.thread_id}
 
     add_messages_async = async_twin(add_messages)
     get_message_async = async_twin(get_message)
@@ -1022,9 +1058,11 @@ def schedule_llm_work(
     `key` groups work that must not interleave and that waits cover: a thread id.
     """
     if config.extraction_mode is MemoryExtractionMode.BACKGROUND:
+        # The work runs on a worker thread in the caller's context, so that the activity log
+        # records its writes under the caller who caused them (activity.acting_as).
         return runner.submit(
             key,
-            work,
+            functools.partial(contextvars.copy_context().run, work),
             what,
             config.background_extraction_queue_full_behavior,
             config.background_extraction_queue_put_timeout_seconds,

@@ -758,7 +758,10 @@ def store_dump(store: Any) -> dict[str, list[tuple]]:
     - the FTS5 keyword index (the virtual table and its shadow tables `<name>_data`, `_idx`,
       `_content`, `_docsize`, `_config`): a cache of the records' `search_text`, brought up to
       date from the change log by the first plain-SQL keyword search that needs it;
-    - the meta rows of VOLATILE_META_KEYS: that cache's progress marker.
+    - the meta rows of VOLATILE_META_KEYS: that cache's progress marker;
+    - the activity log (OAM_ACTIVITY, OAM_ACTIVITY_RECORDS, and their key counter in
+      sqlite_sequence): every call, a read or a refused one included, may append to it, from the
+      recorder's thread at a moment of its own; tests/engine/test_activity.py checks what it holds.
     Everything else is kept: records (with image bytes), relations, threads (with `updated_at`,
     `next_seq_no`, settings, summary), meta, the change log, and sqlite_sequence (a key taken
     and given back by a compensating delete is a write that happened).
@@ -800,10 +803,16 @@ def _comparable(rows: list[tuple]) -> list[tuple]:
 
 
 def _without_volatile(dump: dict[str, list[tuple]]) -> dict[str, list[tuple]]:
+    dump = {name: rows for name, rows in dump.items() if not name.upper().endswith(ACTIVITY_TABLES)}
     for name in dump:
         if name.upper().endswith("OAM_META"):
             dump[name] = [row for row in dump[name] if row[0][1] not in VOLATILE_META_KEYS]
+        if name == "sqlite_sequence":
+            dump[name] = [row for row in dump[name] if not str(row[0][1]).upper().endswith(ACTIVITY_TABLES)]
     return dump
+
+
+ACTIVITY_TABLES = ("OAM_ACTIVITY", "OAM_ACTIVITY_RECORDS")
 
 
 def dump_diff(before: dict[str, list[tuple]], after: dict[str, list[tuple]], limit: int = 6) -> str:

@@ -34,6 +34,7 @@ from hypothesis import strategies as st
 
 from memory.engine import (
     NOT_SET,
+    ActivityConfig,
     AgentMemory,
     ImageInputLimitConfig,
     MemoryRecord,
@@ -394,6 +395,33 @@ def record_listing(**params: P) -> dict[str, P]:
 # --- the methods ---------------------------------------------------------------------------------
 
 CREATED = "2024-01-01T00:00:00.000000+00:00"
+PAST = "2000-01-01T00:00:00Z"
+activity_time = P(
+    st.sampled_from([None, PAST, "2999-01-01", CREATED]),
+    st.one_of(st.sampled_from(["yesterday", "2024-13-01", ""]), hostile_scalar),
+)
+activity_caller_kind = choice(
+    None, "agent", "person", hostile=st.one_of(st.sampled_from(["agents", ""]), hostile_scalar)
+)
+
+
+def activity_filters() -> dict[str, P]:
+    """The filters of the activity log's listing and counts (AgentMemory.list_activity)."""
+    return {
+        "kind": P(
+            st.sampled_from([None, "search", "write", ["card", "summary"]]),
+            st.one_of(st.sampled_from(["searches", [], ["search", 1], ""]), hostile_scalar),
+        ),
+        "caller": P(st.sampled_from([None, "support-bot"]), hostile_ids(ALL_IDS)),
+        "caller_kind": activity_caller_kind,
+        "user_id": P(st.sampled_from([None, *IDS["user"]]), hostile_ids(ALL_IDS)),
+        "agent_id": P(st.sampled_from([None, *IDS["agent"]]), hostile_ids(ALL_IDS)),
+        "thread_id": P(st.sampled_from([None, *IDS["thread"]]), hostile_ids(ALL_IDS)),
+        "record_id": P(st.sampled_from([None, *IDS["memory"]]), hostile_ids(ALL_IDS)),
+        "q": P(st.sampled_from([None, "pizza", "50%", ""]), st.one_of(st.just("q" * 1_001), hostile_scalar)),
+        "since": activity_time,
+        "until": activity_time,
+    }
 
 
 def restored_fact(memory_id: str) -> MemoryRecord:
@@ -468,6 +496,11 @@ SPECS = [
             "search_config": P(valid_search_config, hostile_search_config),
             "extraction_queue_capacity": int_param(st.integers(1, 100)),
             "extraction_workers": int_param(st.integers(1, 4)),
+            "caller": P(st.sampled_from([None, "support-bot"]), hostile_scalar),
+            "record_activity": flag_param(),
+            "activity_config": P(
+                st.sampled_from([None, ActivityConfig(), ActivityConfig(enabled=False)]), hostile_scalar
+            ),
         },
         readonly=True,
     ),
@@ -716,6 +749,40 @@ SPECS = [
         "add_agent",
         {"agent_id": scope_param("agent").req(), "information": information.req(), "expected_version": version_param()},
     ),
+    Spec("client", "list_activity", listing(**activity_filters(), include_content=flag_param()), readonly=True),
+    Spec("client", "activity_counts", activity_filters(), readonly=True),
+    Spec(
+        "client",
+        "get_activity",
+        {"event_id": P(st.sampled_from(["missing-event", "", "x" * 70]), hostile_scalar, required=True)},
+        LOOKUP,
+        readonly=True,
+    ),
+    Spec(
+        "client",
+        "served_records",
+        {
+            "record_ids": P(
+                st.lists(st.sampled_from([*IDS["memory"], "missing-id"]), max_size=4),
+                st.one_of(st.sampled_from(["mem-1", [None], [["mem-1"]], ("mem-1", 5)]), hostile_scalar),
+                required=True,
+            ),
+            "since": activity_time,
+            "caller_kind": activity_caller_kind,
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
+        "activity_hygiene",
+        {
+            "since": P(st.sampled_from([PAST, "2999-01-01T00:00:00Z"]), activity_time.hostile, required=True),
+            "limit": int_param(st.integers(1, 20)),
+            "caller_kind": activity_caller_kind,
+        },
+        readonly=True,
+    ),
+    Spec("client", "purge_activity", {"before": activity_time}, readonly=True),
     Spec("client", "check", {"repair": flag_param(), "examples": int_param(st.integers(1, 10))}),
     Spec(
         "client",

@@ -132,6 +132,28 @@ class OracleSchema:
             f"""CREATE TABLE IF NOT EXISTS "{n["changes"]}" (
     seq NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) PRIMARY KEY,
     entity VARCHAR2(10) NOT NULL, first_key NUMBER(19) NOT NULL, last_key NUMBER(19) NOT NULL)""",
+            # The activity log (sql/activity.py): a row per call, and a row per record it returned or changed.
+            f"""CREATE TABLE IF NOT EXISTS "{n["activity"]}" (
+    pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id VARCHAR2(64) NOT NULL CONSTRAINT "{n["activity"]}_ID" UNIQUE, kind VARCHAR2(10) NOT NULL,
+    entry_point VARCHAR2(100) NOT NULL, event_at TIMESTAMP(6) NOT NULL,
+    caller {ID_TYPE} NOT NULL, caller_kind VARCHAR2(10) NOT NULL, on_behalf_of {ID_TYPE},
+    user_id {ID_TYPE}, agent_id {ID_TYPE}, thread_id {ID_TYPE}, query_text VARCHAR2(4000),
+    request CLOB, results CLOB, result_count NUMBER(10) DEFAULT 0 NOT NULL, content CLOB,
+    content_chars NUMBER(19) DEFAULT 0 NOT NULL, tokens NUMBER(19) DEFAULT 0 NOT NULL,
+    duration_ms BINARY_DOUBLE DEFAULT 0 NOT NULL, cause CLOB, history_ref VARCHAR2(200))""",
+            f'CREATE INDEX IF NOT EXISTS "{n["activity"]}_AT" ON "{n["activity"]}" (event_at)',
+            f'CREATE INDEX IF NOT EXISTS "{n["activity"]}_CALLER" ON "{n["activity"]}" (caller, pk)',
+            f'CREATE INDEX IF NOT EXISTS "{n["activity"]}_THREAD" ON "{n["activity"]}" (thread_id, pk)',
+            f"""CREATE TABLE IF NOT EXISTS "{n["activity_records"]}" (
+    event_pk NUMBER(19) NOT NULL REFERENCES "{n["activity"]}" (pk) ON DELETE CASCADE,
+    result_pos NUMBER(10) NOT NULL, record_id {ID_TYPE} NOT NULL, record_type VARCHAR2(20) NOT NULL,
+    result_rank NUMBER(10), hop NUMBER(10) DEFAULT 0 NOT NULL, status VARCHAR2(10), kind VARCHAR2(10) NOT NULL,
+    event_at TIMESTAMP(6) NOT NULL, caller {ID_TYPE} NOT NULL, caller_kind VARCHAR2(10) NOT NULL,
+    CONSTRAINT "{n["activity_records"]}_PK" PRIMARY KEY (event_pk, result_pos))""",
+            f'CREATE INDEX IF NOT EXISTS "{n["activity_records"]}_RECORD" ON "{n["activity_records"]}" '
+            "(record_id, event_at)",
+            f'CREATE INDEX IF NOT EXISTS "{n["activity_records"]}_AT" ON "{n["activity_records"]}" (event_at)',
         ]
         if self.vector_index:
             statements.append(self.vector_index_sql())
@@ -229,7 +251,7 @@ class OracleSchema:
 
     def drop_sql(self) -> list[str]:
         """The DDL that removes the managed schema (SchemaPolicy.RECREATE runs it first)."""
-        order = ("images", "relations", "changes", "records", "threads", "meta")
+        order = ("activity_records", "activity", "images", "relations", "changes", "records", "threads", "meta")
         return [f'DROP TABLE IF EXISTS "{self.names[key]}" CASCADE CONSTRAINTS PURGE' for key in order]
 
 
@@ -283,6 +305,9 @@ class OracleDialect(SQLDialect):
             "index_text": oracledb.DB_TYPE_LONG,
             "search_text": oracledb.DB_TYPE_LONG,
             "summary": oracledb.DB_TYPE_LONG,
+            "request_json": oracledb.DB_TYPE_LONG,
+            "results_json": oracledb.DB_TYPE_LONG,
+            "cause_json": oracledb.DB_TYPE_LONG,
             "embedding": oracledb.DB_TYPE_VECTOR,
         }
         sizes = {name: types[name] for name in binds if name in types}

@@ -101,6 +101,25 @@ class SQLiteSchema:
             # No AUTOINCREMENT needed: trimming never removes the newest entry, so no seq is reused.
             f"""CREATE TABLE IF NOT EXISTS {n["changes"]} (
     seq INTEGER PRIMARY KEY, entity TEXT NOT NULL, first_key INTEGER NOT NULL, last_key INTEGER NOT NULL)""",
+            # The activity log (sql/activity.py): a row per call, and a row per record it returned or changed.
+            f"""CREATE TABLE IF NOT EXISTS {n["activity"]} (
+    pk INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, kind TEXT NOT NULL, entry_point TEXT NOT NULL,
+    event_at TEXT NOT NULL, caller TEXT NOT NULL, caller_kind TEXT NOT NULL, on_behalf_of TEXT,
+    user_id TEXT, agent_id TEXT, thread_id TEXT, query_text TEXT, request TEXT, results TEXT,
+    result_count INTEGER NOT NULL DEFAULT 0, content TEXT, content_chars INTEGER NOT NULL DEFAULT 0,
+    tokens INTEGER NOT NULL DEFAULT 0, duration_ms REAL NOT NULL DEFAULT 0, cause TEXT, history_ref TEXT)""",
+            f'CREATE INDEX IF NOT EXISTS "{raw["activity"]}_AT" ON {n["activity"]} (event_at)',
+            f'CREATE INDEX IF NOT EXISTS "{raw["activity"]}_CALLER" ON {n["activity"]} (caller, pk)',
+            f'CREATE INDEX IF NOT EXISTS "{raw["activity"]}_THREAD" ON {n["activity"]} (thread_id, pk) '
+            "WHERE thread_id IS NOT NULL",
+            f"""CREATE TABLE IF NOT EXISTS {n["activity_records"]} (
+    event_pk INTEGER NOT NULL REFERENCES {n["activity"]} (pk) ON DELETE CASCADE, result_pos INTEGER NOT NULL,
+    record_id TEXT NOT NULL, record_type TEXT NOT NULL, result_rank INTEGER, hop INTEGER NOT NULL DEFAULT 0,
+    status TEXT, kind TEXT NOT NULL, event_at TEXT NOT NULL, caller TEXT NOT NULL, caller_kind TEXT NOT NULL,
+    PRIMARY KEY (event_pk, result_pos)) WITHOUT ROWID""",
+            f'CREATE INDEX IF NOT EXISTS "{raw["activity_records"]}_RECORD" ON {n["activity_records"]} '
+            "(record_id, event_at)",
+            f'CREATE INDEX IF NOT EXISTS "{raw["activity_records"]}_AT" ON {n["activity_records"]} (event_at)',
             # The keyword index: FTS5 over search_text. It is brought up to date from the change log
             # when a plain-SQL keyword search needs it (text_index_refresh), not by a trigger per row:
             # stores searching from their in-memory index (the default) never pay for it.
@@ -133,7 +152,7 @@ class SQLiteSchema:
 
     def drop_sql(self) -> list[str]:
         tables = [f'DROP TABLE IF EXISTS "{self.text_index}"', *self.drop_staging_sql()]
-        order = ("images", "relations", "changes", "records", "threads", "meta")
+        order = ("activity_records", "activity", "images", "relations", "changes", "records", "threads", "meta")
         return tables + [f'DROP TABLE IF EXISTS "{self.names[key]}"' for key in order]
 
     # --- versions 1-4: the earlier embedded schema --------------------------------------------

@@ -12,12 +12,13 @@ from ...types import LIFECYCLE_RELATIONS
 log = logging.getLogger(__package__)  # the store's one logger, as when it was one module
 
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 """5: one schema for SQLite and Oracle, with the change log (1-4 were the embedded store's own);
-6: a version on every record, thread and relation (optimistic concurrency)."""
+6: a version on every record, thread and relation (optimistic concurrency); 7: the activity log
+(two new tables, which CREATE_IF_NECESSARY adds to a version 6 schema)."""
 VERSIONED_TABLES = ("threads", "records", "relations")
 """The tables whose rows carry a version (schema 6)."""
-TABLE_KEYS = ("meta", "threads", "records", "relations", "images", "changes")
+TABLE_KEYS = ("meta", "threads", "records", "relations", "images", "changes", "activity", "activity_records")
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
@@ -31,7 +32,16 @@ REEMBED_PHASE = "reembed_phase"
 def table_names(prefix: str) -> dict[str, str]:
     """The managed tables of a prefix, upper case on every database (quoted wherever they are used)."""
     p = prefix.upper()
-    suffixes = ("OAM_META", "OAM_THREADS", "OAM_RECORDS", "OAM_RELATIONS", "OAM_IMAGE_BYTES", "OAM_CHANGES")
+    suffixes = (
+        "OAM_META",
+        "OAM_THREADS",
+        "OAM_RECORDS",
+        "OAM_RELATIONS",
+        "OAM_IMAGE_BYTES",
+        "OAM_CHANGES",
+        "OAM_ACTIVITY",
+        "OAM_ACTIVITY_RECORDS",
+    )
     return {key: f"{p}{suffix}" for key, suffix in zip(TABLE_KEYS, suffixes, strict=True)}
 
 

@@ -71,6 +71,8 @@ class ConnectionMixin:
                 raise
             finally:
                 self._local.transaction = None
+        if current.activity and self.activity is not None:  # committed: its writes are recorded
+            self.activity.queue(current.activity)
 
     @contextmanager
     def _part(self, current: _Transaction) -> Iterator[None]:
@@ -82,6 +84,7 @@ class ConnectionMixin:
             try:
                 yield
             except BaseException:
+                current.activity.clear()
                 if current.begun:
                     current.connection.rollback()
                     current.begun = False
@@ -90,9 +93,11 @@ class ConnectionMixin:
         name = f"oam_part_{current.depth}"
         current.cursor.execute(f"SAVEPOINT {name}")
         current.depth += 1
+        noted = len(current.activity)
         try:
             yield
         except BaseException:
+            del current.activity[noted:]  # the part's writes are undone: so are their events
             try:
                 current.cursor.execute(f"ROLLBACK TO SAVEPOINT {name}")
             except Exception as undo_error:
@@ -160,7 +165,10 @@ class ConnectionMixin:
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def close(self) -> None:
-        """Save the search index's snapshot, then close the pool or connection the store was given."""
+        """Write the queued activity and stop its writer, save the search index's snapshot, then
+        close the pool or connection the store was given."""
+        if self.activity is not None:
+            self.activity.close()
         if self.index is not None:
             self.index.save()
         with self._session_lock:
@@ -170,8 +178,8 @@ class ConnectionMixin:
 class _Transaction:
     """A thread's open transaction() block: the connection it takes at its first write (released
     by `stack`) with a cursor for its savepoints, whether it has begun to write (holds the write
-    lock), how many parts are open inside it (savepoint names), and the error that ended it if
-    the database rolled it back on its own."""
+    lock), how many parts are open inside it (savepoint names), the error that ended it if
+    the database rolled it back on its own, and the activity events its writes wait to record."""
 
     def __init__(self, stack: ExitStack) -> None:
         self.stack = stack
@@ -180,6 +188,7 @@ class _Transaction:
         self.begun = False
         self.depth = 0
         self.failed: Exception | None = None
+        self.activity: list = []  # the activity drafts of its writes, queued when it commits
 
     def check(self) -> None:
         if self.failed is not None:

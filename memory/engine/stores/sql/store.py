@@ -12,12 +12,14 @@ from ...types import NOT_SET, MemoryRetentionConfig, SchemaPolicy, SearchStrateg
 from ..arguments import check_positive_int
 from ..base import MemoryStore
 from ..index import MemoryIndex
+from .activity import ActivityLogMixin
 from .changelog import ChangeLogMixin
 from .common import EFFECTIVE_STATUS_SQL
 from .connections import ConnectionMixin
 from .dialect import SQLDialect
 from .maintenance import MaintenanceMixin
 from .reads import ReadMixin
+from .recorded import RecordedCallsMixin
 from .relations import RelationMixin
 from .schema import SchemaMixin
 from .search import SearchMixin
@@ -29,6 +31,7 @@ PREFIX_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_]{0,29}$")
 
 
 class SQLMemoryStore(
+    RecordedCallsMixin,
     ConnectionMixin,
     SchemaMixin,
     ChangeLogMixin,
@@ -39,6 +42,7 @@ class SQLMemoryStore(
     SnapshotMixin,
     SearchMixin,
     MaintenanceMixin,
+    ActivityLogMixin,
     MemoryStore,
 ):
     """The engine's store logic over a SQL database, for any `SQLDialect`.
@@ -53,7 +57,8 @@ class SQLMemoryStore(
     `pool` is a connection pool (with acquire/release), which serves concurrent callers, or a
     single connection, whose calls are serialised with a lock. `embedder=None` uses the local
     HashingEmbedder. `search_index=True` answers searches from the in-memory index (saved to
-    `search_index_path` when given, for fast cold starts).
+    `search_index_path` when given, for fast cold starts). Writes and searches are recorded in
+    the activity log once a client gives the store a recorder (`activity`; AgentMemory does).
     """
 
     def __init__(
@@ -119,6 +124,7 @@ class SQLMemoryStore(
         q = {key: f'"{name}"' for key, name in self._names.items()}
         self._meta, self._threads, self._records = q["meta"], q["threads"], q["records"]
         self._relations, self._image_bytes, self._changes = q["relations"], q["images"], q["changes"]
+        self._activity, self._activity_records = q["activity"], q["activity_records"]
         self._text_index_name = self.schema.text_index
         self._has_text_index: bool | None = None
         # stats() and owner_counts(): (call, its arguments, store id, newest change) -> (value, next expiry or None)
