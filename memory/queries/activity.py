@@ -311,6 +311,14 @@ def deletions(record_ids: Sequence[str]) -> dict[str, CurationEntry]:
     return {entry.object_id: entry for entry in entries}
 
 
+def history_change(history_ref: str | None) -> list[CurationEntry]:
+    """The curation-history entries of the change a person's write belongs to (the log's
+    `history_ref` is the change's token, kept on its entries), in the order they were made."""
+    if not history_ref:
+        return []
+    return list(CurationEntry.objects.filter(change_token=history_ref).select_related("bulk").order_by("id"))
+
+
 @dataclass(frozen=True)
 class RecordedResult:
     """One result of a recorded call, as the caller got it, beside the record today."""

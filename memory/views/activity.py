@@ -9,7 +9,14 @@ from django.shortcuts import render
 from django.views.decorators.vary import vary_on_headers
 
 from memory.engine import MEMORY_TYPES, RETRIEVAL_KINDS, ActivityEvent
-from memory.queries.activity import REPLAYED_CALLS, recorded_results, replay, timeline, write_summary
+from memory.queries.activity import (
+    REPLAYED_CALLS,
+    history_change,
+    recorded_results,
+    replay,
+    timeline,
+    write_summary,
+)
 from memory.services import get_agent_memory
 from memory.views.common import render_page
 from memory.web.access import viewer_required
@@ -44,6 +51,7 @@ def event_page(request: HttpRequest, event_id: str, *, replaying: bool) -> HttpR
         "replayable": event.call in REPLAYED_CALLS,
         "retrieval": event.kind in RETRIEVAL_KINDS,
         "write": write_summary(event) if event.kind == "write" else None,
+        "history_entries": history_change(event.history_ref),
         "request_items": request_items(event),
         "linked_count": sum(1 for result in event.results if result.hop),
         "memory_types": MEMORY_TYPES,

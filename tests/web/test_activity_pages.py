@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 from django.urls import reverse
+from django.utils.html import escape
 
 from memory.curation import Actor, Curation
 from memory.engine import AgentMemory, acting_as, caused_by
@@ -470,3 +471,15 @@ def test_replay_with_htmx_answers_only_its_section(viewer_client, agent_memory, 
 
     assert page.lstrip().startswith('<section id="replay"') and "<html" not in page
     assert "Replay again" in page
+
+
+def test_a_persons_write_links_to_its_curation_history_change(viewer_client, agent_memory, curation, world):
+    entry = curation.update_memory(world.fact_id, version=1, content="Alice is vegan.")
+    event = last_event(agent_memory, kind="write", record_id=world.fact_id)
+    assert event.history_ref
+
+    page = viewer_client.get(event_url(event.id)).content.decode()
+
+    assert (
+        f'<a href="{reverse("memory:history_entry", args=[entry.pk])}">#{entry.pk} {escape(entry.summary)}</a>' in page
+    )
