@@ -29,7 +29,9 @@ run, they are not a capacity plan.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import random
 import statistics
 import sys
@@ -40,7 +42,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import profile
 from bench._gunicorn import Site
 from bench.api import SEARCH_BODY, WARMUP_SECONDS, load, summary
 from memory.engine import (
@@ -60,6 +61,7 @@ VOCABULARY = 300
 WORDS_PER_TEXT = 12
 WORDS_PER_QUERY = 3
 WARMUP = 20
+PROFILED = 200
 BATCH = 500
 SEARCH = "/api/v1/search/"
 
@@ -109,8 +111,7 @@ def in_process(args: argparse.Namespace) -> float:
                 if side == "on":
                     recording.activity.flush()  # its tail, outside the timing (see the docstring)
         if args.profile:
-            profile("recorded hybrid search", sides["on"], args.queries, WARMUP)
-            recording.activity.flush()
+            profile_recorded(sides["on"], recording)
         stats = recording.activity.stats()
         recording.close()
         silent.close()
@@ -129,6 +130,19 @@ def in_process(args: argparse.Namespace) -> float:
         f"off {mean['off']:.3f} ms ({mean['on'] / mean['off']:.3f}x)"
     )
     return ratio
+
+
+def profile_recorded(search: Callable[[int], object], recording: AgentMemory) -> None:
+    """cProfile PROFILED recorded searches and the writing of their events (the writer thread's
+    calls are profiled too), the top 20 by own time to stderr: what the recording costs, and where."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for i in range(PROFILED):
+        search(i)
+    recording.activity.flush()
+    profiler.disable()
+    print(f"-- profile: {PROFILED} recorded searches and their events written, top 20 by own time", file=sys.stderr)
+    pstats.Stats(profiler, stream=sys.stderr).sort_stats("tottime").print_stats(20)
 
 
 def server_cpu_seconds(site: Site) -> float:
@@ -217,7 +231,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=10_000, help="memories of the in-process store")
     parser.add_argument("--rounds", type=int, default=10, help="interleaved rounds per side, in process")
     parser.add_argument("--queries", type=int, default=200, help="searches per side per round, in process")
-    parser.add_argument("--profile", action="store_true", help="also cProfile 20 recorded searches")
+    parser.add_argument("--profile", action="store_true", help=f"also cProfile {PROFILED} recorded searches")
     parser.add_argument("--memories", type=int, default=2_000, help="memories of the served store")
     parser.add_argument("--seconds", type=float, default=32.0, help="load per side, over all rounds")
     parser.add_argument("--api-rounds", type=int, default=8, help="interleaved rounds per side, under load")
