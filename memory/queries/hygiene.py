@@ -10,11 +10,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memory.engine import ActivityEvent, AgentMemory, Record, ServedRecord
+from memory.engine import MEMORY_TYPES, ActivityEvent, AgentMemory, Record, ServedRecord
 from memory.queries.activity import read_record
 
 HYGIENE_DAYS = 30
 ROWS_SHOWN = 5
+ROWS_READ = 20
+"""The log's busiest records are read this deep: messages and profiles are served too, and the
+panel shows memories alone."""
 
 
 @dataclass(frozen=True)
@@ -51,21 +54,24 @@ def memory_hygiene(agent_memory: AgentMemory, *, now: datetime | None = None) ->
     """The log's view of the memories over the last HYGIENE_DAYS, counting agents' calls only (a
     person searching the dashboard is not an agent being served)."""
     since = (now or datetime.now(UTC)) - timedelta(days=HYGIENE_DAYS)
-    report = agent_memory.activity_hygiene(since=since.isoformat(), caller_kind="agent", limit=ROWS_SHOWN)
+    report = agent_memory.activity_hygiene(since=since.isoformat(), caller_kind="agent", limit=ROWS_READ)
 
     def rows(served: Any) -> list[ServedRow]:
-        return [ServedRow(record, read_record(agent_memory, record.record_type, record.record_id)) for record in served]
+        memories = [record for record in served if record.record_type in MEMORY_TYPES][:ROWS_SHOWN]
+        return [
+            ServedRow(record, read_record(agent_memory, record.record_type, record.record_id)) for record in memories
+        ]
 
     return Hygiene(
         since=since,
         most_served=rows(report.most_served),
         never_served=[
             UnservedRow(record_id, record_type, created_at, read_record(agent_memory, record_type, record_id))
-            for record_id, record_type, created_at in report.never_served
+            for record_id, record_type, created_at in report.never_served[:ROWS_SHOWN]
         ],
         never_served_total=report.never_served_total,
         invalid_served=rows(report.invalid_served),
-        slowest=list(report.slowest),
+        slowest=list(report.slowest[:ROWS_SHOWN]),
     )
 
 

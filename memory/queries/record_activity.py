@@ -181,20 +181,19 @@ def merged_timeline(
     writes: list[ActivityEvent],
     changes: list[CurationEntry],
 ) -> list[TimelineEntry]:
-    """One list, oldest first. A person's write is logged with the history change it belongs to
-    (`history_ref`): the two are one entry. The creation comes from the log's add, else from the
-    history's, else from the record's own stored time (made before the log, or its event purged)."""
-    by_change = {str(entry.pk): change_entry(entry, record.id) for entry in changes}
+    """One list, oldest first. A person's write and its history entry are one entry (the log
+    names the change). The creation comes from the log's add, else from the history's, else from
+    the record's own stored time (made before the log, or its event purged)."""
+    by_change = {entry.pk: change_entry(entry, record.id) for entry in changes}
     entries: list[TimelineEntry] = []
     for event in writes:
         entry = write_entry(agent_memory, record, event)
-        if event.history_ref in by_change:
-            change = by_change[event.history_ref]
-            by_change[event.history_ref] = replace(
-                change, event=event, kind=entry.kind if entry.kind == CREATED else change.kind
-            )
+        pk = change_of(event, record.id, changes, by_change)
+        if pk is None:
+            entries.append(entry)
             continue
-        entries.append(entry)
+        change = by_change[pk]
+        by_change[pk] = replace(change, event=event, kind=CREATED if entry.kind == CREATED else change.kind)
     entries.extend(by_change.values())
     if not any(entry.kind == CREATED for entry in entries):
         sources, count = sources_of(agent_memory, record)
@@ -216,6 +215,19 @@ def merged_timeline(
     )
     order = {CREATED: 0, CHANGED: 1, SERVED: 2}
     return sorted(entries, key=lambda entry: (entry.at, order[entry.kind]))
+
+
+def change_of(
+    event: ActivityEvent, record_id: str, changes: list[CurationEntry], taken: dict[int, TimelineEntry]
+) -> int | None:
+    """The history entry (its pk) a logged write belongs to, that no other write took: one of the
+    change the log names (`history_ref`, the change's token), the record's own entry first (the
+    change may hold the entries of its links too)."""
+    if not event.history_ref:
+        return None
+    free = [entry for entry in changes if entry.change_token == event.history_ref and taken[entry.pk].event is None]
+    free.sort(key=lambda entry: entry.object_id != record_id)
+    return free[0].pk if free else None
 
 
 def change_entry(entry: CurationEntry, record_id: str) -> TimelineEntry:

@@ -66,7 +66,7 @@ def test_the_panel_ranks_the_most_served_and_counts_the_never_served(viewer_clie
 
     html = panel(viewer_client)
 
-    most = html[html.index("Most served") : html.index("Never served")]
+    most = html[html.index("Most served memories") : html.index("Never served")]
     shown = re.findall(r'<a href="([^"]+)">[^<]+</a> <span class="text-body-secondary">· (\d+) calls?</span>', most)
     assert shown == [(memory_url("tea"), "3"), (memory_url("trains"), "2")]
     never = html[html.index("Never served") : html.index("Invalid but served")]
@@ -79,6 +79,19 @@ def test_the_panel_ranks_the_most_served_and_counts_the_never_served(viewer_clie
     assert "Agents are being handed retired facts" not in html
 
 
+def test_the_panel_counts_memories_alone_not_profiles_or_messages(viewer_client, agent_memory, memories):
+    agent_memory.add_user("alice", "Alice drinks green tea every morning.")
+    with acting_as("support-bot"):
+        for _ in range(3):
+            agent_memory.search("green tea", user_id="alice", max_results=2)
+    agent_memory.activity.flush()
+    assert agent_memory.served_records(["alice", "tea"], caller_kind="agent").keys() == {"alice", "tea"}
+
+    most = panel(viewer_client).split("Most served memories")[1].split("Never served")[0]
+
+    assert re.findall(r'<a href="([^"]+)">', most) == [memory_url("tea")]
+
+
 def test_invalid_memories_still_served_are_a_visible_warning(viewer_client, agent_memory, memories):
     with acting_as("support-bot"):
         agent_memory.search("Where does Alice live? Porto", user_id="alice", max_results=2)
@@ -88,7 +101,8 @@ def test_invalid_memories_still_served_are_a_visible_warning(viewer_client, agen
     html = panel(viewer_client)
 
     warning = html[html.index("data-invalid-served") : html.index("Most served")]
-    assert "Agents are being handed retired facts: 1 invalid memory served while invalid." in warning
+    assert "Agents are being handed retired facts: these memories were invalid when agents were served them." in warning
+    assert warning.count("<li") == 1
     assert f'href="{memory_url("old-address")}"' in warning and "1 call" in warning
     assert f'href="{reverse("memory:review")}?queue=invalid"' in warning
 
@@ -124,8 +138,8 @@ def test_the_slowest_calls_are_listed_slowest_first_and_linked(viewer_client, ag
 def test_an_empty_log_says_so_in_each_part(viewer_client, agent_memory):
     html = panel(viewer_client)
 
-    assert "No agent was served a record." in html
-    assert "Every memory stored before then was served." in html
+    assert "No agent was served a memory." in html
+    assert re.search(r"No memory stored before \d+ \w+ \d{4} went unserved\.", html)
     assert "None: no invalid memory was served." in html
     assert "No agent call recorded." in html
     assert "data-recorder" not in html
@@ -147,7 +161,7 @@ def test_a_log_the_store_refuses_is_reported_with_counts_and_error_never_raised(
     body = client.get("/healthz").json()
 
     assert 'data-recorder="troubled"' in html and "The activity log is missing calls." in html
-    assert "failed to write 2 (the store refused them)" in html
+    assert "recorder failed to write 2 (the store refused them);" in html and "dropped" not in html
     assert "OSError: disk I/O error writing /srv/secret/memory.sqlite3" in html
     assert body["status"] == "ok"  # lost events do not make the process unavailable
     assert body["activity"]["failed"] == 2 and body["activity"]["enabled"] is True
@@ -166,7 +180,7 @@ def test_a_full_queue_is_reported_as_dropped_events(client, viewer_client, agent
     html = panel(viewer_client)
     body = client.get("/healthz").json()
 
-    assert "dropped 3 events (its queue was full)" in html
+    assert "dropped 3 events (its queue was full);" in html and "failed to write" not in html
     assert (body["activity"]["dropped"], body["activity"]["failed"], body["activity"]["last_error"]) == (3, 0, None)
 
 

@@ -59,7 +59,7 @@ def test_the_panel_counts_the_calls_that_served_it_by_caller(viewer_client, agen
     panel = section(memory_page(viewer_client, world.fact_id), "served-heading")
 
     assert "<strong>4 calls</strong>" in panel
-    rows = re.findall(r'<td class="text-break">([^<]+)</td><td class="text-end">(\d+)</td>', panel)
+    rows = re.findall(r'<td class="text-break" title="([^"]+)">[^<]+</td><td class="text-end">(\d+)</td>', panel)
     assert rows == [("support-bot", "3"), ("travel-bot", "1")]
     assert "carl" not in panel
 
@@ -96,8 +96,9 @@ def test_fifty_callers_show_the_busiest_ten_and_count_the_rest(viewer_client, ag
 
     panel = section(memory_page(viewer_client, world.fact_id), "served-heading")
 
-    rows = re.findall(r'<td class="text-break">([^<]+)</td><td class="text-end">(\d+)</td>', panel)
+    rows = re.findall(r'<td class="text-break" title="([^"]+)">[^<]+</td><td class="text-end">(\d+)</td>', panel)
     assert rows[:5] == [(long_name, "3"), ("bot-00", "2"), ("bot-01", "2"), ("bot-02", "2"), ("bot-03", "2")]
+    assert f'title="{long_name}">{long_name[:59]}…</td>' in panel  # cut to 60 characters, whole on hover
     assert len(rows) == 10
     assert "40 other callers" in panel and '<td class="text-end text-body-secondary">40</td>' in panel
     assert "<strong>56 calls</strong>" in panel
@@ -151,6 +152,23 @@ def test_the_timeline_tells_who_created_changed_and_was_served_it_oldest_first(
     assert f'href="{reverse("memory:history_entry", args=[entry.pk])}"' in section(html, "record-timeline-heading")
     write_events = agent_memory.list_activity(record_id="trams", kind="write", caller="ingest-bot")
     assert f'href="{event_url(write_events[0].id)}"' in section(html, "record-timeline-heading")
+
+
+def test_a_persons_logged_write_and_its_history_entry_are_one_entry(viewer_client, agent_memory, world, curator):
+    with acting_as("carl", caller_kind="person"):  # as the dashboard records a person's changes
+        entry = Curation(agent_memory, Actor(curator)).update_memory(
+            world.fact_id, version=agent_memory.get_memory(world.fact_id).version, content="Alice is vegan."
+        )
+    agent_memory.activity.flush()
+    [write] = agent_memory.list_activity(record_id=world.fact_id, kind="write", caller="carl")
+
+    html = memory_page(viewer_client, world.fact_id)
+
+    carl = [text for kind, text in timeline_items(html) if "carl" in text]
+    assert len(carl) == 1 and carl[0].startswith(f"changed {escape(entry.summary)} · the logged call")
+    timeline = section(html, "record-timeline-heading")
+    assert f'href="{reverse("memory:history_entry", args=[entry.pk])}"' in timeline
+    assert f'href="{event_url(write.id)}"' in timeline
 
 
 def test_a_memory_the_llm_extracted_names_the_messages_it_came_from(viewer_client, agent_memory, world):
@@ -233,7 +251,7 @@ def test_the_thread_page_lists_its_agent_calls_newest_first(viewer_client, agent
 
     row = (
         r'<a href="/activity/([^/]+)/">(\w+)</a>[^<]*(?:<span[^>]*>(\w+)</span>)?</td>'
-        r'\s*<td class="text-break">([^<]+)</td>'
+        r'\s*<td class="text-break" title="([^"]+)">'
     )
     rows = re.findall(row, calls)
     assert rows[:3] == [
