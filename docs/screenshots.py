@@ -180,6 +180,12 @@ def resolve_a_contradiction(page: Page) -> None:
     page.goto(RESOLVED["url"], wait_until="networkidle")
 
 
+def beside_the_rebuild(page: Page) -> None:
+    """The card page with the latest card served in the thread set beside today's rebuild of it."""
+    with page.expect_navigation(wait_until="networkidle"):
+        page.get_by_role("link", name="Beside today's rebuild").first.click()
+
+
 def ask_before_deleting(page: Page) -> None:
     """The near-duplicate finder asking before it deletes a group's others (nothing is deleted)."""
     page.get_by_role("button", name="Keep the chosen one, delete the others").first.click()
@@ -234,6 +240,8 @@ PAGES = [
     Shot("activity-event", "/activity/{search_event}/", narrow=True),
     Shot("activity-replay", "/activity/{search_event}/replay/#replay", narrow=True),
     Shot("activity-write", "/activity/{write_event}/"),
+    Shot("thread-calls", "/threads/demo-lisbon-long-weekend/", narrow=True),
+    Shot("card-served", "/threads/demo-lisbon-long-weekend/card/", narrow=True, act=beside_the_rebuild),
     Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
 ]
 
