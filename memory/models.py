@@ -130,6 +130,14 @@ class CurationEntry(Authored):
         help_text="Its change's token until the store is known to hold it (memory.curation); then empty.",
     )
 
+    change_token = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        db_index=True,
+        help_text="The change it was recorded in, which the activity log's events of its writes name.",
+    )
+
     objects = ConfirmedEntries.from_queryset(CurationEntryQuerySet)()
     """Confirmed entries only: every page, list and revert reads these."""
     with_pending = CurationEntryQuerySet.as_manager()

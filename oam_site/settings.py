@@ -194,6 +194,8 @@ MIDDLEWARE = [
     "axes.middleware.AxesMiddleware",
     # A store re-embedded for another embedder than OAM_EMBEDDER: a page that says so, not a 500.
     "memory.web.middleware.StoreEmbedderMiddleware",
+    # The activity log records a signed-in person's calls as theirs (memory.engine.activity).
+    "memory.web.middleware.ActivityCallerMiddleware",
 ]
 
 ROOT_URLCONF = "oam_site.urls"

@@ -4,6 +4,7 @@ the dashboard's filter forms as query parameters, and ETags from record versions
 from __future__ import annotations
 
 import re
+from contextlib import ExitStack
 from decimal import Decimal
 from typing import Any
 
@@ -26,7 +27,7 @@ from memory.api.errors import NON_FIELD, PreconditionFailed
 from memory.api.parsers import JSONParser
 from memory.api.serializers.common import BodySerializer
 from memory.curation import Actor, Curation
-from memory.engine import AgentMemory
+from memory.engine import AgentMemory, acting_as
 from memory.models import ApiToken
 from memory.services import get_agent_memory
 from memory.web.filters import DEFAULT_PAGE_SIZE
@@ -58,6 +59,22 @@ class EngineView(APIView):
     @classmethod
     def as_view(cls, **initkwargs: Any) -> Any:
         return login_not_required(super().as_view(**initkwargs))
+
+    def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
+        """After authentication: a request made with a token is recorded in the activity log as
+        the token's (an agent or a script), on behalf of its owner, until the response is made."""
+        super().initial(request, *args, **kwargs)
+        if isinstance(request.auth, ApiToken):
+            self._caller = ExitStack()
+            self._caller.enter_context(
+                acting_as(request.auth.name, caller_kind="agent", on_behalf_of=request.user.get_username())
+            )
+
+    def finalize_response(self, request: Request, response: Any, *args: Any, **kwargs: Any) -> Any:
+        caller = getattr(self, "_caller", None)
+        if caller is not None:
+            caller.close()
+        return super().finalize_response(request, response, *args, **kwargs)
 
     @property
     def agent_memory(self) -> AgentMemory:

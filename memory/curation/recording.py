@@ -16,6 +16,9 @@ the store, whenever the process dies: a bulk action's batch, an import's batch a
 alike. A writer that finds its token aborted (a reconcile ran while it was between the two phases)
 rolls its change back. Pages read confirmed entries only (CurationEntry.objects).
 
+The token stays on the entries (`change_token`), and the store's activity log records the
+change's writes with it (`history_ref`): an event of a person's write leads to its history entries.
+
 Not covered: the calls that hand work to the LLM (add_messages, add_image, update_message,
 extract_memories, refresh_summary, describe_image_again) write the store first and their entries
 right after, since the LLM work they schedule must see the change committed; a crash between the
@@ -40,7 +43,7 @@ from typing import Any
 from django.contrib.auth.models import AbstractBaseUser
 from django.utils import timezone
 
-from memory.engine import AgentMemory, Snapshot, record_to_json
+from memory.engine import AgentMemory, Snapshot, history_change, record_to_json
 from memory.models import Action, BulkChange, CurationEntry
 from memory.text import plural
 
@@ -170,11 +173,11 @@ class Recorder:
         token, written = uuid.uuid4().hex, False
         self._pending = entries = []
         try:
-            with self.agent_memory.transaction():
+            with history_change(token), self.agent_memory.transaction():
                 yield
                 if entries:
                     for entry in entries:
-                        entry.pending = token
+                        entry.pending = entry.change_token = token
                     CurationEntry.with_pending.bulk_create(entries)  # committed: Django is in autocommit
                     written = True
                     if self.agent_memory.settle_outcome(token, COMMITTED) != COMMITTED:

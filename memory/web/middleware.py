@@ -1,4 +1,5 @@
-"""Answers for a store the process cannot use, instead of a bare 500."""
+"""Request-wide plumbing of the engine: who the activity log records as the caller, and answers
+for a store the process cannot use instead of a bare 500."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
-from memory.engine import EmbedderMismatchError
+from memory.engine import EmbedderMismatchError, acting_as
 from memory.services import embedder_spec
 
 
@@ -35,3 +36,20 @@ class StoreEmbedderMiddleware:
             )
             return JsonResponse({"detail": detail}, status=503)
         return render(request, "errors/embedder_mismatch.html", context, status=503)
+
+
+class ActivityCallerMiddleware:
+    """The engine records each call's caller in its activity log: a signed-in person's requests
+    are that person's (caller_kind "person"), so that their own dashboard searches and edits are
+    told apart from the agents'. An API request made with a token names the token instead
+    (memory.api.base.EngineView), on behalf of its owner."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        user = getattr(request, "user", None)
+        if user is None or not user.is_authenticated:
+            return self.get_response(request)
+        with acting_as(user.get_username(), caller_kind="person"):
+            return self.get_response(request)
