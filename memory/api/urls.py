@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory.api import cards, history, images, links, memories, messages, overview, people, search, threads
+from memory.api import activity, cards, history, images, links, memories, messages, overview, people, search, threads
 
 app_name = "api"
 
@@ -31,6 +31,8 @@ urlpatterns = [
     path("stats/", overview.Stats.as_view(), name="stats"),
     path("graph/", overview.Graph.as_view(), name="graph"),
     path("search/", search.Search.as_view(), name="search"),
+    path("activity/", activity.ActivityList.as_view(), name="activity"),
+    path("activity/<str:event_id>/", activity.ActivityDetail.as_view(), name="activity_event"),
     path("history/", history.HistoryList.as_view(), name="history"),
     path("history/<int:entry_id>/", history.HistoryDetail.as_view(), name="history_entry"),
     path("history/<int:entry_id>/revert/", history.HistoryRevert.as_view(), name="history_revert"),
