@@ -74,12 +74,14 @@ def upgraded(request, old_path):
 def test_an_older_file_is_refused_without_create_if_necessary_and_left_untouched(version, tmp_path):
     path = copy_fixture(tmp_path, f"store_v{version}")
     before = path.read_bytes()
-    with pytest.raises(SchemaError, match=rf"version {version}; this engine needs 6.*CREATE_IF_NECESSARY"):
+    with pytest.raises(
+        SchemaError, match=rf"version {version}; this engine needs {SCHEMA_VERSION}.*CREATE_IF_NECESSARY"
+    ):
         open_store(path)
     assert path.read_bytes() == before
 
 
-def test_a_version_5_file_gains_versions_and_they_move_from_1(v5_path):
+def test_a_version_5_file_gains_versions_and_the_activity_log_and_versions_move_from_1(v5_path):
     store = open_store(v5_path, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)
     memory = AgentMemory(store)
     assert {record.version for record in store.list(LISTED, limit=None)} == {1}
@@ -94,7 +96,9 @@ def test_a_version_5_file_gains_versions_and_they_move_from_1(v5_path):
             for table in ("OAM_RECORDS", "OAM_THREADS", "OAM_RELATIONS")
         }
         version = connection.execute("SELECT meta_value FROM OAM_META WHERE meta_key = 'schema_version'").fetchone()
-    assert all("version" in names for names in columns.values()) and version == ("6",)
+        activity = connection.execute("SELECT caller, kind FROM OAM_ACTIVITY").fetchall()
+    assert all("version" in names for names in columns.values()) and version == (str(SCHEMA_VERSION),)
+    assert activity == [(memory.activity.caller, "write")]  # the update above
     open_store(v5_path).close()  # REQUIRE_EXISTING now passes
 
 

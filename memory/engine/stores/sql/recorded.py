@@ -49,7 +49,7 @@ class RecordedCallsMixin:
 
     # --- search -----------------------------------------------------------------------------
 
-    def search(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+    def search(self, query: Any = None, *args: Any, **kwargs: Any) -> Any:
         """A search called on the store itself (the client's searches record themselves, and
         their store search inside is not recorded again)."""
         if self.activity is None:

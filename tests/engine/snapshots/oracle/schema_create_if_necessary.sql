@@ -1,9 +1,9 @@
 -- snapshot: schema_create_if_necessary
--- statements: 27
+-- statements: 34
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\"]"}
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
 -- options: fetch_lobs=False
 
 -- [2] execute
@@ -80,38 +80,72 @@ CREATE TABLE IF NOT EXISTS "OAM_CHANGES" (
     entity VARCHAR2(10) NOT NULL, first_key NUMBER(19) NOT NULL, last_key NUMBER(19) NOT NULL)
 
 -- [19] execute
-CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
+CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY" (
+    pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id VARCHAR2(64) NOT NULL CONSTRAINT "OAM_ACTIVITY_ID" UNIQUE, kind VARCHAR2(10) NOT NULL,
+    entry_point VARCHAR2(100) NOT NULL, event_at TIMESTAMP(6) NOT NULL,
+    caller VARCHAR2(512) NOT NULL, caller_kind VARCHAR2(10) NOT NULL, on_behalf_of VARCHAR2(512),
+    user_id VARCHAR2(512), agent_id VARCHAR2(512), thread_id VARCHAR2(512), query_text VARCHAR2(4000),
+    request CLOB, results CLOB, result_count NUMBER(10) DEFAULT 0 NOT NULL, content CLOB,
+    content_chars NUMBER(19) DEFAULT 0 NOT NULL, tokens NUMBER(19) DEFAULT 0 NOT NULL,
+    duration_ms BINARY_DOUBLE DEFAULT 0 NOT NULL, cause CLOB, history_ref VARCHAR2(200))
 
 -- [20] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "6"}
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_AT" ON "OAM_ACTIVITY" (event_at)
 
 -- [21] execute
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_CALLER" ON "OAM_ACTIVITY" (caller, pk)
+
+-- [22] execute
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_THREAD" ON "OAM_ACTIVITY" (thread_id, pk)
+
+-- [23] execute
+CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
+    event_pk NUMBER(19) NOT NULL REFERENCES "OAM_ACTIVITY" (pk) ON DELETE CASCADE,
+    result_pos NUMBER(10) NOT NULL, record_id VARCHAR2(512) NOT NULL, record_type VARCHAR2(20) NOT NULL,
+    result_rank NUMBER(10), hop NUMBER(10) DEFAULT 0 NOT NULL, status VARCHAR2(10), kind VARCHAR2(10) NOT NULL,
+    event_at TIMESTAMP(6) NOT NULL, caller VARCHAR2(512) NOT NULL, caller_kind VARCHAR2(10) NOT NULL,
+    CONSTRAINT "OAM_ACTIVITY_RECORDS_PK" PRIMARY KEY (event_pk, result_pos))
+
+-- [24] execute
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_RECORD" ON "OAM_ACTIVITY_RECORDS" (record_id, event_at)
+
+-- [25] execute
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_AT" ON "OAM_ACTIVITY_RECORDS" (event_at)
+
+-- [26] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
+
+-- [27] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "schema_version", "meta_value": "7"}
+
+-- [28] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
--- [22] execute
+-- [29] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
 
--- [23] execute
+-- [30] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
 -- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
 
--- [24] execute
+-- [31] execute
 SELECT meta_value FROM "OAM_META" WHERE meta_key = :meta_key
 -- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
--- [25] execute
+-- [32] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\"]"}
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
 -- options: fetch_lobs=False
 
--- [26] execute
+-- [33] execute
 SELECT meta_key, meta_value FROM "OAM_META"
 -- options: fetch_lobs=False
 
--- [27] execute
+-- [34] execute
 SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False
