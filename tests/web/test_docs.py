@@ -47,7 +47,7 @@ def test_every_python_example_is_run_by_a_test():
     """The examples the tests below and tests/api/test_docs_example.py run are all there are."""
     blocks = [(name, block) for name, text in pages().items() for block in python_blocks(text)]
 
-    assert [name for name, _ in blocks] == ["docs/api.md", "docs/engine.md", "docs/engine.md"]
+    assert [name for name, _ in blocks] == ["docs/activity.md", "docs/api.md", "docs/engine.md", "docs/engine.md"]
 
 
 def test_the_python_example_runs():
@@ -55,6 +55,14 @@ def test_the_python_example_runs():
     [example] = [block for block in blocks if block.startswith("from memory.engine import connect")]
 
     assert "fact: Alice is vegetarian." in run_example(example, "docs/engine.md")
+
+
+def test_the_activity_example_records_the_search_under_its_caller(tmp_path):
+    [example] = python_blocks(page("activity.md"))
+    path = tmp_path / "memory.sqlite3"
+    output = run_example(example.replace("/srv/oam/memory.sqlite3", str(path)), "docs/activity.md")
+
+    assert output.startswith("support-bot allergies [(1, ")
 
 
 def test_the_llm_example_runs_against_an_openai_compatible_server():
