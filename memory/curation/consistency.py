@@ -13,7 +13,15 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 
 from memory.curation.recording import RECONCILE_AFTER, Reconciled, reconcile_pending
-from memory.engine import SEARCHABLE_TYPES, ActivityConfig, AgentMemory, CheckFinding, CheckReport, Snapshot
+from memory.engine import (
+    SEARCHABLE_TYPES,
+    ActivityConfig,
+    AgentMemory,
+    CheckFinding,
+    CheckReport,
+    Snapshot,
+    unrecorded,
+)
 from memory.models import Action, CheckRun, CurationEntry
 
 PROBE_RECORDS = 200
@@ -72,7 +80,10 @@ def deleted_still_searchable(
             if store.get(record.record_type, record.id) is not None:
                 continue
             probed += 1
-            hits = store.search(text, k=PROBE_DEPTH, record_types=[record.record_type], include_invalid_results=True)
+            with unrecorded():  # the check's own probe, not a retrieval anyone was served
+                hits = store.search(
+                    text, k=PROBE_DEPTH, record_types=[record.record_type], include_invalid_results=True
+                )
             if any(hit.id == record.id for hit, _ in hits):
                 found.append(record.id)
         if probed >= limit:

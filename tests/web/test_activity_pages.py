@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from memory.curation import Actor, Curation
-from memory.engine import AgentMemory, acting_as, caused_by
+from memory.engine import AgentMemory, acting_as, caused_by, unrecorded
 
 from .world import World, build_world
 
@@ -483,3 +483,18 @@ def test_a_persons_write_links_to_its_curation_history_change(viewer_client, age
     assert (
         f'<a href="{reverse("memory:history_entry", args=[entry.pk])}">#{entry.pk} {escape(entry.summary)}</a>' in page
     )
+
+
+def test_the_timeline_filters_by_record_and_the_memory_page_links_there(viewer_client, agent_memory):
+    with unrecorded():
+        tea = agent_memory.add_memory("The user likes green tea", user_id="u1")
+        agent_memory.add_memory("The user likes black coffee", user_id="u1")
+    with acting_as("support-bot"):
+        agent_memory.search("green tea", user_id="u1", max_results=1)
+        agent_memory.search("black coffee", user_id="u1", max_results=1)
+    agent_memory.activity.flush()
+    page = viewer_client.get("/activity/", {"record_id": tea})
+    assert page.status_code == 200
+    assert [event.query for event in page.context["timeline"].events] == ["green tea"]
+    memory_page = viewer_client.get(f"/memories/{tea}/").content.decode()
+    assert f"/activity/?record_id={tea}" in memory_page

@@ -191,14 +191,12 @@ class ActivityCounts:
 
 @dataclass(frozen=True)
 class ServedRecord:
-    """A record as retrievals served it since some time: how often (calls), by whom, and when last;
-    `status` is the record's status when last served."""
+    """A record as retrievals served it since some time: how often (calls), by whom, and when last."""
 
     record_id: str
     record_type: str
     calls: int
     last_served: str
-    status: str | None = None
     by_caller: Mapping[str, int] = field(default_factory=dict)
 
 

@@ -1,9 +1,10 @@
 """The agent activity timeline's filters (/activity/): the query string of AgentMemory.list_activity
 and activity_counts, so that a filtered timeline is a URL to share.
 
-The names are the engine's (`caller`, `user_id`, `agent_id`, `thread_id`, `kind`, `q`, `since`,
-`until`), plus `who`, which people's own dashboard calls are: hidden unless asked for, since a
-person searching the dashboard is not what an agent did.
+The names are the engine's (`caller`, `user_id`, `agent_id`, `thread_id`, `record_id` (the calls
+that returned or changed a record), `kind`, `q`, `since`, `until`), plus `who`, which people's own
+dashboard calls are: hidden unless asked for, since a person searching the dashboard is not what
+an agent did.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class ActivityFilters(ListingForm):
     user_id = id_filter("User")
     agent_id = id_filter("Agent")
     thread_id = id_filter("Thread")
+    record_id = id_filter("Record")
     q = forms.CharField(
         label="Query text",
         required=False,
@@ -115,7 +117,7 @@ class ActivityFilters(ListingForm):
         """The filters as activity_counts' (and list_activity's) keyword arguments: only those given."""
         data = self.cleaned_data
         arguments: dict[str, Any] = {"caller_kind": CALLER_KIND_OF[self.whose()]}
-        for name in ("kind", "caller", "user_id", "agent_id", "thread_id", "q"):
+        for name in ("kind", "caller", "user_id", "agent_id", "thread_id", "record_id", "q"):
             if data.get(name):
                 arguments[name] = data[name]
         for name in ("since", "until"):

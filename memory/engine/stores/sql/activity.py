@@ -408,9 +408,7 @@ class ActivityLogMixin:
             entry["by_caller"][row["caller"]] = entry["by_caller"].get(row["caller"], 0) + int(row["n"])
             entry["last"] = max(entry["last"], text_time(row["last_at"]))
         return {
-            record_id: ServedRecord(
-                record_id, entry["record_type"], entry["calls"], entry["last"], None, entry["by_caller"]
-            )
+            record_id: ServedRecord(record_id, entry["record_type"], entry["calls"], entry["last"], entry["by_caller"])
             for record_id, entry in merged.items()
         }
 
