@@ -49,6 +49,19 @@ EVENT = {
     "cause": None,
     "history_ref": None,
 }
+FILTERS = {
+    "who": "Whose calls: `agents` (the default: agents, scripts and API tokens), `people` (people's own "
+    "dashboard calls) or `all`.",
+    "kind": "Only calls of this kind: `search`, `card`, `summary` or `write`.",
+    "caller": "Only the calls of this caller (an agent's caller name, an API token's name, or a username).",
+    "user_id": "Only calls made in this user's scope.",
+    "agent_id": "Only calls made in this agent's scope.",
+    "thread_id": "Only calls made in this thread.",
+    "record_id": "Only the calls that returned or changed this record.",
+    "q": "Only searches whose query holds this text, in any case.",
+    "since": "Only calls made at or after this time (UTC; a date alone is its start).",
+    "until": "Only calls made before this time (UTC; a date alone takes in that whole day).",
+}
 EVENT_EXAMPLE = OpenApiExample("A search an agent made", value=EVENT, response_only=True)
 
 
@@ -70,7 +83,7 @@ class ActivityList(EngineView):
         "`who` (agents by default; `people` for people's own dashboard calls, `all`), `kind`, `caller`, "
         "`user_id`, `agent_id`, `thread_id`, `q` (text in the query), `since` and `until` (UTC). Each call "
         "has its parameters, results in the order the caller got them with their scores, and its text.",
-        parameters=form_parameters(ActivityFilters),
+        parameters=form_parameters(ActivityFilters, descriptions=FILTERS),
         responses={200: ActivityPage, **errors_of(400)},
         tags=["activity"],
     )
