@@ -267,6 +267,8 @@ def test_the_caller_defaults_to_oam_caller_then_the_programs_name(monkeypatch):
     monkeypatch.delenv("OAM_CALLER")
     monkeypatch.setattr(sys, "argv", ["/srv/agents/support_bot.py"])
     assert default_caller() == "support_bot.py"
+    monkeypatch.setattr(sys, "argv", ["manage.py", "oam_import", "export.jsonl"])
+    assert default_caller() == "manage.py oam_import"
     with pytest.raises(ValueError, match="caller"):
         connect("sqlite://:memory:", caller="  ")
 

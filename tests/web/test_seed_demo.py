@@ -327,3 +327,13 @@ def test_the_demo_has_near_duplicates_for_every_user(agent_memory):
     groups = {user.id: agent_memory.find_duplicates(user.id).groups for user in agent_memory.list_users()}
     assert {user_id: len(found) for user_id, found in groups.items()} == {"alice": 3, "bruno": 1, "chen": 1, "dana": 1}
     assert max(len(group.memories) for group in groups["alice"]) == 3
+
+
+def test_the_demo_agents_have_searched_and_read_cards_so_activity_is_not_empty(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+    agent_memory.activity.flush()
+    calls = list(agent_memory.list_activity(kind=["search", "card"], caller_kind="agent", limit=None))
+    assert {event.kind for event in calls} == {"search", "card"}
+    assert all(event.caller.endswith("-bot") and event.scope["thread_id"] for event in calls)
+    searches = [event for event in calls if event.kind == "search"]
+    assert all(event.results and event.content for event in searches)

@@ -126,11 +126,13 @@ def _env_float(env: Mapping[str, str], name: str, default: float) -> float:
 
 
 def default_caller() -> str:
-    """OAM_CALLER, else the program's name ("support_bot.py", "gunicorn", "python")."""
+    """OAM_CALLER, else the program's name ("support_bot.py", "gunicorn", "manage.py seed_demo", "python")."""
     name = os.environ.get("OAM_CALLER", "").strip()
     if name:
         return name
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if program == "manage.py" and len(sys.argv) > 1:  # a Django command: which one
+        return f"manage.py {sys.argv[1]}"
     return program if program and program != "-c" else "python"
 
 

@@ -21,6 +21,7 @@ from memory.engine import (
     MemoryExtractionConfig,
     TextContent,
     TimeToLiveAnchor,
+    acting_as,
     llm_link_metadata,
 )
 from memory.management.demo_data import (
@@ -275,11 +276,30 @@ class Command(BaseCommand):
             )
         end = datetime.combine(end_date or datetime.now(UTC).date(), time(), UTC)
         counts = DemoSeeder(agent_memory, random.Random(seed), end).seed()
+        calls = agent_calls(agent_memory)
         self.stdout.write(
             self.style.SUCCESS(
                 "Seeded {users} users, {agents} agents, {threads} threads, {messages} messages, {images} images "
-                "and {memories} memories ({expired} already expired, {invalid} invalid) with {links} links.".format(
-                    **counts
-                )
+                "and {memories} memories ({expired} already expired, {invalid} invalid) with {links} links, "
+                "and {calls} agent calls.".format(**counts, calls=calls)
             )
         )
+
+
+def agent_calls(agent_memory: AgentMemory, threads: int = 3) -> int:
+    """A few calls of the demo's agents: in each of the latest threads, a search for its last
+    message and the context card, as its agent ("<agent>-bot"), so that Activity shows what an
+    agent retrieved and why from the first visit. Returns how many calls were made."""
+    made = 0
+    for record in agent_memory.list_threads(limit=threads):
+        [last] = agent_memory.list_thread_messages_by_seq_no(record.id, last_n=1) or [None]
+        if last is None or not last.content:
+            continue
+        thread = agent_memory.get_thread(record.id)
+        with acting_as(f"{record.agent_id or 'demo'}-bot"):
+            thread.search(last.content[:200])
+            thread.get_context_card(refresh_summary_if_due=False)
+        made += 2
+    if agent_memory.activity is not None:
+        agent_memory.activity.flush()
+    return made
