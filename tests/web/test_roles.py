@@ -95,6 +95,8 @@ def write_urls(world: World) -> dict[str, str]:
 
 # Routes that need a history entry to exist, and routes of one's own settings, which any
 # logged-in account (set_theme) or any role (API tokens: tests/web/test_tokens.py) may post to.
+ACTIVITY_ROUTES = {"activity", "activity_event", "activity_replay"}
+"""Read pages over the activity log, an event's id in two of them (tests/web/test_activity_pages.py)."""
 HISTORY_ROUTES = {"history_entry", "history_revert", "history_bulk", "history_bulk_revert"}
 PERSONAL_ROUTES = {"set_theme", "token_revoke"}
 POST_ONLY = {"image_describe", "summary_refresh", "memories_extract", "check_run"}
@@ -105,7 +107,14 @@ POST_ONLY |= {"review_accept", "review_revert", "review_keep", "review_dismiss",
 
 def test_every_route_is_classified(world):
     routes = {pattern.name for pattern in dashboard_urls.urlpatterns}
-    classified = set(read_urls(world)) | set(write_urls(world)) | HISTORY_ROUTES | PERSONAL_ROUTES | IMPORT_ROUTES
+    classified = (
+        set(read_urls(world))
+        | set(write_urls(world))
+        | HISTORY_ROUTES
+        | PERSONAL_ROUTES
+        | IMPORT_ROUTES
+        | ACTIVITY_ROUTES
+    )
     assert routes == classified
 
 
@@ -155,6 +164,8 @@ def test_a_viewers_post_to_any_dashboard_page_is_a_403_and_changes_nothing(
     with service.bulk("Edited in bulk") as change:
         entry = service.update_memory(world.fact_id, version=1, content="Alice is vegan.")
     job_args = [1]  # curators' pages: refused before any import job is looked up
+    agent_memory.activity.flush()
+    event_id = agent_memory.list_activity(limit=1)[0].id  # the edit's write
     urls = {
         **read_urls(world),
         **write_urls(world),
@@ -164,6 +175,9 @@ def test_a_viewers_post_to_any_dashboard_page_is_a_403_and_changes_nothing(
         "history_bulk_revert": reverse("memory:history_bulk_revert", args=[change.pk]),
         "import_job": reverse("memory:import_job", args=job_args),
         "import_resume": reverse("memory:import_resume", args=job_args),
+        "activity": reverse("memory:activity"),
+        "activity_event": reverse("memory:activity_event", args=[event_id]),
+        "activity_replay": reverse("memory:activity_replay", args=[event_id]),
     }
     own_settings = {"tokens", "token_revoke", "set_theme"}
     assert {pattern.name for pattern in dashboard_urls.urlpatterns} == set(urls) | own_settings
