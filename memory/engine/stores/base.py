@@ -704,6 +704,52 @@ class MemoryStore(ABC):
         counted. A store already using `embedder` is left alone (`changed=False`)."""
         raise NotImplementedError(f"{type(self).__name__} cannot re-embed")
 
+    # --- the activity log (engine/activity/; the SQL store's: stores/sql/activity.py) ---------
+
+    def append_activity(self, events: Sequence[Any]) -> None:
+        """Store a batch of ActivityEvents (the recorder's) in one transaction, with a row per result."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no activity log")
+
+    def list_activity(
+        self,
+        *,
+        kind: Any = None,
+        caller: Any = None,
+        caller_kind: Any = None,
+        user_id: Any = None,
+        agent_id: Any = None,
+        thread_id: Any = None,
+        record_id: Any = None,
+        q: Any = None,
+        since: Any = None,
+        until: Any = None,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+        include_content: bool = True,
+    ) -> Page:
+        """Recorded calls newest first, filtered (AgentMemory.list_activity); ValueError for a bad filter."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no activity log")
+
+    def get_activity(self, event_id: str) -> Any:
+        """One recorded call with its text and results, or None."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no activity log")
+
+    def activity_counts(self, **filters: Any) -> Any:
+        """ActivityCounts of the calls list_activity(**filters) lists: per caller, kind and UTC day."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no activity log")
+
+    def served_records(self, record_ids: Sequence[str], *, since: Any = None, caller_kind: Any = None) -> dict:
+        """ServedRecords of these records: the retrievals that returned them since `since`, by caller."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no activity log")
+
+    def activity_hygiene(self, *, since: Any, limit: int = 10, caller_kind: Any = None) -> Any:
+        """ActivityHygiene since `since`: most served, never served, invalid but served, slowest calls."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no activity log")
+
+    def purge_activity(self, before: str) -> int:
+        """Delete the calls recorded before `before` (ISO 8601); returns how many went."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no activity log")
+
     def vector_state(self) -> VectorState:
         """The embedder and dimension the store records for its vectors, beside this object's,
         and a re-embedding begun and not finished, if any."""
