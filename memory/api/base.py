@@ -27,7 +27,7 @@ from memory.api.errors import NON_FIELD, PreconditionFailed
 from memory.api.parsers import JSONParser
 from memory.api.serializers.common import BodySerializer
 from memory.curation import Actor, Curation
-from memory.engine import AgentMemory, acting_as
+from memory.engine import AgentMemory, acting_as, continued_trace
 from memory.models import ApiToken
 from memory.services import get_agent_memory
 from memory.web.filters import DEFAULT_PAGE_SIZE
@@ -61,11 +61,16 @@ class EngineView(APIView):
         return login_not_required(super().as_view(**initkwargs))
 
     def initial(self, request: Request, *args: Any, **kwargs: Any) -> None:
-        """After authentication: a request made with a token is recorded in the activity log as
-        the token's (an agent or a script), on behalf of its owner, until the response is made."""
+        """After authentication, until the response is made: a request made with a token is
+        recorded in the activity log as the token's (an agent or a script), on behalf of its
+        owner; a caller's W3C `traceparent` is continued, so that the spans of its retrievals
+        (OAM_OTLP_ENDPOINT) join its own trace."""
         super().initial(request, *args, **kwargs)
+        self._caller = ExitStack()
+        self._caller.enter_context(
+            continued_trace(request.headers.get("traceparent"), request.headers.get("tracestate"))
+        )
         if isinstance(request.auth, ApiToken):
-            self._caller = ExitStack()
             self._caller.enter_context(
                 acting_as(request.auth.name, caller_kind="agent", on_behalf_of=request.user.get_username())
             )

@@ -19,6 +19,7 @@ from .activity import (
     ServedRecord,
     acting_as,
     caused_by,
+    continued_trace,
     history_change,
     unrecorded,
 )
@@ -310,6 +311,7 @@ __all__ += [
     "ServedRecord",
     "acting_as",
     "caused_by",
+    "continued_trace",
     "history_change",
     "unrecorded",
 ]

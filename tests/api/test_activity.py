@@ -3,10 +3,15 @@ recorded under its name for its owner, a person under their name), filters, pagi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
+from memory import services
 from memory.engine import acting_as, unrecorded
 from memory.models import CurationEntry
+from tests.engine.test_activity_otlp import Collector, attributes_of
 from tests.web.test_memories import edit
 
 ACTIVITY = "/api/v1/activity/"
@@ -121,3 +126,48 @@ def test_the_schema_documents_both_operations(viewer_api):
     assert "/api/v1/activity/" in paths and "/api/v1/activity/{event_id}/" in paths
     parameters = {parameter["name"] for parameter in paths["/api/v1/activity/"]["get"]["parameters"]}
     assert {"caller", "user_id", "agent_id", "thread_id", "kind", "q", "since", "until", "who", "cursor"} <= parameters
+
+
+@pytest.mark.parametrize("traceparent", [None, "00-not-a-trace-01"])
+def test_a_search_without_a_valid_traceparent_starts_a_trace_of_its_own(monkeypatch, curator_api, traceparent):
+    with exporting_api_searches(monkeypatch) as collector:
+        headers = {"HTTP_TRACEPARENT": traceparent} if traceparent else {}
+        response = curator_api.post(SEARCH, {"query": "tea", "user_id": "alice"}, format="json", **headers)
+        assert response.status_code == 200
+    [(_, span)] = collector.spans
+    assert span.parent_span_id == b"" and span.trace_id != b"\0" * 16
+
+
+def test_a_callers_traceparent_is_continued_by_the_span_of_its_search(monkeypatch, curator_api):
+    trace_id, parent_id = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    with exporting_api_searches(monkeypatch) as collector:
+        response = curator_api.post(
+            SEARCH,
+            {"query": "green tea", "user_id": "alice"},
+            format="json",
+            HTTP_TRACEPARENT=f"00-{trace_id}-{parent_id}-01",
+            HTTP_TRACESTATE="vendor=agent",
+        )
+        assert response.status_code == 200
+        curator_api.post(SEARCH, {"query": "tea", "user_id": "alice"}, format="json")  # no header: its own trace
+    spans = {attributes_of(span)["input.value"]: span for _, span in collector.spans}
+    continued, alone = spans["green tea"], spans["tea"]
+    assert continued.trace_id.hex() == trace_id and continued.parent_span_id.hex() == parent_id
+    assert continued.trace_state == "vendor=agent"
+    assert attributes_of(continued)["oam.caller"] == "carl-script"
+    assert alone.trace_id.hex() != trace_id and alone.parent_span_id == b""
+
+
+@contextmanager
+def exporting_api_searches(monkeypatch) -> Iterator[Collector]:
+    """The API's AgentMemory exporting its retrievals to a local OTLP collector; the spans are
+    all sent when the block ends."""
+    collector = Collector()
+    monkeypatch.setenv("OAM_OTLP_ENDPOINT", collector.url)
+    services.reset_agent_memory()
+    try:
+        services.get_agent_memory().add_memory("Alice likes green tea", user_id="alice")
+        yield collector
+    finally:
+        services.reset_agent_memory()  # closes the recorder, which sends its spans
+        collector.close()

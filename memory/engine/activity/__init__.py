@@ -10,7 +10,7 @@ cause when the engine's LLM work made it. Events go to two tables of the store i
 OpenTelemetry collector as spans (otlp.py).
 """
 
-from .context import acting_as, caused_by, history_change, unrecorded
+from .context import acting_as, caused_by, continued_trace, history_change, unrecorded
 from .events import (
     CALLER_KINDS,
     KINDS,
@@ -36,6 +36,7 @@ __all__ = [
     "ServedRecord",
     "acting_as",
     "caused_by",
+    "continued_trace",
     "default_caller",
     "given",
     "history_change",

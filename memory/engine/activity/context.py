@@ -75,6 +75,26 @@ def caused_by(cause: Mapping[str, Any]) -> Iterator[None]:
 
 
 @contextmanager
+def continued_trace(traceparent: str | None, tracestate: str | None = None) -> Iterator[None]:
+    """Continue a caller's W3C trace (its `traceparent` and `tracestate` headers) in this block:
+    the spans of the retrievals made in it (otlp.py) become children of the caller's span, so
+    that an agent calling the REST API sees its memory reads inside its own trace. A missing or
+    malformed header continues nothing (the spans start their own trace), as the W3C spec asks."""
+    if not traceparent:
+        yield
+        return
+    from opentelemetry import context as otel_context
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    carrier = {"traceparent": traceparent, **({"tracestate": tracestate} if tracestate else {})}
+    token = otel_context.attach(TraceContextTextMapPropagator().extract(carrier))
+    try:
+        yield
+    finally:
+        otel_context.detach(token)
+
+
+@contextmanager
 def unrecorded() -> Iterator[None]:
     """Record nothing of the calls in this block (a replay of a recorded call, the recorder's own reads)."""
     token = _quiet.set(True)
