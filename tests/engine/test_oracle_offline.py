@@ -25,6 +25,7 @@ import os
 import re
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,8 @@ import pytest
 from PIL import Image
 
 from memory.engine import (
+    ActivityEvent,
+    ActivityResult,
     HashingEmbedder,
     ImageMimeType,
     ImageRecord,
@@ -1357,6 +1360,211 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+# --- the activity log (sql/activity.py) ----------------------------------------------------------
+
+ACTIVITY_AT = datetime(2025, 3, 4, 5, 6, 7, 890123)
+
+
+def activity_row(*, content: bool = True, **values: Any) -> dict[str, Any]:
+    """A row of the activity log's event columns (_EVENT_COLUMNS), then content and results unless
+    the query leaves them out."""
+    row = {
+        "pk": 12,
+        "id": "ev-1",
+        "kind": "search",
+        "entry_point": "AgentMemory.search",
+        "event_at": ACTIVITY_AT,
+        "caller": "support-bot",
+        "caller_kind": "agent",
+        "on_behalf_of": None,
+        "user_id": "u1",
+        "agent_id": "a1",
+        "thread_id": "t1",
+        "request": '{"query": "green tea", "max_results": 2}',
+        "result_count": 1,
+        "content_chars": 15,
+        "tokens": 4,
+        "duration_ms": 12.5,
+        "cause": None,
+        "history_ref": None,
+        "content": "the sky is blue",
+        "results": json.dumps([ActivityResult("m1", "fact", rank=1, status="valid").to_json()]),
+    }
+    if not content:
+        del row["content"], row["results"]
+    row.update(values)
+    return row
+
+
+def activity_events() -> list[ActivityEvent]:
+    """A search (a ranked result and the record a link reached from it) and a write with its cause."""
+    search = ActivityEvent(
+        id="ev-1",
+        kind="search",
+        call="AgentMemory.search",
+        time="2025-03-04T05:06:07.890123+00:00",
+        caller="support-bot",
+        scope={"user_id": "u1", "agent_id": "a1", "thread_id": "t1"},
+        request={"query": "Green tea?", "max_results": 2},
+        results=(
+            ActivityResult("m1", "fact", rank=1, status="valid", version=3, scores={"distance": 0.25}, tokens=4),
+            ActivityResult("m2", "fact", rank=1, status="invalid", version=1, hop=1, path=("m1", "supports", "m2")),
+        ),
+        result_count=1,
+        content="likes green tea",
+        content_chars=15,
+        tokens=4,
+        duration_ms=12.5,
+    )
+    write = ActivityEvent(
+        id="ev-2",
+        kind="write",
+        call="MemoryStore.update",
+        time="2025-03-04T05:06:08Z",
+        caller="alice",
+        caller_kind="person",
+        on_behalf_of="u1",
+        scope={"user_id": "u1", "agent_id": None, "thread_id": None},
+        request={"operation": "update", "record_id": "m1"},
+        results=(ActivityResult("m1", "fact", status="valid"),),
+        result_count=1,
+        duration_ms=3,
+        cause={"reason": "extraction", "message_ids": ["msg-1"]},
+        history_ref="change-7",
+    )
+    return [search, write]
+
+
+@scenario("activity_append")
+def _() -> list[Statement]:
+    """The batch in one transaction, the big texts declared LONG; the new events' keys are read
+    back by id for the rows of their records."""
+    conn, store = open_store()
+    conn.answer(r"SELECT a\.pk, a\.id FROM", [{"pk": 11, "id": "ev-1"}, {"pk": 12, "id": "ev-2"}])
+    store.append_activity(activity_events())
+    assert conn.commits == 1
+    return conn.statements
+
+
+@scenario("activity_append_without_results")
+def _() -> list[Statement]:
+    """No row of records (and no empty executemany) when no event returned or changed one."""
+    conn, store = open_store()
+    conn.answer(r"SELECT a\.pk, a\.id FROM", [{"pk": 11, "id": "ev-1"}])
+    [search, _write] = activity_events()
+    store.append_activity([replace(search, results=(), result_count=0, content="")])
+    store.append_activity([])
+    return conn.statements
+
+
+@scenario("activity_purge")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.rowcount = 3
+    assert store.purge_activity("2025-03-01T00:00:00+01:00") == 3
+    return conn.statements
+
+
+@scenario("activity_list")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r'FROM "OAM_ACTIVITY" a', [activity_row()])
+    page = store.list_activity()
+    assert [event.id for event in page] == ["ev-1"] and page.next_cursor is None
+    assert page[0].time == "2025-03-04T05:06:07.890123+00:00" and page[0].results[0].record_id == "m1"
+    return conn.statements
+
+
+@scenario("activity_list_every_filter")
+def _() -> list[Statement]:
+    """Every filter at once, after a cursor, without the text and results; the q filter's LIKE
+    wildcards are escaped inside its one bind."""
+    conn, store = open_store()
+    conn.answer(
+        r'FROM "OAM_ACTIVITY" a', [activity_row(pk=9, content=False), activity_row(pk=8, id="ev-0", content=False)]
+    )
+    page = store.list_activity(
+        kind=["search", "card", "search"],
+        caller="support-bot",
+        caller_kind="agent",
+        user_id="u1",
+        agent_id="a1",
+        thread_id="t1",
+        record_id="m1",
+        q="50%_Off\\É",
+        since="2025-03-01T00:00:00Z",
+        until="2025-03-05T00:00:00+02:00",
+        limit=1,
+        cursor=encode_cursor(10),
+        include_content=False,
+    )
+    assert [event.id for event in page] == ["ev-1"] and page.next_cursor == encode_cursor(9)
+    store.list_activity(kind="write", limit=None)
+    return conn.statements
+
+
+@scenario("activity_get")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"WHERE a\.id = :id", [activity_row()])
+    event = store.get_activity("ev-1")
+    assert event is not None and event.content == "the sky is blue"
+    assert store.get_activity("x" * 65) is None  # longer than any id: nothing is sent
+    return conn.statements
+
+
+@scenario("activity_counts_filtered")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT a\.caller, a\.caller_kind, COUNT", [{"caller": "support-bot", "caller_kind": "agent", "n": 3}])
+    conn.answer(r"SELECT a\.kind, COUNT", [{"kind": "search", "n": 3}])
+    conn.answer(r"AS day", [{"day": "2025-03-04", "caller": "support-bot", "n": 3}])
+    counts = store.activity_counts(
+        kind=["search", "card"], caller_kind="agent", thread_id="t1", q="tea", since="2025-03-01T00:00:00Z"
+    )
+    assert counts.total == 3 and counts.by_day == [("2025-03-04", "support-bot", 3)]
+    return conn.statements
+
+
+def _served_rows() -> list[dict[str, Any]]:
+    return [
+        {"record_id": "m1", "record_type": "fact", "caller": "support-bot", "n": 2, "last_at": ACTIVITY_AT},
+        {"record_id": "m1", "record_type": "fact", "caller": "other-bot", "n": 1, "last_at": CREATED},
+    ]
+
+
+@scenario("activity_served_records")
+def _() -> list[Statement]:
+    """Per record: its retrievals by each caller (an event that reached it twice counts once)."""
+    conn, store = open_store()
+    conn.answer(r"COUNT\(DISTINCT ar\.event_pk\)", _served_rows())
+    served = store.served_records(["m1", "m2", "m1"], since="2025-03-01T00:00:00Z", caller_kind="agent")
+    assert served["m1"].calls == 3 and served["m1"].last_served == "2025-03-04T05:06:07.890123+00:00"
+    store.served_records(("m1",))
+    assert store.served_records([]) == {}
+    return conn.statements
+
+
+@scenario("activity_hygiene")
+def _() -> list[Statement]:
+    """Most served, invalid still served, never served (a count and the oldest), the slowest calls:
+    each statement binds only what it names."""
+    conn, store = open_store()
+    conn.answer(r"COUNT\(DISTINCT ar\.event_pk\)", _served_rows())
+    conn.answer(r"SELECT COUNT\(\*\) AS n FROM", [{"n": 1}])
+    conn.answer(
+        r"SELECT r\.id, r\.record_type, r\.created_at", [{"id": "m3", "record_type": "fact", "created_at": CREATED}]
+    )
+    conn.answer(r"ORDER BY a\.duration_ms DESC", [activity_row(content=False)])
+    hygiene = store.activity_hygiene(since="2025-03-01T00:00:00Z", limit=5, caller_kind="agent")
+    assert (
+        hygiene.never_served == [("m3", "fact", "2025-01-02T03:04:05.000000+00:00")] and hygiene.never_served_total == 1
+    )
+    assert hygiene.most_served[0].calls == 3 and [event.id for event in hygiene.slowest] == ["ev-1"]
+    store.activity_hygiene(since="2025-03-01T00:00:00Z")
+    return conn.statements
+
+
 # --- snapshot tests ------------------------------------------------------------------------------
 
 
@@ -1662,6 +1870,80 @@ def test_hostile_values_travel_only_as_binds() -> None:
         bound |= _strings(statement.binds)
     missing = [tag for tag, value in h.items() if not any(value in text for text in bound)]
     assert not missing, f"these values never reached a bind, so the test did not exercise them: {missing}"
+
+
+def test_hostile_activity_values_travel_only_as_binds() -> None:
+    """The activity log's callers, event ids, scope values, record ids, queries and texts reach
+    binds only, when events are written and when the log is filtered, counted and reported on."""
+    conn, store = open_store()
+    h = {tag: hostile(tag) for tag in ("uid", "aid", "tid", "mid", "text", "meta")}
+    h["caller"] = f"caller{DANGER.replace(chr(10), '')}caller"
+    h["event"] = f"ev{DANGER.replace(chr(10), '')}ev"
+    conn.answer(r"SELECT a\.pk, a\.id FROM", [{"pk": 1, "id": h["event"]}])
+    conn.answer(r"SELECT COUNT\(\*\) AS n FROM", [{"n": 0}])
+    [search, _write] = activity_events()
+    hostile_search = replace(
+        search,
+        id=h["event"],
+        caller=h["caller"],
+        on_behalf_of=h["uid"],
+        scope={"user_id": h["uid"], "agent_id": h["aid"], "thread_id": h["tid"]},
+        request={"query": h["text"], h["meta"]: h["meta"]},
+        results=(ActivityResult(h["mid"], "fact", rank=1, status="valid", path=(h["mid"],)),),
+        content=h["text"],
+        cause={"reason": h["meta"]},
+        history_ref=h["meta"],
+    )
+    store.append_activity([hostile_search])
+    filters = {
+        "caller": h["caller"],
+        "user_id": h["uid"],
+        "agent_id": h["aid"],
+        "thread_id": h["tid"],
+        "record_id": h["mid"],
+        "q": h["text"],
+    }
+    store.list_activity(kind="search", caller_kind="agent", include_content=False, **filters)
+    store.get_activity(h["event"])
+    store.activity_counts(**filters)
+    store.served_records([h["mid"], h["mid"] + "2"], since="2025-01-01T00:00:00Z")
+    store.activity_hygiene(since="2025-01-01T00:00:00Z", caller_kind="person")
+    store.purge_activity("2025-01-01T00:00:00Z")
+
+    assert len(conn.statements) > 10
+    bound: set[str] = set()
+    for statement in conn.statements:
+        sql = statement.sql
+        for value in h.values():
+            assert value not in sql, (value, sql)
+        for fragment in ("ü", "🙂", "中文", "--", "/*", ";", "\n"):
+            assert fragment not in sql, (fragment, sql)
+        for binds in statement.binds if statement.many else [statement.binds]:
+            bound |= _strings(binds)
+    missing = [tag for tag, value in h.items() if not any(value in text for text in bound)]
+    assert not missing, f"these values never reached a bind, so the test did not exercise them: {missing}"
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"kind": "search' OR 1=1 --"},
+        {"kind": ["search", "x) OR (1=1"]},
+        {"caller_kind": "agent' --"},
+        {"caller": "a\nb"},
+        {"record_id": ""},
+        {"q": 5},
+        {"since": "2025-01-01'; DROP TABLE x"},
+        {"until": "yesterday"},
+    ],
+    ids=repr,
+)
+def test_bad_activity_filters_are_refused_before_anything_is_sent(filters: dict[str, Any]) -> None:
+    conn, store = open_store()
+    for call in (store.list_activity, store.activity_counts):
+        with pytest.raises(ValueError):
+            call(**filters)
+    assert conn.statements == []
 
 
 @pytest.mark.parametrize("key", UNSAFE_KEYS, ids=repr)

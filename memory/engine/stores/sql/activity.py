@@ -257,11 +257,13 @@ class ActivityLogMixin:
         oldest first), invalid records still served, and the slowest calls."""
         check_positive_int("limit", limit)
         moment = normalize_timestamp(since, "since")
-        params: dict[str, Any] = {"since": self.dialect.db_time(moment), "now": self.dialect.db_time(utc_now())}
+        # Each statement gets exactly the binds it names: Oracle refuses any other (DPY-4008).
+        params: dict[str, Any] = {"since": self.dialect.db_time(moment)}
         whose, whose_event = "", ""
         if caller_kind is not None:
             params["caller_kind"] = _caller_kind(caller_kind)
             whose, whose_event = " AND ar.caller_kind = :caller_kind", " AND a.caller_kind = :caller_kind"
+        unserved_params = {**params, "now": self.dialect.db_time(utc_now())}
         served = (
             f"SELECT {_SERVED_COLUMNS} FROM {self._activity_records} ar "
             f"WHERE ar.kind IN {_RETRIEVALS_SQL} AND ar.event_at >= :since{whose}"
@@ -283,8 +285,8 @@ class ActivityLogMixin:
                     cursor,
                 )
             )
-            [total] = self._fetch(f"SELECT COUNT(*) AS n {unserved}", params, cursor)
-            never_params = dict(params)
+            [total] = self._fetch(f"SELECT COUNT(*) AS n {unserved}", unserved_params, cursor)
+            never_params = dict(unserved_params)
             never = self._fetch(
                 f"SELECT r.id, r.record_type, r.created_at {unserved} ORDER BY r.created_at, r.pk"
                 f"{self._fetch_first(limit, never_params)}",
