@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ..search import SearchResult, estimate_tokens
 
@@ -22,14 +23,18 @@ WRITE_OPERATIONS = ("add", "update", "delete", "link", "relink", "unlink", "rest
 """What a write event did, in `request["operation"]`."""
 
 
-@dataclass(frozen=True)
-class ActivityResult:
+_NO_SCORES: Mapping[str, float | int] = MappingProxyType({})
+
+
+class ActivityResult(NamedTuple):
     """One record a call returned (in rank order) or changed, as it was at that moment.
 
     `rank` is the position the caller saw (1 = first; None for a write); a record reached through
     links has `hop` > 0 and `path`, the ids and link types from the ranked result that led to it.
     `scores` are the ranking's parts (vector_distance, vector_rank, keyword_score, keyword_rank,
     fused score, distance) and `tokens` the engine's estimate for the text it contributed.
+    A named tuple: a search's event holds one per result, built on the recorder's thread, where
+    each microsecond competes with the searches themselves.
     """
 
     record_id: str
@@ -37,22 +42,21 @@ class ActivityResult:
     rank: int | None = None
     status: str | None = None
     version: int | None = None
-    scores: Mapping[str, float | int] = field(default_factory=dict)
+    scores: Mapping[str, float | int] = _NO_SCORES
     tokens: int = 0
     hop: int = 0
     path: Sequence[str] = ()
 
     def to_json(self) -> dict[str, Any]:
+        """Every field, as the API shows it."""
+        return {**self._asdict(), "scores": dict(self.scores), "path": list(self.path)}
+
+    def stored(self) -> dict[str, Any]:
+        """The fields that differ from their defaults: the log's form (from_json reads both)."""
         return {
-            "record_id": self.record_id,
-            "record_type": self.record_type,
-            "rank": self.rank,
-            "status": self.status,
-            "version": self.version,
-            "scores": dict(self.scores),
-            "tokens": self.tokens,
-            "hop": self.hop,
-            "path": list(self.path),
+            name: value
+            for name, value, default in zip(self._fields, self, _DEFAULTS, strict=True)
+            if value != default and value is not None
         }
 
     @classmethod
@@ -68,6 +72,10 @@ class ActivityResult:
             hop=int(value.get("hop") or 0),
             path=tuple(value.get("path") or ()),
         )
+
+
+_DEFAULTS = (None, None, *ActivityResult._field_defaults.values())
+"""Each field's default in order (the two ids have none: they are always stored)."""
 
 
 @dataclass(frozen=True)
@@ -134,18 +142,16 @@ def _linked(parent: SearchResult, rank: int, hop: int, path: tuple[str, ...], fl
 
 def _result(result: SearchResult, rank: int, hop: int, path: tuple[str, ...], tokens: int) -> ActivityResult:
     record = result.record
-    scores: dict[str, float | int] = {"distance": float(result.distance)}
-    scores.update(result.scores)
     return ActivityResult(
-        record_id=record.id,
-        record_type=record.record_type,
-        rank=rank,
-        status=getattr(record, "status", None),
-        version=getattr(record, "version", None),
-        scores=scores,
-        tokens=tokens,
-        hop=hop,
-        path=path,
+        record.id,
+        record.record_type,
+        rank,
+        getattr(record, "status", None),
+        getattr(record, "version", None),
+        {"distance": float(result.distance), **result.scores},
+        tokens,
+        hop,
+        path,
     )
 
 

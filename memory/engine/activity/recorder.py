@@ -25,12 +25,13 @@ import uuid
 import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..limits import check_id
 from ..search import SearchResult, estimate_tokens, result_from_hit
 from ..ttl import format_utc, utc_now
 from .context import Acting, current_acting, current_cause, is_quiet, recording_call
@@ -129,11 +130,15 @@ def default_caller() -> str:
     """OAM_CALLER, else the program's name ("support_bot.py", "gunicorn", "manage.py seed_demo", "python")."""
     name = os.environ.get("OAM_CALLER", "").strip()
     if name:
+        check_id("OAM_CALLER", name)
         return name
     program = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
     if program == "manage.py" and len(sys.argv) > 1:  # a Django command: which one
-        return f"manage.py {sys.argv[1]}"
-    return program if program and program != "-c" else "python"
+        program = f"manage.py {sys.argv[1]}"
+    try:
+        return check_id("caller", program) if program != "-c" else "python"
+    except ValueError:  # a program name no log could show (a line break, 600 bytes)
+        return "python"
 
 
 @dataclass
@@ -174,8 +179,8 @@ class ActivityRecorder:
     says otherwise (context.acting_as)."""
 
     def __init__(self, store: Any, config: ActivityConfig | None = None, caller: str | None = None) -> None:
-        if caller is not None and (not isinstance(caller, str) or not caller.strip()):
-            raise ValueError(f"caller must be a non-empty string, not {caller!r}")
+        if caller is not None:
+            check_id("caller", caller.strip() if isinstance(caller, str) else caller)
         self.store = store
         self.config = config or ActivityConfig.from_env()
         self.caller = caller.strip() if caller else default_caller()
@@ -319,8 +324,25 @@ class ActivityRecorder:
 
     def _finish(self, draft: _Draft) -> ActivityEvent:
         """The event of a call: its caller, results, text and tokens, from what the call returned."""
+        source = draft.source
+        content = ""
+        if draft.kind == "write":
+            results, count, tokens = source, draft.count or 0, 0
+        else:
+            if isinstance(source, list):  # search results, or a store's hits
+                found = [item if isinstance(item, SearchResult) else result_from_hit(item, True) for item in source]
+                texts = [result.formatted_content for result in found]
+                results = search_results(found, texts)
+                content = "\n".join(texts)
+                tokens = tokens_of(results)
+            else:  # a ContextCard or a Summary
+                card_results = getattr(source, "results", None)
+                results = search_results(card_results) if card_results is not None else []
+                content = source.formatted_content
+                tokens = estimate_tokens(content)
+            count = sum(1 for result in results if result.hop == 0)
         acting = draft.acting
-        event = ActivityEvent(
+        return ActivityEvent(
             id=str(uuid.uuid4()),
             kind=draft.kind,
             call=draft.call,
@@ -330,31 +352,14 @@ class ActivityRecorder:
             on_behalf_of=acting.on_behalf_of if acting else None,
             scope={key: draft.scope.get(key) for key in ("user_id", "agent_id", "thread_id")},
             request={key: json_safe(value) for key, value in draft.request.items()},
-            duration_ms=draft.duration_ms,
-            cause=draft.cause,
-            history_ref=acting.history_ref if acting else None,
-        )
-        source = draft.source
-        if draft.kind == "write":
-            return replace(event, results=tuple(source), result_count=draft.count or 0)
-        if isinstance(source, list):  # search results, or a store's hits
-            found = [item if isinstance(item, SearchResult) else result_from_hit(item, True) for item in source]
-            texts = [result.formatted_content for result in found]
-            results = search_results(found, texts)
-            content = "\n".join(texts)
-            tokens = tokens_of(results)
-        else:  # a ContextCard or a Summary
-            card_results = getattr(source, "results", None)
-            results = search_results(card_results) if card_results is not None else []
-            content = source.formatted_content
-            tokens = estimate_tokens(content)
-        return replace(
-            event,
             results=tuple(results[:MAX_RESULTS]),
-            result_count=sum(1 for result in results if result.hop == 0),
+            result_count=count,
             content=content[: self.config.content_chars],
             content_chars=len(content),
             tokens=tokens,
+            duration_ms=draft.duration_ms,
+            cause=draft.cause,
+            history_ref=acting.history_ref if acting else None,
         )
 
     def _purge_if_due(self) -> None:

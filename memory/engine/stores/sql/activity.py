@@ -23,14 +23,15 @@ from ...activity.events import (
     ActivityResult,
     ServedRecord,
 )
-from ...limits import check_id
+from ...limits import MAX_SEARCH_TEXT_CHARS, check_id
 from ...ttl import normalize_timestamp, utc_now
 from ...types import Page
 from ..arguments import DEFAULT_LIST_LIMIT, check_positive_int, decode_cursor, encode_cursor, like_pattern
 
 QUERY_TEXT_CHARS = 1_000
 """The part of a query kept in its own column, for listings and the `q` filter (4,000 bytes in Oracle)."""
-MAX_Q_CHARS = 1_000
+MAX_Q_CHARS = MAX_SEARCH_TEXT_CHARS
+"""The longest `q`: as long as any listing's text filter (a LIKE pattern that stays a VARCHAR2 in Oracle)."""
 _SERVED_COLUMNS = (
     "ar.record_id, ar.record_type, ar.caller, COUNT(DISTINCT ar.event_pk) AS n, MAX(ar.event_at) AS last_at"
 )
@@ -66,7 +67,7 @@ class ActivityLogMixin:
                 "thread_id": event.scope.get("thread_id"),
                 "query_text": event.query[:QUERY_TEXT_CHARS] or None,
                 "request_json": json.dumps(event.request),
-                "results_json": json.dumps([result.to_json() for result in event.results]),
+                "results_json": json.dumps([result.stored() for result in event.results], separators=(",", ":")),
                 "result_count": event.result_count,
                 "content": event.content or None,
                 "content_chars": event.content_chars,
