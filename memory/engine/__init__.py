@@ -30,7 +30,7 @@ from .filters import parse_filter
 from .formatting import SearchResultFormatConfig
 from .graph import relation_labels
 from .images import stored_image_size
-from .limits import MAX_CONTENT_CHARS, MAX_INT, MAX_JSON_DEPTH, check_id_text, check_json_tree
+from .limits import MAX_CONTENT_CHARS, MAX_INT, MAX_JSON_DEPTH, MAX_SEARCH_TEXT_CHARS, check_id_text, check_json_tree
 from .llm import Llm, OpenAICompatibleLlm, llm_from_settings
 from .scope import Scope, SearchScope
 from .search import SearchResult, estimate_tokens
@@ -256,6 +256,7 @@ __all__ += [
     "MAX_CONTENT_CHARS",
     "MAX_INT",
     "MAX_JSON_DEPTH",
+    "MAX_SEARCH_TEXT_CHARS",
     "check_id_text",
     "check_json_tree",
 ]

@@ -26,6 +26,7 @@ from memory.engine import (
     DEFAULT_GRAPH_NODES,
     MAX_GRAPH_NODES,
     MAX_HOPS,
+    MAX_SEARCH_TEXT_CHARS,
     MEMORY_TYPES,
     NOT_SET,
     graph_request,
@@ -98,7 +99,7 @@ def text_filter(where: str) -> forms.CharField:
     return forms.CharField(
         label="Text",
         required=False,
-        max_length=500,
+        max_length=MAX_SEARCH_TEXT_CHARS,
         widget=forms.TextInput(attrs={**FILTER_INPUT, "type": "search", "data-shortcut": "search"}),  # "/" focuses it
         help_text=f"In the {where}; any case.",
     )

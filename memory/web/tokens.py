@@ -16,6 +16,7 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memory.engine import check_id_text
 from memory.models import ApiToken, TokenRole
 from memory.web.access import role_of
 
@@ -54,6 +55,10 @@ def create_token(
         raise TokenError("Give the token a name: what will use it.", "name")
     if len(name) > NAME_LENGTH:
         raise TokenError(f"A token's name is at most {NAME_LENGTH} characters.", "name")
+    try:
+        check_id_text("name", name)  # it is the caller of the token's calls in the activity log
+    except ValueError:
+        raise TokenError("A token's name is one line of text, without control characters.", "name") from None
     if role not in TokenRole.values:
         raise TokenError(f"The role is viewer or curator, not {role!r}.", "role")
     if role not in allowed_roles(user):

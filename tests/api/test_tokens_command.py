@@ -61,6 +61,7 @@ def test_create_with_an_expiry(viewer):
         (["create", "vera", "--name", "x", "--role", "admin"], "invalid choice: 'admin'"),
         (["create", "vera", "--name", "  ", "--role", "viewer"], "Give the token a name"),
         (["create", "vera", "--name", "x" * 101, "--role", "viewer"], "at most 100 characters"),
+        (["create", "vera", "--name", "nightly\nbatch", "--role", "viewer"], "one line of text"),
         (["create", "vera", "--name", "x", "--role", "viewer", "--expires-days", "0"], "1 to 3650 days"),
         (["create", "vera", "--name", "x", "--role", "viewer", "--expires-days", "soon"], "invalid int value"),
         (["create", "vera", "--role", "viewer"], "the following arguments are required: --name"),

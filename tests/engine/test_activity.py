@@ -273,6 +273,25 @@ def test_the_caller_defaults_to_oam_caller_then_the_programs_name(monkeypatch):
         connect("sqlite://:memory:", caller="  ")
 
 
+@pytest.mark.parametrize("caller", ["x" * 600, "support\nbot", 42])
+def test_a_caller_no_log_could_hold_is_refused_where_it_is_named(monkeypatch, caller):
+    """A caller is an id: one clean line within the id limit (a longer one would make Oracle refuse
+    the whole batch its events are in)."""
+    with pytest.raises(ValueError, match="caller"):
+        connect("sqlite://:memory:", caller=caller)
+    with pytest.raises(ValueError, match="caller"), acting_as(caller):
+        pass
+    with pytest.raises(ValueError, match="on_behalf_of"), acting_as("bot", on_behalf_of=caller):
+        pass
+    if isinstance(caller, str) and caller.strip():
+        monkeypatch.setenv("OAM_CALLER", caller)
+        with pytest.raises(ValueError, match="OAM_CALLER"):
+            connect("sqlite://:memory:")
+    monkeypatch.delenv("OAM_CALLER", raising=False)
+    monkeypatch.setattr(sys, "argv", ["/srv/agents/a\nb.py"])
+    assert default_caller() == "python", "a program name no log could show falls back to python"
+
+
 def test_a_full_queue_drops_events_without_failing_the_call():
     store = fresh_store()
     client = AgentMemory(store, activity_config=ActivityConfig(queue_capacity=1))

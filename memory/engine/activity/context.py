@@ -14,6 +14,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..limits import check_id
 from .events import CALLER_KINDS
 
 
@@ -40,8 +41,9 @@ def acting_as(
     """Record the calls made in this block as `caller`'s: a person at the dashboard
     (caller_kind="person"), or an agent (an API token's name, on behalf of its owner).
     `history_ref` ties the writes of the block to the curation-history change they belong to."""
-    if not isinstance(caller, str) or not caller:
-        raise ValueError("caller must be a non-empty string")
+    check_id("caller", caller)
+    if on_behalf_of is not None:
+        check_id("on_behalf_of", on_behalf_of)
     if caller_kind not in CALLER_KINDS:
         raise ValueError(f"caller_kind must be one of {', '.join(CALLER_KINDS)}, not {caller_kind!r}")
     token = _acting.set(Acting(caller, caller_kind, on_behalf_of, history_ref))

@@ -15,11 +15,11 @@ from typing import Any
 
 from django import forms
 
-from memory.engine import KINDS
+from memory.engine import KINDS, MAX_SEARCH_TEXT_CHARS
 from memory.web.engine_errors import field_errors
 from memory.web.filters import FILTER_INPUT, FILTER_SELECT, ListingForm, id_filter
 
-MAX_QUERY_FILTER = 1_000
+MAX_QUERY_FILTER = MAX_SEARCH_TEXT_CHARS
 """The longest `q` the engine takes (a substring of a recorded query)."""
 
 WHO = {"agents": "agents", "people": "people at the dashboard", "all": "everyone"}
