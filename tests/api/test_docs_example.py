@@ -8,6 +8,9 @@ import re
 
 from django.core.management import call_command
 
+from memory import services
+from memory.web.tokens import create_token
+from tests.engine.test_activity_otlp import Collector, attributes_of
 from tests.web.test_docs import page, python_blocks, run_example
 
 
@@ -24,3 +27,28 @@ def test_the_agent_example_runs_against_the_api(live_server, django_db_serialize
 
     assert re.search(r"^\d\.\d{3}  My laptop is a ThinkPad X1, and I work nights\.$", output, flags=re.MULTILINE)
     assert "<content>My laptop is a ThinkPad X1, and I work nights.</content>" in output
+
+
+def test_the_trace_example_continues_the_agents_trace_through_the_api(
+    live_server, django_db_serialized_rollback, curator, monkeypatch
+):
+    [example] = [block for block in python_blocks(page("activity.md")) if "traceparent" in block]
+    collector = Collector()
+    monkeypatch.setenv("OAM_OTLP_ENDPOINT", collector.url)
+    services.reset_agent_memory()  # the server's AgentMemory, now exporting its retrievals
+    try:
+        services.get_agent_memory().add_memory("Ada is allergic to peanuts", user_id="ada")
+        monkeypatch.setenv("OAM_URL", live_server.url)
+        monkeypatch.setenv("OAM_TOKEN", create_token(curator, name="support-bot", role="curator")[1])
+
+        output = run_example(example, "docs/activity.md")
+        services.reset_agent_memory()  # sends the spans
+    finally:
+        collector.close()
+
+    status, traceparent = output.split()
+    _, trace_id, parent_id, _ = traceparent.split("-")
+    [(_, span)] = collector.spans
+    assert status == "200"
+    assert (span.trace_id.hex(), span.parent_span_id.hex()) == (trace_id, parent_id)
+    assert attributes_of(span)["oam.caller"] == "support-bot"
