@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+import time_machine
 
 from memory.engine import (
     ActivityConfig,
@@ -395,6 +396,29 @@ def test_listing_filters_pages_and_refuses_bad_filters(memory):
         memory.get_activity("no-such-event")
 
 
+def test_calls_are_listed_newest_first_by_their_time_whatever_order_they_were_written_in(memory):
+    """Writers in several processes each hold their events for a moment: the log orders by the
+    time of the call, and pages through calls of the same instant without losing one."""
+    seed(memory)
+    today = datetime.now(UTC).replace(microsecond=0)  # within the retention, which the writer applies
+    for query, days in (("monday", 4), ("friday", 0)):
+        with time_machine.travel(today - timedelta(days=days), tick=False):
+            memory.search(query, user_id="u1")
+    with time_machine.travel(today - timedelta(days=2), tick=False):
+        for query in ("wednesday 1", "wednesday 2", "wednesday 3"):
+            memory.search(query, user_id="u1")
+    events(memory)
+    expected = ["friday", "wednesday 3", "wednesday 2", "wednesday 1", "monday"]
+    assert [event.query for event in memory.list_activity()] == expected
+    paged, cursor = [], None
+    while True:
+        page = memory.list_activity(limit=2, cursor=cursor)
+        paged += [event.query for event in page]
+        if (cursor := page.next_cursor) is None:
+            break
+    assert paged == expected
+
+
 def test_counts_served_records_and_hygiene(memory):
     ids = seed(memory)
     memory.search("green tea", user_id="u1", max_results=1)
@@ -423,13 +447,22 @@ def test_counts_served_records_and_hygiene(memory):
 # --- the schema ------------------------------------------------------------------------------------
 
 
-def test_a_version_6_store_gains_the_activity_tables_in_place(tmp_path):
-    path = str(tmp_path / "old.sqlite3")
+def store_file_altered(path: str, *statements: str) -> str:
+    """A store file of today's schema at `path`, then changed by `statements` into an earlier one."""
     SQLiteMemoryStore(path, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY).close()
     with sqlite3.connect(path) as raw:
-        raw.execute('DROP TABLE "OAM_ACTIVITY_RECORDS"')
-        raw.execute('DROP TABLE "OAM_ACTIVITY"')
-        raw.execute("UPDATE \"OAM_META\" SET meta_value = '6' WHERE meta_key = 'schema_version'")
+        for statement in statements:
+            raw.execute(statement)
+    return path
+
+
+def test_a_version_6_store_gains_the_activity_tables_in_place(tmp_path):
+    path = store_file_altered(
+        str(tmp_path / "old.sqlite3"),
+        'DROP TABLE "OAM_ACTIVITY_RECORDS"',
+        'DROP TABLE "OAM_ACTIVITY"',
+        "UPDATE \"OAM_META\" SET meta_value = '6' WHERE meta_key = 'schema_version'",
+    )
     with pytest.raises(SchemaError, match="version 6"):
         SQLiteMemoryStore(path, schema_policy=SchemaPolicy.REQUIRE_EXISTING)
     client = connect(f"sqlite:///{path}")
@@ -437,6 +470,18 @@ def test_a_version_6_store_gains_the_activity_tables_in_place(tmp_path):
     client.search("anything", user_id="u1")
     assert len(events(client)) == 1
     client.close()
+
+
+def test_a_store_of_the_first_schema_7_trades_its_pk_ordered_indexes_for_time_ordered_ones(tmp_path):
+    path = store_file_altered(
+        str(tmp_path / "first.sqlite3"),
+        'DROP INDEX "OAM_ACTIVITY_CALLER_AT"',
+        'CREATE INDEX "OAM_ACTIVITY_CALLER" ON "OAM_ACTIVITY" (caller, pk)',
+    )
+    SQLiteMemoryStore(path, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY).close()
+    with sqlite3.connect(path) as raw:
+        indexes = {row[0] for row in raw.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'OAM_ACTIVITY'")}
+    assert {"OAM_ACTIVITY_CALLER_AT", "OAM_ACTIVITY_THREAD_AT"} <= indexes and "OAM_ACTIVITY_CALLER" not in indexes
 
 
 def test_the_recorder_of_a_closed_store_writes_nothing_more():

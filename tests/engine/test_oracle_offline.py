@@ -1495,10 +1495,11 @@ def _() -> list[Statement]:
         since="2025-03-01T00:00:00Z",
         until="2025-03-05T00:00:00+02:00",
         limit=1,
-        cursor=encode_cursor(10),
+        cursor=encode_cursor("2025-03-04T05:06:08.000000+00:00", 10),
         include_content=False,
     )
-    assert [event.id for event in page] == ["ev-1"] and page.next_cursor == encode_cursor(9)
+    assert [event.id for event in page] == ["ev-1"]
+    assert page.next_cursor == encode_cursor("2025-03-04T05:06:07.890123+00:00", 9)
     store.list_activity(kind="write", limit=None)
     return conn.statements
 

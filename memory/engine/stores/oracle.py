@@ -142,9 +142,13 @@ class OracleSchema:
     request CLOB, results CLOB, result_count NUMBER(10) DEFAULT 0 NOT NULL, content CLOB,
     content_chars NUMBER(19) DEFAULT 0 NOT NULL, tokens NUMBER(19) DEFAULT 0 NOT NULL,
     duration_ms BINARY_DOUBLE DEFAULT 0 NOT NULL, cause CLOB, history_ref VARCHAR2(200))""",
+            # Listings run newest first by (event_at, pk).
             f'CREATE INDEX IF NOT EXISTS "{n["activity"]}_AT" ON "{n["activity"]}" (event_at)',
-            f'CREATE INDEX IF NOT EXISTS "{n["activity"]}_CALLER" ON "{n["activity"]}" (caller, pk)',
-            f'CREATE INDEX IF NOT EXISTS "{n["activity"]}_THREAD" ON "{n["activity"]}" (thread_id, pk)',
+            f'CREATE INDEX IF NOT EXISTS "{n["activity"]}_CALLER_AT" ON "{n["activity"]}" (caller, event_at, pk)',
+            f'CREATE INDEX IF NOT EXISTS "{n["activity"]}_THREAD_AT" ON "{n["activity"]}" (thread_id, event_at, pk)',
+            # Their first forms, by pk alone (schema 7 as first released).
+            f'DROP INDEX IF EXISTS "{n["activity"]}_CALLER"',
+            f'DROP INDEX IF EXISTS "{n["activity"]}_THREAD"',
             f"""CREATE TABLE IF NOT EXISTS "{n["activity_records"]}" (
     event_pk NUMBER(19) NOT NULL REFERENCES "{n["activity"]}" (pk) ON DELETE CASCADE,
     result_pos NUMBER(10) NOT NULL, record_id {ID_TYPE} NOT NULL, record_type VARCHAR2(20) NOT NULL,

@@ -108,10 +108,14 @@ class SQLiteSchema:
     user_id TEXT, agent_id TEXT, thread_id TEXT, query_text TEXT, request TEXT, results TEXT,
     result_count INTEGER NOT NULL DEFAULT 0, content TEXT, content_chars INTEGER NOT NULL DEFAULT 0,
     tokens INTEGER NOT NULL DEFAULT 0, duration_ms REAL NOT NULL DEFAULT 0, cause TEXT, history_ref TEXT)""",
+            # Listings run newest first by (event_at, pk): each index ends with the rowid, the pk.
             f'CREATE INDEX IF NOT EXISTS "{raw["activity"]}_AT" ON {n["activity"]} (event_at)',
-            f'CREATE INDEX IF NOT EXISTS "{raw["activity"]}_CALLER" ON {n["activity"]} (caller, pk)',
-            f'CREATE INDEX IF NOT EXISTS "{raw["activity"]}_THREAD" ON {n["activity"]} (thread_id, pk) '
+            f'CREATE INDEX IF NOT EXISTS "{raw["activity"]}_CALLER_AT" ON {n["activity"]} (caller, event_at)',
+            f'CREATE INDEX IF NOT EXISTS "{raw["activity"]}_THREAD_AT" ON {n["activity"]} (thread_id, event_at) '
             "WHERE thread_id IS NOT NULL",
+            # Their first forms, by pk alone (schema 7 as first released).
+            f'DROP INDEX IF EXISTS "{raw["activity"]}_CALLER"',
+            f'DROP INDEX IF EXISTS "{raw["activity"]}_THREAD"',
             f"""CREATE TABLE IF NOT EXISTS {n["activity_records"]} (
     event_pk INTEGER NOT NULL REFERENCES {n["activity"]} (pk) ON DELETE CASCADE, result_pos INTEGER NOT NULL,
     record_id TEXT NOT NULL, record_type TEXT NOT NULL, result_rank INTEGER, hop INTEGER NOT NULL DEFAULT 0,

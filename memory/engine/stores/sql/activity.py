@@ -147,11 +147,12 @@ class ActivityLogMixin:
         cursor: str | None = None,
         include_content: bool = True,
     ) -> Page:
-        """Events newest first, filtered: `kind` (one of KINDS or a list of them), `caller` and the
-        scope ids exactly, `caller_kind` ("agent" or "person"), `record_id` (events that returned
-        or changed it), `q` (a case-insensitive substring of the query), `since` (inclusive) and
-        `until` (exclusive) ISO-8601 times. Pass `page.next_cursor` back for the next page.
-        `include_content=False` leaves out the text and results (a timeline needs neither)."""
+        """Events newest first (by the time of the call), filtered: `kind` (one of KINDS or a list
+        of them), `caller` and the scope ids exactly, `caller_kind` ("agent" or "person"),
+        `record_id` (events that returned or changed it), `q` (a case-insensitive substring of the
+        query), `since` (inclusive) and `until` (exclusive) ISO-8601 times. Pass
+        `page.next_cursor` back for the next page. `include_content=False` leaves out the text and
+        results (a timeline needs neither)."""
         check_positive_int("limit", limit, allow_none=True)
         if not isinstance(include_content, bool):
             raise ValueError(f"include_content must be True or False, not {include_content!r}")
@@ -170,18 +171,22 @@ class ActivityLogMixin:
             until=until,
         )
         if cursor is not None:
-            [after] = decode_cursor(cursor, (int,))
-            conditions.append("a.pk < :after_pk")
-            params["after_pk"] = after
+            after_at, after_pk = decode_cursor(cursor, (str, int))
+            conditions.append("(a.event_at < :after_at OR (a.event_at = :after_at AND a.pk < :after_pk))")
+            params["after_at"] = self.dialect.db_time(normalize_timestamp(after_at, "cursor"))
+            params["after_pk"] = after_pk
         columns = _EVENT_COLUMNS + (", a.content, a.results" if include_content else "")
         where = f"WHERE {' AND '.join(conditions)} " if conditions else ""
         rows = self._fetch(
-            f"SELECT {columns} FROM {self._activity} a {where}ORDER BY a.pk DESC{self._fetch_first(limit, params)}",
+            f"SELECT {columns} FROM {self._activity} a {where}"
+            f"ORDER BY a.event_at DESC, a.pk DESC{self._fetch_first(limit, params)}",
             params,
         )
         more = limit is not None and len(rows) > limit
-        rows = rows[:limit]
-        return Page([self._event(row) for row in rows], encode_cursor(int(rows[-1]["pk"])) if more else None)
+        events = [self._event(row) for row in rows[:limit]]
+        # Newest first by the time of the call, not of its writing: writers in several processes
+        # each hold their events for a moment, and a batch's calls may be older than the last one's.
+        return Page(events, encode_cursor(events[-1].time, int(rows[limit - 1]["pk"])) if more else None)
 
     def get_activity(self, event_id: str) -> ActivityEvent | None:
         """One event with its text and results, or None (an id that is not a string is a ValueError)."""

@@ -1,5 +1,5 @@
 -- snapshot: schema_create_if_necessary_vector_index
--- statements: 35
+-- statements: 37
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
@@ -94,12 +94,18 @@ CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY" (
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_AT" ON "OAM_ACTIVITY" (event_at)
 
 -- [21] execute
-CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_CALLER" ON "OAM_ACTIVITY" (caller, pk)
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_CALLER_AT" ON "OAM_ACTIVITY" (caller, event_at, pk)
 
 -- [22] execute
-CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_THREAD" ON "OAM_ACTIVITY" (thread_id, pk)
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_THREAD_AT" ON "OAM_ACTIVITY" (thread_id, event_at, pk)
 
 -- [23] execute
+DROP INDEX IF EXISTS "OAM_ACTIVITY_CALLER"
+
+-- [24] execute
+DROP INDEX IF EXISTS "OAM_ACTIVITY_THREAD"
+
+-- [25] execute
 CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
     event_pk NUMBER(19) NOT NULL REFERENCES "OAM_ACTIVITY" (pk) ON DELETE CASCADE,
     result_pos NUMBER(10) NOT NULL, record_id VARCHAR2(512) NOT NULL, record_type VARCHAR2(20) NOT NULL,
@@ -107,48 +113,48 @@ CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
     event_at TIMESTAMP(6) NOT NULL, caller VARCHAR2(512) NOT NULL, caller_kind VARCHAR2(10) NOT NULL,
     CONSTRAINT "OAM_ACTIVITY_RECORDS_PK" PRIMARY KEY (event_pk, result_pos))
 
--- [24] execute
+-- [26] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_RECORD" ON "OAM_ACTIVITY_RECORDS" (record_id, event_at)
 
--- [25] execute
+-- [27] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_AT" ON "OAM_ACTIVITY_RECORDS" (event_at)
 
--- [26] execute
+-- [28] execute
 CREATE VECTOR INDEX "OAM_RECORDS_HNSW" ON "OAM_RECORDS" (embedding) ORGANIZATION INMEMORY NEIGHBOR GRAPH DISTANCE COSINE WITH TARGET ACCURACY 95 PARAMETERS (TYPE HNSW, NEIGHBORS 32, EFCONSTRUCTION 200)
 
--- [27] execute
-CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
-
--- [28] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "7"}
-
 -- [29] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
 
 -- [30] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+-- binds: {"meta_key": "schema_version", "meta_value": "7"}
 
 -- [31] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+-- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [32] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+
+-- [33] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+
+-- [34] execute
 SELECT meta_value FROM "OAM_META" WHERE meta_key = :meta_key
 -- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
--- [33] execute
+-- [35] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
 -- options: fetch_lobs=False
 
--- [34] execute
+-- [36] execute
 SELECT meta_key, meta_value FROM "OAM_META"
 -- options: fetch_lobs=False
 
--- [35] execute
+-- [37] execute
 SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False

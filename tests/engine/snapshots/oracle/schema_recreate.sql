@@ -1,5 +1,5 @@
 -- snapshot: schema_recreate
--- statements: 43
+-- statements: 45
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
@@ -118,12 +118,18 @@ CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY" (
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_AT" ON "OAM_ACTIVITY" (event_at)
 
 -- [29] execute
-CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_CALLER" ON "OAM_ACTIVITY" (caller, pk)
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_CALLER_AT" ON "OAM_ACTIVITY" (caller, event_at, pk)
 
 -- [30] execute
-CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_THREAD" ON "OAM_ACTIVITY" (thread_id, pk)
+CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_THREAD_AT" ON "OAM_ACTIVITY" (thread_id, event_at, pk)
 
 -- [31] execute
+DROP INDEX IF EXISTS "OAM_ACTIVITY_CALLER"
+
+-- [32] execute
+DROP INDEX IF EXISTS "OAM_ACTIVITY_THREAD"
+
+-- [33] execute
 CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
     event_pk NUMBER(19) NOT NULL REFERENCES "OAM_ACTIVITY" (pk) ON DELETE CASCADE,
     result_pos NUMBER(10) NOT NULL, record_id VARCHAR2(512) NOT NULL, record_type VARCHAR2(20) NOT NULL,
@@ -131,48 +137,48 @@ CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
     event_at TIMESTAMP(6) NOT NULL, caller VARCHAR2(512) NOT NULL, caller_kind VARCHAR2(10) NOT NULL,
     CONSTRAINT "OAM_ACTIVITY_RECORDS_PK" PRIMARY KEY (event_pk, result_pos))
 
--- [32] execute
+-- [34] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_RECORD" ON "OAM_ACTIVITY_RECORDS" (record_id, event_at)
 
--- [33] execute
+-- [35] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_AT" ON "OAM_ACTIVITY_RECORDS" (event_at)
 
--- [34] execute
+-- [36] execute
 CREATE VECTOR INDEX "OAM_RECORDS_HNSW" ON "OAM_RECORDS" (embedding) ORGANIZATION INMEMORY NEIGHBOR GRAPH DISTANCE COSINE WITH TARGET ACCURACY 95 PARAMETERS (TYPE HNSW, NEIGHBORS 32, EFCONSTRUCTION 200)
 
--- [35] execute
-CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
-
--- [36] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "7"}
-
 -- [37] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
 
 -- [38] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+-- binds: {"meta_key": "schema_version", "meta_value": "7"}
 
 -- [39] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+-- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [40] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+
+-- [41] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+
+-- [42] execute
 SELECT meta_value FROM "OAM_META" WHERE meta_key = :meta_key
 -- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
--- [41] execute
+-- [43] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
 -- options: fetch_lobs=False
 
--- [42] execute
+-- [44] execute
 SELECT meta_key, meta_value FROM "OAM_META"
 -- options: fetch_lobs=False
 
--- [43] execute
+-- [45] execute
 SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False
