@@ -7,11 +7,12 @@ piece of record text is XML-escaped, so stored text can never open or close an e
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax.saxutils import quoteattr
 
 from .types import NOT_SET, MessageRecord, Record, RecordStatus, ScopedRecord
 
@@ -114,27 +115,49 @@ def _render_linked(result: Any, options: _Options) -> str | None:
 def _render_record(record: Record, distance: float, children: str, options: _Options, *, connector: bool) -> str:
     parts = []
     if options.show_timestamp and record.timestamp:
-        parts.append(_element("timestamp", record.timestamp))
+        parts.append(f"<timestamp>{_escape(record.timestamp)}</timestamp>")
     if options.show_role and isinstance(record, MessageRecord) and record.role:
-        parts.append(_element("role", record.role))
+        parts.append(f"<role>{_escape(record.role)}</role>")
     if isinstance(record, ScopedRecord):
-        for name in ("thread_id", "user_id", "agent_id"):
+        for name, shown in (
+            ("thread_id", options.show_thread_id),
+            ("user_id", options.show_user_id),
+            ("agent_id", options.show_agent_id),
+        ):
             value = getattr(record, name)
-            if getattr(options, f"show_{name}") and value is not None:
-                parts.append(_element(name, value))
+            if shown and value is not None:
+                parts.append(f"<{name}>{_escape(value)}</{name}>")
     # A connector without its status would be an unexplained empty record.
     if options.show_status or connector:
-        parts.append(_element("status", RecordStatus(record.status).value))
+        status = _STATUS_TEXT.get(record.status) or RecordStatus(record.status).value
+        parts.append(f"<status>{status}</status>")
     if options.show_distance and isinstance(distance, (int, float)) and not math.isnan(distance):
-        parts.append(_element("distance", f"{distance:.4f}"))
+        parts.append(f"<distance>{distance:.4f}</distance>")
     if options.show_metadata and record.metadata:
-        parts.append(
-            _element("metadata", json.dumps(record.metadata, separators=(",", ":"), ensure_ascii=False, default=str))
-        )
+        metadata = json.dumps(record.metadata, separators=(",", ":"), ensure_ascii=False, default=str)
+        parts.append(f"<metadata>{_escape(metadata)}</metadata>")
     if not connector:
-        parts.append(_element("content", record.content or ""))
-    return f"<record type={quoteattr(record.record_type)}>{''.join(parts)}{children}</record>"
+        parts.append(f"<content>{_escape(record.content or '')}</content>")
+    return f"<record type={_type_attribute(record.record_type)}>{''.join(parts)}{children}</record>"
 
 
-def _element(name: str, text: str) -> str:
-    return f"<{name}>{escape(text)}</{name}>"
+_STATUS_TEXT = {status: status.value for status in RecordStatus}
+"""A status as its element's text: a status is one of these words, which need no escaping."""
+
+
+def _escape(text: str) -> str:
+    """Text as element content: &, < and > escaped (what xml.sax.saxutils.escape does, without
+    its call overhead: a search's text is most of an activity event's cost)."""
+    if "&" in text:
+        text = text.replace("&", "&amp;")
+    if "<" in text:
+        text = text.replace("<", "&lt;")
+    if ">" in text:
+        text = text.replace(">", "&gt;")
+    return text
+
+
+@functools.cache
+def _type_attribute(record_type: str) -> str:
+    """A record type as a quoted attribute value (a handful of types: made once each)."""
+    return quoteattr(record_type)
