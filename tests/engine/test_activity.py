@@ -90,8 +90,8 @@ def test_a_search_is_recorded_with_its_caller_scope_parameters_ranked_results_sc
 
 def test_a_thread_search_a_card_and_a_summary_are_one_event_each_with_the_threads_scope(memory):
     seed(memory)
-    thread = memory.create_thread(user_id="u1", agent_id="a1")
     with unrecorded():
+        thread = memory.create_thread(user_id="u1", agent_id="a1")
         thread.add_messages([{"role": "user", "content": "What tea do I like?"}])
     thread.search("peanuts")
     card = thread.get_context_card()
@@ -165,6 +165,15 @@ def test_writes_are_recorded_with_the_records_they_touched(memory):
     assert recorded[3].request["relations"][0]["relation_type"] == "supersedes"
     assert all(event.caller == "support-bot" and event.cause is None for event in recorded)
     assert [event.id for event in events(memory, record_id=other)][-1] == recorded[1].id
+
+
+def test_creating_a_thread_is_a_write_of_the_thread_and_getting_it_again_is_none(memory):
+    thread = memory.create_thread(thread_id="trip-42", user_id="u1", agent_id="a1")
+    memory.get_thread(thread.thread_id)
+    [event] = events(memory, kind="write")
+    assert (event.call, event.request["operation"]) == ("MemoryStore.save_thread", "add")
+    assert [(result.record_type, result.record_id) for result in event.results] == [("thread", "trip-42")]
+    assert event.scope == {"user_id": "u1", "agent_id": "a1", "thread_id": "trip-42"}
 
 
 def test_a_person_acting_through_a_server_is_recorded_as_that_person_with_the_history_change(memory):
@@ -366,7 +375,8 @@ def test_retention_purges_events_older_than_its_days(memory):
 
 def test_listing_filters_pages_and_refuses_bad_filters(memory):
     seed(memory)
-    thread = memory.create_thread(user_id="u1", agent_id="a1")
+    with unrecorded():
+        thread = memory.create_thread(user_id="u1", agent_id="a1")
     memory.search("green tea", user_id="u1")
     with acting_as("other-bot"):
         thread.search("peanuts")

@@ -119,6 +119,11 @@ class RecordedCallsMixin:
 
     # --- threads and owners -----------------------------------------------------------------
 
+    def _note_thread_created(self, thread_id: str, user_id: str | None, agent_id: str | None) -> None:
+        """save_thread's write, when it created the thread (it is quiet about one that exists)."""
+        scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
+        self._note_write("save_thread", "add", written_records([(THREAD, thread_id)]), scope)
+
     def delete_thread(self, thread_id: str, *args: Any, **kwargs: Any) -> int:
         deleted = super().delete_thread(thread_id, *args, **kwargs)
         if deleted:

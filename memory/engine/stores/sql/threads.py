@@ -67,7 +67,7 @@ class ThreadMixin:
         for name, value in (("thread_id", thread_id), ("user_id", user_id), ("agent_id", agent_id)):
             check_scope_value(name, value)
         with self._write() as cursor:
-            self._ensure_thread(
+            created = self._ensure_thread(
                 cursor,
                 thread_id,
                 user_id,
@@ -76,6 +76,8 @@ class ThreadMixin:
                 metadata=dump_metadata(metadata),
                 settings=json.dumps(settings),
             )
+            if created:  # in the activity log once the transaction commits
+                self._note_thread_created(thread_id, user_id, agent_id)
         return self.get_thread(thread_id)
 
     def get_thread(self, thread_id: str) -> ThreadRecord | None:

@@ -114,8 +114,9 @@ class WriteMixin:
         if taken:
             raise ValueError(f"a {kind} record with id {taken[0]['id']!r} already exists")
 
-    def _ensure_thread(self, cursor: Any, thread_id: str, user_id: Any, agent_id: Any, now: str, **extra: Any) -> None:
-        """Create the thread row unless it exists (a concurrent creator wins quietly)."""
+    def _ensure_thread(self, cursor: Any, thread_id: str, user_id: Any, agent_id: Any, now: str, **extra: Any) -> bool:
+        """Create the thread row unless it exists (a concurrent creator wins quietly); whether this
+        call created it."""
         values = {"id": thread_id, "user_id": user_id, "agent_id": agent_id, "now": self.dialect.db_time(now), **extra}
         columns = {column: f":{column}" for column in ["id", "user_id", "agent_id", *extra]}
         try:
@@ -128,8 +129,10 @@ class WriteMixin:
         except Exception as exc:
             if not self.dialect.is_unique_violation(exc):
                 raise
-        else:
-            self._log_threads(cursor, cursor.rowcount)
+            return False
+        created = cursor.rowcount > 0
+        self._log_threads(cursor, cursor.rowcount)
+        return created
 
     def _log_threads(self, cursor: Any, count: int) -> None:
         """Note in the change log that threads were created or deleted (`count` of them, if any):
