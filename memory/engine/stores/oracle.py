@@ -309,9 +309,9 @@ class OracleDialect(SQLDialect):
             "index_text": oracledb.DB_TYPE_LONG,
             "search_text": oracledb.DB_TYPE_LONG,
             "summary": oracledb.DB_TYPE_LONG,
-            "request_json": oracledb.DB_TYPE_LONG,
-            "results_json": oracledb.DB_TYPE_LONG,
-            "cause_json": oracledb.DB_TYPE_LONG,
+            "request": oracledb.DB_TYPE_LONG,  # the activity log's JSON
+            "results": oracledb.DB_TYPE_LONG,
+            "cause": oracledb.DB_TYPE_LONG,
             "embedding": oracledb.DB_TYPE_VECTOR,
         }
         sizes = {name: types[name] for name in binds if name in types}

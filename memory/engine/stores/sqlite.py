@@ -31,6 +31,8 @@ from .keywords import query_words
 from .sql import PREFIX_PATTERN, VERSIONED_TABLES, SQLDialect, SQLMemoryStore, table_names
 
 MMAP_BYTES = 1 << 30
+MAX_BINDS = 32_766
+"""Binds one statement may hold (SQLite's default limit since 3.32): a multi-row insert's rows."""
 NON_ASCII_GLOB = "*[^\x01-\x7f]*"
 """Matches a text holding a character beyond ASCII."""
 _BIND = re.compile(r"(?<![:\w]):(\w+)")
@@ -261,16 +263,23 @@ class SQLiteDialect(SQLDialect):
     def insert_rows(self, cursor: Any, table: str, values: Mapping[str, list], batch_size: int) -> tuple[int, int]:
         """Insert with positional binds, leaving out the columns that are None in every row (the
         store inserts None only into columns that default to NULL): a dict per row, and a bind per
-        empty column, cost a bulk insert a fifth of its time (bench/ingest.py).
+        empty column, cost a bulk insert a fifth of its time (bench/ingest.py). Many rows go in one
+        statement (VALUES (...), (...)): executemany takes Python's GIL back at every row, and a
+        writer thread (the activity recorder's) then makes the searches beside it wait that often.
 
         The keys come from last_insert_rowid(), not from looking the rows up by id (a tenth of the
         insert's time): the writer holds the write lock, so the new rows took consecutive keys.
         """
         given = {column: column_values for column, column_values in values.items() if _has_value(column_values)}
-        sql = f"INSERT INTO {table} ({', '.join(given)}) VALUES ({', '.join(['?'] * len(given))})"
         rows = list(zip(*given.values(), strict=True))
-        for start in range(0, len(rows), batch_size):
-            cursor.executemany(sql, rows[start : start + batch_size])
+        row = f"({', '.join(['?'] * len(given))})"
+        per_statement = max(1, min(batch_size, MAX_BINDS // len(given)))
+        for start in range(0, len(rows), per_statement):
+            batch = rows[start : start + per_statement]
+            cursor.execute(
+                f"INSERT INTO {table} ({', '.join(given)}) VALUES {', '.join([row] * len(batch))}",
+                [value for values_of_row in batch for value in values_of_row],
+            )
         cursor.execute("SELECT last_insert_rowid()")
         [(last,)] = cursor.fetchall()
         return last - len(rows) + 1, last

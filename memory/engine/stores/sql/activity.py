@@ -43,6 +43,11 @@ _EVENT_COLUMNS = (
 )
 
 
+def _results_json(event: ActivityEvent) -> str:
+    """An event's results as stored: each without the fields left at their defaults."""
+    return json.dumps([result.stored() for result in event.results], separators=(",", ":"))
+
+
 class ActivityLogMixin:
     """SQLMemoryStore's activity log: append, list, read, count, report on and purge events."""
 
@@ -53,68 +58,62 @@ class ActivityLogMixin:
         if not events:
             return
         db_time = self.dialect.db_time
-        rows = [
-            {
-                "id": event.id,
-                "kind": event.kind,
-                "entry_point": event.call,
-                "event_at": db_time(event.time),
-                "caller": event.caller,
-                "caller_kind": event.caller_kind,
-                "on_behalf_of": event.on_behalf_of,
-                "user_id": event.scope.get("user_id"),
-                "agent_id": event.scope.get("agent_id"),
-                "thread_id": event.scope.get("thread_id"),
-                "query_text": event.query[:QUERY_TEXT_CHARS] or None,
-                "request_json": json.dumps(event.request),
-                "results_json": json.dumps([result.stored() for result in event.results], separators=(",", ":")),
-                "result_count": event.result_count,
-                "content": event.content or None,
-                "content_chars": event.content_chars,
-                "tokens": event.tokens,
-                "duration_ms": float(event.duration_ms),
-                "cause_json": None if event.cause is None else json.dumps(event.cause),
-                "history_ref": event.history_ref,
-            }
-            for event in events
+        times = [db_time(event.time) for event in events]
+        columns: dict[str, list] = {
+            "id": [event.id for event in events],
+            "kind": [event.kind for event in events],
+            "entry_point": [event.call for event in events],
+            "event_at": times,
+            "caller": [event.caller for event in events],
+            "caller_kind": [event.caller_kind for event in events],
+            "on_behalf_of": [event.on_behalf_of for event in events],
+            "user_id": [event.scope.get("user_id") for event in events],
+            "agent_id": [event.scope.get("agent_id") for event in events],
+            "thread_id": [event.scope.get("thread_id") for event in events],
+            "query_text": [event.query[:QUERY_TEXT_CHARS] or None for event in events],
+            "request": [json.dumps(event.request) for event in events],
+            "results": [_results_json(event) for event in events],
+            "result_count": [event.result_count for event in events],
+            "content": [event.content or None for event in events],
+            "content_chars": [event.content_chars for event in events],
+            "tokens": [event.tokens for event in events],
+            "duration_ms": [float(event.duration_ms) for event in events],
+            "cause": [None if event.cause is None else json.dumps(event.cause) for event in events],
+            "history_ref": [event.history_ref for event in events],
+        }
+        results = [
+            (n, position, result) for n, event in enumerate(events) for position, result in enumerate(event.results)
         ]
-        columns = list(rows[0])
-        binds = ", ".join(f":{column}" for column in columns)
-        names = ", ".join(column.removesuffix("_json") for column in columns)
         with self._write(schema=True) as cursor:  # plain inserts: the change log's lock is not needed
-            self.dialect.declare(cursor, columns)
-            cursor.executemany(f"INSERT INTO {self._activity} ({names}) VALUES ({binds})", rows)
-            keys = {
-                row["id"]: int(row["pk"])
-                for row in self._fetch(
+            keys = self.dialect.insert_rows(cursor, self._activity, columns, len(events))
+            if keys is not None:  # the database told the new rows' keys: consecutive, in order
+                event_pks = list(range(keys[0], keys[1] + 1))
+            else:
+                found = self._fetch(
                     f"SELECT a.pk, a.id FROM {self._activity} a WHERE {self._in('a.id', 'ids')}",
-                    {"ids": json.dumps([event.id for event in events])},
+                    {"ids": json.dumps(columns["id"])},
                     cursor,
                 )
-            }
-            record_rows = [
-                {
-                    "event_pk": keys[event.id],
-                    "result_pos": position,
-                    "record_id": result.record_id,
-                    "record_type": result.record_type,
-                    "result_rank": result.rank,
-                    "hop": result.hop,
-                    "status": result.status,
-                    "kind": event.kind,
-                    "event_at": db_time(event.time),
-                    "caller": event.caller,
-                    "caller_kind": event.caller_kind,
-                }
-                for event in events
-                for position, result in enumerate(event.results)
-            ]
-            if record_rows:
-                record_columns = list(record_rows[0])
-                cursor.executemany(
-                    f"INSERT INTO {self._activity_records} ({', '.join(record_columns)}) "
-                    f"VALUES ({', '.join(f':{column}' for column in record_columns)})",
-                    record_rows,
+                by_id = {row["id"]: int(row["pk"]) for row in found}
+                event_pks = [by_id[event.id] for event in events]
+            if results:
+                self.dialect.insert_rows(
+                    cursor,
+                    self._activity_records,
+                    {
+                        "event_pk": [event_pks[n] for n, _, _ in results],
+                        "result_pos": [position for _, position, _ in results],
+                        "record_id": [result.record_id for _, _, result in results],
+                        "record_type": [result.record_type for _, _, result in results],
+                        "result_rank": [result.rank for _, _, result in results],
+                        "hop": [result.hop for _, _, result in results],
+                        "status": [result.status for _, _, result in results],
+                        "kind": [events[n].kind for n, _, _ in results],
+                        "event_at": [times[n] for n, _, _ in results],
+                        "caller": [events[n].caller for n, _, _ in results],
+                        "caller_kind": [events[n].caller_kind for n, _, _ in results],
+                    },
+                    len(results),
                 )
 
     def purge_activity(self, before: str) -> int:
