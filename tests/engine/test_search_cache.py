@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from memory.engine import RecordStatus, SearchStrategy
+from memory.engine.stores.index.search_cache import RowTerms
 
 
 @pytest.fixture
@@ -169,6 +170,40 @@ def test_keyword_ranking_after_many_small_writes_equals_a_fresh_load(store_facto
             store.update("message", message.id, text=f"dough {words[i % 6]} rewritten {i}")
         store.search("dough", 5)
     same_as_a_fresh_load()
+
+
+def test_a_store_started_from_the_snapshot_and_written_ranks_as_a_fresh_load(store_factory, tmp_path):
+    """A new process's index keeps the snapshot's per-row terms in its arrays (RowTerms): rows
+    updated, deleted and added over them, and the snapshot saved again from them, rank as an
+    index built from SQL does."""
+    words = ["pizza", "dough", "oven", "basil", "tomato", "garlic"]
+    queries = ("pizza oven", "garlic", "basil tomato note", "dough", "rewritten")
+    first = store_factory(name="started", search_strategy=SearchStrategy.KEYWORD)
+    first.add([f"{words[i % 6]} {words[(i * 5) % 6]} note {i}" for i in range(30)], "message", thread_ids="t0")
+    first.search("pizza", 5)  # builds the index from SQL and saves its snapshot
+    started = store_factory(name="started", search_strategy=SearchStrategy.KEYWORD)
+    started.search("pizza", 5)
+    assert isinstance(started.index.records.text_terms, RowTerms), "the second store started from the snapshot"
+
+    def same_as_a_fresh_load(store):
+        fresh = store_factory(
+            name="started", search_strategy=SearchStrategy.KEYWORD, search_index_path=str(tmp_path / "fresh.npz")
+        )
+        (tmp_path / "fresh.npz").unlink(missing_ok=True)
+        for query in queries:
+            assert [(r.id, d) for r, d in store.search(query, 10)] == [(r.id, d) for r, d in fresh.search(query, 10)]
+
+    messages = started.list("message", limit=None)
+    for i, message in enumerate(messages[:12]):
+        if i % 3 == 0:
+            started.delete("message", message.id)
+        else:
+            started.update("message", message.id, text=f"dough {words[i % 6]} rewritten {i}")
+    started.add(["garlic pizza added"], "message", thread_ids="t1")
+    same_as_a_fresh_load(started)
+    started.index.save()  # the snapshot again, written from the RowTerms
+    again = store_factory(name="started", search_strategy=SearchStrategy.KEYWORD)
+    same_as_a_fresh_load(again)
 
 
 def test_links_written_by_another_store_reach_the_next_graph_search(store_factory):

@@ -20,9 +20,8 @@ whichever process wrote; `to_arrays`/`from_arrays` let it persist the cache for 
 
 from __future__ import annotations
 
-import itertools
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -48,6 +47,46 @@ it scans the whole matrix and keeps their distances."""
 MAX_DEAD_SHARE = 0.2
 """Deleted rows stay as tombstones (so no array is copied per delete) until they are this share."""
 _EMPTY_TERMS = (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32))
+
+
+class RowTerms:
+    """Each row's (term ids, counts), as a list of them would hold them. A loaded snapshot's rows
+    stay in its CSR arrays (offsets, terms, counts) and become views when asked for: making a
+    million pairs of views up front took a new process most of its start at 1M records, and as
+    many Python objects. Rows set or added since are kept as given."""
+
+    def __init__(self, offsets: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> None:
+        self._offsets, self._terms, self._counts = offsets, terms, counts
+        self._stored = len(offsets) - 1
+        self._changed: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._added: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def __len__(self) -> int:
+        return self._stored + len(self._added)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        index = index + len(self) if index < 0 else index
+        if index >= self._stored:
+            return self._added[index - self._stored]
+        changed = self._changed.get(index)
+        if changed is not None:
+            return changed
+        start, end = self._offsets[index], self._offsets[index + 1]
+        return self._terms[start:end], self._counts[start:end]
+
+    def __setitem__(self, index: int, value: tuple[np.ndarray, np.ndarray]) -> None:
+        if index >= self._stored:
+            self._added[index - self._stored] = value
+        else:
+            self._changed[index] = value
+
+    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        return (self[i] for i in range(len(self)))
+
+    def append(self, value: tuple[np.ndarray, np.ndarray]) -> None:
+        self._added.append(value)
 
 
 @dataclass
@@ -166,8 +205,8 @@ class SearchCache:
         self.live = np.empty(0, dtype=bool)  # False: a tombstone (deleted; kept until compaction)
         self.dead = 0
         self.date_length = np.empty(0, dtype=np.float64)
-        self.text_terms: list[tuple[np.ndarray, np.ndarray]] = []
-        self.date_terms: list[tuple[np.ndarray, np.ndarray]] = []
+        self.text_terms: list[tuple[np.ndarray, np.ndarray]] | RowTerms = []
+        self.date_terms: list[tuple[np.ndarray, np.ndarray]] | RowTerms = []
         self.type_codes = _Codes()
         self.scope_codes = {column: _Codes() for column in SCOPE_COLUMNS}
         self.vocabulary = Vocabulary()
@@ -368,9 +407,8 @@ class SearchCache:
         if cache.matrix.shape[1:] != (dim,):
             raise ValueError(f"the saved index holds {cache.matrix.shape[1:]} vectors, not {dim}")
         for name in ("text", "date"):
-            offsets, terms, counts = (arrays[f"{name}_{part}"] for part in ("offsets", "terms", "counts"))
-            rows = itertools.pairwise(offsets.tolist())
-            setattr(cache, f"{name}_terms", [(terms[start:end], counts[start:end]) for start, end in rows])
+            parts = (arrays[f"{name}_{part}"] for part in ("offsets", "terms", "counts"))
+            setattr(cache, f"{name}_terms", RowTerms(*parts))
         postings = {}
         for name in ("text", "date"):
             postings[name] = Postings.from_arrays(
