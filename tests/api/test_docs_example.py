@@ -8,9 +8,9 @@ import re
 
 from django.core.management import call_command
 
-from memory import services
 from memory.web.tokens import create_token
-from tests.engine.test_activity_otlp import Collector, attributes_of
+from tests.api.test_activity import exporting_api_searches
+from tests.engine.test_activity_otlp import attributes_of
 from tests.web.test_docs import page, python_blocks, run_example
 
 
@@ -33,18 +33,10 @@ def test_the_trace_example_continues_the_agents_trace_through_the_api(
     live_server, django_db_serialized_rollback, curator, monkeypatch
 ):
     [example] = [block for block in python_blocks(page("activity.md")) if "traceparent" in block]
-    collector = Collector()
-    monkeypatch.setenv("OAM_OTLP_ENDPOINT", collector.url)
-    services.reset_agent_memory()  # the server's AgentMemory, now exporting its retrievals
-    try:
-        services.get_agent_memory().add_memory("Ada is allergic to peanuts", user_id="ada")
+    with exporting_api_searches(monkeypatch) as collector:
         monkeypatch.setenv("OAM_URL", live_server.url)
         monkeypatch.setenv("OAM_TOKEN", create_token(curator, name="support-bot", role="curator")[1])
-
         output = run_example(example, "docs/activity.md")
-        services.reset_agent_memory()  # sends the spans
-    finally:
-        collector.close()
 
     status, traceparent = output.split()
     _, trace_id, parent_id, _ = traceparent.split("-")

@@ -1776,6 +1776,21 @@ def _strings(value: Any) -> set[str]:
     return found
 
 
+def assert_only_in_binds(statements: list[Statement], values: dict[str, str]) -> None:
+    """No hostile value, nor any fragment of one, in the SQL text; each of them in some bind
+    (else the test did not exercise it)."""
+    bound: set[str] = set()
+    for statement in statements:
+        sql = statement.sql
+        for value in values.values():
+            assert value not in sql, (value, sql)
+        for fragment in ("ü", "🙂", "中文", "--", "/*", ";", "\n"):
+            assert fragment not in sql, (fragment, sql)
+        bound |= _strings(statement.binds)
+    missing = [tag for tag, value in values.items() if not any(value in text for text in bound)]
+    assert not missing, f"these values never reached a bind, so the test did not exercise them: {missing}"
+
+
 def test_hostile_values_travel_only_as_binds() -> None:
     conn, store = open_store()
     h = {tag: hostile(tag) for tag in ("uid", "aid", "tid", "mid", "role", "text", "meta", "key", "rel", "label")}
@@ -1859,18 +1874,10 @@ def test_hostile_values_travel_only_as_binds() -> None:
     store.delete_user(h["uid"])
 
     assert len(conn.statements) > 40
-    bound: set[str] = set()
+    assert_only_in_binds(conn.statements, h)
     for statement in conn.statements:
-        sql = statement.sql
-        for value in h.values():
-            assert value not in sql, (value, sql)
-        for fragment in ("ü", "🙂", "中文", "--", "/*", ";", "\n"):
-            assert fragment not in sql, (fragment, sql)
         for tag in ("uid", "tid", "mid"):  # as words: Oracle's own names may hold them (domidx_opstatus)
-            assert not re.search(rf"\b{tag}\b", sql), (tag, sql)
-        bound |= _strings(statement.binds)
-    missing = [tag for tag, value in h.items() if not any(value in text for text in bound)]
-    assert not missing, f"these values never reached a bind, so the test did not exercise them: {missing}"
+            assert not re.search(rf"\b{tag}\b", statement.sql), (tag, statement.sql)
 
 
 def test_hostile_activity_values_travel_only_as_binds() -> None:
@@ -1912,17 +1919,7 @@ def test_hostile_activity_values_travel_only_as_binds() -> None:
     store.purge_activity("2025-01-01T00:00:00Z")
 
     assert len(conn.statements) > 10
-    bound: set[str] = set()
-    for statement in conn.statements:
-        sql = statement.sql
-        for value in h.values():
-            assert value not in sql, (value, sql)
-        for fragment in ("ü", "🙂", "中文", "--", "/*", ";", "\n"):
-            assert fragment not in sql, (fragment, sql)
-        for binds in statement.binds if statement.many else [statement.binds]:
-            bound |= _strings(binds)
-    missing = [tag for tag, value in h.items() if not any(value in text for text in bound)]
-    assert not missing, f"these values never reached a bind, so the test did not exercise them: {missing}"
+    assert_only_in_binds(conn.statements, h)
 
 
 @pytest.mark.parametrize(
