@@ -12,7 +12,15 @@ from typing import Any
 
 from django.conf import settings
 
-from memory.engine import AgentMemory, SchemaPolicy, connect, embedder_from_spec, llm_from_settings, spec_of
+from memory.engine import (
+    AgentMemory,
+    IndexRebuild,
+    SchemaPolicy,
+    connect,
+    embedder_from_spec,
+    llm_from_settings,
+    spec_of,
+)
 
 _lock = threading.Lock()
 _agent_memory: AgentMemory | None = None
@@ -40,8 +48,13 @@ def get_agent_memory() -> AgentMemory:
 
 
 def store_options(url: str, schema_policy: SchemaPolicy | None = None) -> dict[str, Any]:
-    """The store options the settings give for this store URL (the Oracle pool and vector index)."""
+    """The store options the settings give for this store URL (the embedded store's index
+    generations; the Oracle pool and vector index)."""
     options: dict[str, Any] = {} if schema_policy is None else {"schema_policy": schema_policy}
+    if url.startswith("sqlite://"):
+        options["search_index_rebuild"] = IndexRebuild(
+            after_changes=settings.OAM_INDEX_REBUILD_CHANGES, after_seconds=settings.OAM_INDEX_REBUILD_SECONDS
+        )
     if url.startswith("oracle://"):
         options.update(
             pool_min=settings.OAM_ORACLE_POOL_MIN,

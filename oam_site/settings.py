@@ -83,6 +83,12 @@ def persisted_secret_key(path: Path) -> str:
 # "oracle://user@host:port/service". memory.services builds the one AgentMemory from it.
 OAM_STORE_URL = os.environ.get("OAM_STORE_URL") or f"sqlite://{VAR_DIR / 'memory.sqlite3'}"
 
+# The embedded store's search index: a new generation of its files (mapped by every process) is
+# written once this many records changed since the newest one, or once that one is this many
+# seconds old with changes after it.
+OAM_INDEX_REBUILD_CHANGES = env_int("OAM_INDEX_REBUILD_CHANGES", 20_000)
+OAM_INDEX_REBUILD_SECONDS = env_int("OAM_INDEX_REBUILD_SECONDS", 600)
+
 # Oracle stores (OAM_STORE_URL=oracle://user@host:port/service): the password is read by the
 # engine from OAM_ORACLE_PASSWORD itself, so that it never sits in settings or logs.
 OAM_ORACLE_POOL_MIN = env_int("OAM_ORACLE_POOL_MIN", 1)

@@ -45,6 +45,7 @@ from .snapshot import (
 )
 from .stores import (
     EmbedderMismatchError,
+    IndexRebuild,
     MemoryStore,
     OracleDBMemoryStore,
     OracleInDatabaseEmbedder,
@@ -194,6 +195,7 @@ __all__ = [
     "ImageInputLimitConfig",
     "ImageMimeType",
     "ImageRecord",
+    "IndexRebuild",
     "Lifecycle",
     "Llm",
     "MemoryExtractionConfig",

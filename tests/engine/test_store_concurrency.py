@@ -272,12 +272,12 @@ def test_a_change_log_trimmed_past_what_an_index_saw_makes_it_reload(indexed, mo
     assert reader.index.records is not cache  # it could not catch up, so it reloaded
 
 
-def test_a_new_process_starts_from_the_saved_snapshot_and_catches_up_after_it(indexed, tmp_path, monkeypatch):
+def test_a_new_process_starts_from_the_saved_generation_and_catches_up_after_it(indexed, tmp_path, monkeypatch):
     first = indexed()
     first.add(["pizza a", "pizza b"], "memory", record_ids=["a", "b"])
     assert hits(first) == ["a", "b"]
-    first.close()  # saves the snapshot
-    assert Path(f"{tmp_path / 'shared.sqlite3'}.oam-index.npz").exists()
+    first.close()
+    assert list(Path(f"{tmp_path / 'shared.sqlite3'}.oam-index").glob("g*/manifest.json"))
     writer = indexed(search_index=False)
     writer.add(["pizza c"], "memory", record_ids=["c"])
     writer.delete("memory", "a")
@@ -291,14 +291,14 @@ def test_a_new_process_starts_from_the_saved_snapshot_and_catches_up_after_it(in
 
 
 @pytest.mark.parametrize("spoil", ["recreated store", "corrupt file"])
-def test_a_snapshot_that_does_not_match_the_store_is_ignored(indexed, tmp_path, spoil, caplog):
+def test_a_generation_that_does_not_match_the_store_is_ignored(indexed, tmp_path, spoil, caplog):
     first = indexed()
     first.add(["pizza old"], "memory", record_ids=["old"])
     hits(first)
     first.close()
-    snapshot = Path(f"{tmp_path / 'shared.sqlite3'}.oam-index.npz")
+    [generation] = Path(f"{tmp_path / 'shared.sqlite3'}.oam-index").glob("g*")
     if spoil == "corrupt file":
-        snapshot.write_bytes(b"not a snapshot")
+        (generation / "pks.npy").write_bytes(b"not an index")
         second = indexed()
     else:
         second = indexed(schema_policy=SchemaPolicy.RECREATE)

@@ -94,20 +94,15 @@ def term_counts(term_ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Postings:
-    """Which rows hold which terms, built in one pass from per-row (terms, counts) pairs.
+    """Which rows hold which terms, built in one pass from the rows' terms and counts, given as
+    each row's number of terms and all of them one row after another (as CSR stores them).
 
     Stored as CSR arrays sorted by term, with each term's start offset: `rows_of(term)` is a
     slice, so scoring a query touches only the postings of its terms.
     """
 
-    def __init__(self, per_row: list[tuple[np.ndarray, np.ndarray]]) -> None:
-        lengths = np.fromiter((len(terms) for terms, _ in per_row), dtype=np.int64, count=len(per_row))
-        if lengths.sum():
-            terms = np.concatenate([terms for terms, _ in per_row])
-            counts = np.concatenate([counts for _, counts in per_row])
-        else:
-            terms, counts = np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32)
-        rows = np.repeat(np.arange(len(per_row), dtype=np.int64), lengths)
+    def __init__(self, lengths: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> None:
+        rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
         order = np.argsort(terms, kind="stable")
         terms, self.rows, self.counts = terms[order], rows[order], counts[order]
         self.starts = np.searchsorted(terms, np.arange(int(terms.max(initial=-1)) + 2))

@@ -25,6 +25,7 @@ from ..filters import OracleFilterCompiler
 from ..ttl import format_utc, parse_timestamp
 from ..types import NOT_SET, SchemaPolicy
 from .arguments import check_positive_int
+from .index import IndexRebuild
 from .keywords import query_words
 from .sql import (
     PREFIX_PATTERN,
@@ -443,8 +444,8 @@ class OracleDBMemoryStore(SQLMemoryStore):
     creates an Oracle Text index for the keyword half of hybrid search; where the database has
     none, hybrid search falls back to vector-only with a logged notice. `search_index=True` adds
     the in-memory index (stores/index/) in front of SQL, as on SQLite: worth it for a store small
-    enough to hold in each process's memory and read in full at start-up (`search_index_path`
-    saves it for the next start); above that, leave search to the database (HNSW index).
+    enough to scan in full per search (`search_index_path` keeps its generations on disk for
+    every process to map); above that, leave search to the database (HNSW index).
     `vector_index_transform=True` adds Oracle's VECTOR_INDEX_TRANSFORM hint to approximate
     searches (see OracleDialect): filtered searches may then return fewer than k results.
     """
@@ -464,6 +465,7 @@ class OracleDBMemoryStore(SQLMemoryStore):
         keyword_index: bool = True,
         search_index: bool = False,
         search_index_path: str | None = None,
+        search_index_rebuild: IndexRebuild | None = None,
         vector_index_transform: bool = False,
     ) -> None:
         if not isinstance(vector_index_transform, bool):
@@ -484,6 +486,7 @@ class OracleDBMemoryStore(SQLMemoryStore):
             keyword_index=keyword_index,
             search_index=search_index,
             search_index_path=search_index_path,
+            search_index_rebuild=search_index_rebuild,
         )
 
     # --- re-embedding: the vector column's swap ------------------------------------------------

@@ -15,6 +15,9 @@ key, so ids and listing cursors stay valid.
 
 from __future__ import annotations
 
+import contextlib
+import glob
+import os
 import re
 import sqlite3
 import threading
@@ -27,6 +30,7 @@ import numpy as np
 from ..embedders import Embedder
 from ..filters import SQLiteFilterCompiler
 from ..types import NOT_SET, MemoryRetentionConfig, SchemaPolicy, SearchStrategy
+from .index import IndexRebuild
 from .keywords import query_words
 from .sql import PREFIX_PATTERN, VERSIONED_TABLES, SQLDialect, SQLMemoryStore, table_names
 
@@ -522,6 +526,14 @@ class SQLitePool:
             self._all, self._idle = [], []
 
 
+def _remove_single_file_index(path: str) -> None:
+    """Remove the index an earlier version kept beside the store (one .npz file and a .npy
+    of vectors named after it; 1.9 GB at 1M records): generations in a folder replace it."""
+    for old in [path, *glob.glob(f"{glob.escape(path)}.*.npy")]:
+        with contextlib.suppress(OSError):
+            os.remove(old)
+
+
 def _in_memory(path: str) -> bool:
     return path == ":memory:" or path.startswith("file::memory:") or "mode=memory" in path
 
@@ -532,8 +544,9 @@ class SQLiteMemoryStore(SQLMemoryStore):
     `path` is a file path or ":memory:". `embedder=None` uses the local HashingEmbedder. A file
     is served by a pool of connections (concurrent reads, serialised writes; several processes
     may open it); ":memory:" by one connection, one call at a time. `search_index` (default on)
-    answers searches from the in-memory index; its snapshot goes to `search_index_path`
-    (default: beside the file, "<path>.<prefix>oam-index.npz"; none for ":memory:").
+    answers searches from the in-memory index; its generations go to the folder
+    `search_index_path` (default: beside the file, "<path>.<prefix>oam-index"; none for
+    ":memory:"), and a new one is written as `search_index_rebuild` (IndexRebuild) says.
     """
 
     def __init__(
@@ -548,6 +561,7 @@ class SQLiteMemoryStore(SQLMemoryStore):
         *,
         search_index: bool = True,
         search_index_path: str | None = None,
+        search_index_rebuild: IndexRebuild | None = None,
     ) -> None:
         if not isinstance(path, str) or not path:
             raise ValueError(f"path must be a file path or ':memory:', not {path!r}")
@@ -556,7 +570,8 @@ class SQLiteMemoryStore(SQLMemoryStore):
         pool = SQLiteConnection(path) if in_memory else SQLitePool(path)
         if search_index_path is None and not in_memory:  # one per prefix: each holds other tables
             prefix = table_name_prefix.lower() if isinstance(table_name_prefix, str) else ""
-            search_index_path = f"{path}.{prefix}oam-index.npz"
+            search_index_path = f"{path}.{prefix}oam-index"
+            _remove_single_file_index(f"{search_index_path}.npz")
         try:
             super().__init__(
                 SQLiteDialect(),
@@ -569,6 +584,7 @@ class SQLiteMemoryStore(SQLMemoryStore):
                 memory_retention_config,
                 search_index=search_index,
                 search_index_path=search_index_path,
+                search_index_rebuild=search_index_rebuild,
             )
         except BaseException:
             pool.close()

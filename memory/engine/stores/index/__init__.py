@@ -11,36 +11,54 @@ applies the entries above the last one it saw, re-reading just those rows, so an
 one-record write costs the next search one small query, not a reload. A log trimmed past what
 the index saw (a process asleep for a long time) makes it reload everything.
 
-For a fast cold start the record index is saved to `snapshot_path` (NumPy arrays, the vectors
-in a file of their own that a new process maps rather than reads), stamped with the store's id
-and change sequence; a new process loads it and catches up from the log, or rebuilds when the
-stamp no longer matches the store.
+The record index lives on disk in generations that every process maps (generations.py): a new
+process opens the newest one, reads nothing up front, and applies the log after it; each process
+keeps only the changes since its generation in its own memory. Once the changes reach a count
+or an age (IndexRebuild), one process writes a new generation in a background thread, from the
+current one and the log, without holding up searches or writes; every process moves to it at
+its next search, and the old one is removed. A generation of another store, too old for the
+log, or whose files are not as written is never served: the index is rebuilt from SQL instead.
 """
 
 from __future__ import annotations
 
-import glob
+import contextlib
 import logging
 import os
 import threading
 import time
-import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Protocol
 
-import numpy as np
-
+from .generations import CorruptGeneration, Generation, Generations
 from .link_index import LinkIndex
 from .search_cache import SearchCache
 
 log = logging.getLogger(__name__)
 
-SNAPSHOT_FORMAT = 3
-SAVE_EVERY = 20_000
-"""Re-save the snapshot once this many changes were applied since the last save."""
+RETRY_SECONDS = 60.0
+"""After a generation could not be written, how long a process waits before it tries again."""
+
+
+@dataclass(frozen=True)
+class IndexRebuild:
+    """When a new generation of the search index is written: once `after_changes` records
+    have changed since the newest one, or once it is `after_seconds` old with any change
+    after it. Until then every process holds those changes in its own memory and every new
+    process applies them from the change log at its start; a generation at 1M records takes a
+    few seconds of one core to write, in the background."""
+
+    after_changes: int = 20_000
+    after_seconds: float = 600.0
+
+    def __post_init__(self) -> None:
+        if type(self.after_changes) is not int or self.after_changes < 1:
+            raise ValueError(f"after_changes must be a positive integer, not {self.after_changes!r}")
+        seconds = self.after_seconds
+        if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not 0 < seconds < float("inf"):
+            raise ValueError(f"after_seconds must be a positive number of seconds, not {seconds!r}")
 
 
 @dataclass(frozen=True)
@@ -112,26 +130,49 @@ class ReadWriteLock:
 
 
 class MemoryIndex:
-    """The in-memory record and link indexes of one store, and the change sequence they reflect."""
+    """The in-memory record and link indexes of one store, and the change sequence they reflect.
+    `folder` holds the record index's generations (None: kept in memory only); `open_source`
+    opens a read of the store for the background writer of a new generation."""
 
-    def __init__(self, dim: int, snapshot_path: str | os.PathLike | None = None) -> None:
+    def __init__(
+        self,
+        dim: int,
+        folder: str | os.PathLike | None = None,
+        *,
+        open_source: Callable[[], AbstractContextManager[ChangeSource]] | None = None,
+        rebuild: IndexRebuild = IndexRebuild(),
+    ) -> None:
         self.dim = dim
-        self.snapshot_path = None if snapshot_path is None else Path(snapshot_path)
+        self.generations = None if folder is None else Generations(folder)
+        self.rebuild_policy = rebuild
         self.records: SearchCache | None = None
         self.links: LinkIndex | None = None
         self.seq = -1
         self.store_id: str | None = None
+        self.generation: Generation | None = None  # the one `records` maps, if any
+        self._changed = 0  # records changed since that generation (or the build from SQL)
+        self._base_written_at = time.time()
+        self._seen_stamp = 0
+        self._open_source = open_source
         self._lock = ReadWriteLock()
-        self._applied_since_save = 0
+        self._writer: threading.Thread | None = None
+        self._retry_at = 0.0
+
+    def reopened(self, dim: int) -> MemoryIndex:
+        """An empty index like this one for vectors of another dimension (a new embedder)."""
+        folder = None if self.generations is None else self.generations.root
+        return MemoryIndex(dim, folder, open_source=self._open_source, rebuild=self.rebuild_policy)
 
     @contextmanager
     def reading(self, source: ChangeSource, *, links: bool = False) -> Iterator[MemoryIndex]:
-        """The index caught up with `source`, held for reading (other searches may read too)."""
-        if self._behind(source, links):
+        """The index caught up with `source`, held for reading (other searches may read too).
+        Afterwards a new generation is started in the background if one is due."""
+        if self._behind(source, links) or self._newer_generation():
             with self._lock.writing():
                 self._catch_up(source, links)
         with self._lock.reading():
             yield self
+        self._write_generation_if_due()
 
     def _behind(self, source: ChangeSource, links: bool) -> bool:
         """Whether the source's snapshot holds what the index has not seen: new entries, or a
@@ -140,6 +181,17 @@ class MemoryIndex:
             return True
         state = source.log_state()
         return state.store_id != self.store_id or state.last_seq > self.seq or self.seq < state.trimmed_to
+
+    def _newer_generation(self) -> bool:
+        """Whether a generation newer than the one served has appeared (one stat when none did)."""
+        if self.generations is None or self.records is None:
+            return False
+        stamp = self.generations.stamp()
+        if stamp == self._seen_stamp:
+            return False
+        self._seen_stamp = stamp
+        names = self.generations.names()
+        return bool(names) and (self.generation is None or names[-1] > self.generation.name)
 
     def standing(self, state: LogState) -> tuple[bool | None, int]:
         """Whether the index has applied every change of `state` (None: not loaded yet), and how
@@ -157,46 +209,154 @@ class MemoryIndex:
         state = source.log_state()
         if self.records is None or state.store_id != self.store_id or self.seq < state.trimmed_to:
             self._load(source, state)
-        elif state.last_seq > self.seq:
-            self._apply(source, source.changes_since(self.seq))
-        # else another search, on a later snapshot, caught the index up first: it never goes back.
+        else:
+            newer = self._newest_generation(state, after=self.generation)
+            since = self.seq if newer is None else min(self.seq, newer[0].seq)
+            changes = source.changes_since(since)
+            if newer is not None:
+                self._serve(*newer, source, [change for change in changes if change[0] > newer[0].seq])
+            else:
+                self._apply_records(self.records, source, [change for change in changes if change[0] > self.seq])
+            self._apply_links(source, [change for change in changes if change[0] > self.seq])
+            if changes:
+                self.seq = max(self.seq, changes[-1][0])
         if links and self.links is None:
             self.links = LinkIndex(source.link_rows(None))
 
     def _load(self, source: ChangeSource, state: LogState) -> None:
-        """Everything from scratch, or from the snapshot plus the log after it. Links loaded before
-        are loaded again: searches waiting to read may rely on them."""
+        """Everything from the newest generation plus the log after it, or from SQL (and then a
+        first generation is written). Links loaded before are loaded again: searches waiting to
+        read may rely on them."""
         had_links, self.links = self.links is not None, None
-        records = self._read_snapshot(state)
-        if records is not None:
-            self.records, self.store_id, self.seq = records
-            self._apply(source, source.changes_since(self.seq))
+        self.store_id = state.store_id
+        newest = self._newest_generation(state)
+        if newest is not None:
+            changes = source.changes_since(newest[0].seq)
+            self._serve(*newest, source, changes)
+            self.seq = changes[-1][0] if changes else newest[0].seq
         else:
             # The sequence is read before the rows: changes between the two are applied again, harmlessly.
-            cache = SearchCache(self.dim)
-            cache.load(source.record_rows(None))
-            self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
-            self._save()
+            self._build_from_sql(source, state)
         if had_links:
             self.links = LinkIndex(source.link_rows(None))
 
-    def _apply(self, source: ChangeSource, changes: list[tuple[int, str, int, int]]) -> None:
-        """Bring the changed records and links in line with their current rows (absent: deleted)."""
-        if not changes:
+    def _build_from_sql(self, source: ChangeSource, state: LogState) -> None:
+        """The record index read from SQL, then written as a generation and served from its
+        maps (the rows read are this process's alone until then)."""
+        cache = SearchCache(self.dim)
+        cache.load(source.record_rows(None))
+        self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
+        self.generation, self._changed, self._base_written_at = None, 0, time.time()
+        if self.generations is None:
             return
-        record_keys = sorted(changed_keys(changes, "record"))
-        link_keys = sorted(changed_keys(changes, "link"))
-        if record_keys:
-            self.records.refresh(record_keys, source.record_rows(record_keys))
-        if link_keys and self.links is not None:
-            for position in link_keys:
+        try:
+            name = self.generations.write(state.store_id, state.last_seq, cache.to_arrays())
+            generation = self.generations.open(name)
+            self._serve(generation, SearchCache.from_arrays(self.dim, generation.arrays), source, [])
+            self.generations.remove_unused()
+        except (OSError, ValueError) as error:  # a read-only folder costs cold starts, nothing else
+            log.warning("could not write the search index to %s: %s", self.generations.root, error)
+
+    def _newest_generation(
+        self, state: LogState, after: Generation | None = None
+    ) -> tuple[Generation, SearchCache] | None:
+        """The newest generation (newer than `after`) of this store that the log reaches and
+        that holds nothing the store's snapshot does not, opened; corrupt ones are removed."""
+        if self.generations is None:
+            return None
+        for name in reversed(self.generations.names()):
+            if after is not None and name <= after.name:
+                return None
+            try:
+                generation = self.generations.open(name)
+                if generation.store_id != state.store_id or generation.seq < state.trimmed_to:
+                    continue  # another store's (recreated), or older than the log reaches
+                if generation.seq > state.last_seq:
+                    continue  # written after this read began: the next search takes it
+                return generation, SearchCache.from_arrays(self.dim, generation.arrays)
+            except (CorruptGeneration, ValueError) as error:
+                self.generations.discard(name, error)
+        return None
+
+    def _serve(self, generation: Generation, records: SearchCache, source: ChangeSource, changes: list) -> None:
+        """Answer from this generation's records, brought up to date with `changes`."""
+        self.generation, self._base_written_at, self._changed = generation, generation.written_at, 0
+        self._apply_records(records, source, changes)
+        self.records = records
+
+    def _apply_records(self, records: SearchCache, source: ChangeSource, changes: list) -> None:
+        """Bring the changed records in line with their current rows (absent: deleted)."""
+        keys = sorted(changed_keys(changes, "record"))
+        if keys:
+            records.refresh(keys, source.record_rows(keys))
+            self._changed += len(keys)
+
+    def _apply_links(self, source: ChangeSource, changes: list) -> None:
+        keys = sorted(changed_keys(changes, "link"))
+        if keys and self.links is not None:
+            for position in keys:
                 self.links.remove(position)
-            for row in source.link_rows(link_keys):
+            for row in source.link_rows(keys):
                 self.links.add(row)
-        self.seq = changes[-1][0]
-        self._applied_since_save += len(changes)
-        if self._applied_since_save >= SAVE_EVERY:
-            self._save()
+
+    # --- new generations --------------------------------------------------------------------
+
+    def _write_generation_if_due(self) -> None:
+        """Start writing a new generation in the background when the changes since the served
+        one reach the policy's count or age, unless a thread or process is writing one."""
+        if self.generations is None or self._open_source is None or not self._changed:
+            return
+        now = time.time()
+        policy = self.rebuild_policy
+        due = self._changed >= policy.after_changes or now - self._base_written_at >= policy.after_seconds
+        if not due or now < self._retry_at or (self._writer is not None and self._writer.is_alive()):
+            return
+        self._writer = threading.Thread(target=self._write_in_background, name="oam-index-writer")
+        self._writer.start()
+
+    def _write_in_background(self) -> None:
+        """write_generation at the lowest CPU priority (Linux gives each thread its own), so
+        that searches and writes take the cores first."""
+        with contextlib.suppress(AttributeError, OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        self.write_generation()
+
+    def write_generation(self) -> bool:
+        """Write a new generation now, in this thread: the newest one plus the log after it (or
+        SQL), in memory of its own, read in one snapshot of the store and written once that is
+        closed. False when another thread or process is writing one, or nothing changed."""
+        claim = self.generations.claim_writer()
+        if claim is None:
+            self._retry_at = time.time() + 1.0
+            return False
+        try:
+            with claim:
+                with self._open_source() as source:
+                    state = source.log_state()
+                    newest = self._newest_generation(state)
+                    if newest is None:
+                        records, seq = SearchCache(self.dim), state.last_seq
+                        records.load(source.record_rows(None))
+                    else:
+                        records, changes = newest[1], source.changes_since(newest[0].seq)
+                        if not changes:
+                            return False  # another process wrote it meanwhile
+                        keys = sorted(changed_keys(changes, "record"))
+                        records.refresh(keys, source.record_rows(keys))
+                        seq = changes[-1][0]
+                self.generations.write(state.store_id, seq, records.to_arrays())
+            self.generations.remove_unused()
+        except Exception:
+            self._retry_at = time.time() + RETRY_SECONDS
+            log.exception("could not write a new generation of the search index in %s", self.generations.root)
+            return False
+        return True
+
+    def close(self) -> None:
+        """Wait for a generation being written (a process that exits midway leaves the previous
+        one, and its folder, to be removed later)."""
+        if self._writer is not None:
+            self._writer.join()
 
     # --- the consistency check ---------------------------------------------------------------
 
@@ -206,74 +366,23 @@ class MemoryIndex:
         with self.reading(source, links=True):
             return self.records.live_vectors(), self.links.versions()
 
+    def damage(self) -> str | None:
+        """What is wrong with the files of the generation served (each one read in full against
+        its checksum), or None. A damaged generation is removed at once, so that no process
+        opens it again; `rebuild` writes another."""
+        generation = self.generation
+        if generation is None or self.generations is None:
+            return None
+        try:
+            self.generations.open(generation.name, verify=True)
+        except CorruptGeneration as error:
+            self.generations.discard(generation.name, error)
+            return f"{generation.name}: {error}"
+        return None
+
     def rebuild(self, source: ChangeSource) -> None:
-        """Everything again from the database, never from the snapshot (which is written anew):
+        """Everything again from the database, never from a generation (one is written anew):
         for an index found out of step with its store."""
         with self._lock.writing():
-            state = source.log_state()
-            cache = SearchCache(self.dim)
-            cache.load(source.record_rows(None))
-            self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
+            self._build_from_sql(source, source.log_state())
             self.links = LinkIndex(source.link_rows(None))
-            self._save()
-
-    # --- the snapshot -----------------------------------------------------------------------
-
-    def _read_snapshot(self, state: LogState) -> tuple[SearchCache, str, int] | None:
-        path = self.snapshot_path
-        if path is None or not path.exists():
-            return None
-        try:
-            with np.load(path, allow_pickle=False) as saved:
-                arrays = dict(saved)
-            store_id, seq, version, token = arrays.pop("header").tolist()
-            if int(version) != SNAPSHOT_FORMAT or store_id != state.store_id:
-                return None
-            if not state.trimmed_to <= int(seq) <= state.last_seq:
-                return None  # older than the log reaches, or newer than the store: rebuild
-            # The matrix is mapped, not read: pages load as searches touch them; writes stay private.
-            arrays["matrix"] = np.load(self._matrix_path(token), mmap_mode="c", allow_pickle=False)
-            return SearchCache.from_arrays(self.dim, arrays), store_id, int(seq)
-        except (OSError, ValueError, KeyError, IndexError) as error:
-            log.warning("ignoring the search index snapshot %s: %s", path, error)
-            return None
-
-    def _matrix_path(self, token: str) -> Path:
-        return self.snapshot_path.with_name(f"{self.snapshot_path.name}.{token}.npy")
-
-    def save(self) -> None:
-        """Write the snapshot now (the store calls it on close) if changes were applied since."""
-        if self._applied_since_save:
-            with self._lock.reading():
-                self._save()
-
-    def _save(self) -> None:
-        """Write the vectors (a .npy file that loads as a memory map) and then the rest (.npz)
-        naming them; each file appears whole (written aside, then renamed), the old matrix goes."""
-        path = self.snapshot_path
-        if path is None or self.records is None:
-            return
-        token = uuid.uuid4().hex
-        arrays = self.records.to_arrays()
-        matrix, temporary = self._matrix_path(token), path.with_name(f"{path.name}.{token}.tmp")
-        try:
-            with open(temporary, "wb") as file:
-                np.save(file, arrays.pop("matrix"))
-            os.replace(temporary, matrix)
-            with open(temporary, "wb") as file:
-                np.savez(file, header=np.array([self.store_id, str(self.seq), str(SNAPSHOT_FORMAT), token]), **arrays)
-            os.replace(temporary, path)
-            self._applied_since_save = 0
-        except OSError as error:  # a read-only directory costs cold starts, nothing else
-            log.warning("could not save the search index snapshot %s: %s", path, error)
-            temporary.unlink(missing_ok=True)
-            matrix.unlink(missing_ok=True)
-            return
-        for old in path.parent.glob(f"{glob.escape(path.name)}.*.npy"):
-            # Older matrices go (a process still mapping one keeps its pages); one written in the
-            # last minute may be another process's save in progress, so it stays.
-            try:
-                if old != matrix and time.time() - old.stat().st_mtime > 60:
-                    old.unlink()
-            except OSError:
-                pass

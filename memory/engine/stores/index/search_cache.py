@@ -47,19 +47,58 @@ it scans the whole matrix and keeps their distances."""
 MAX_DEAD_SHARE = 0.2
 """Deleted rows stay as tombstones (so no array is copied per delete) until they are this share."""
 _EMPTY_TERMS = (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32))
+_NO_ROWS = np.zeros(1, dtype=np.int64)  # the CSR offsets of no rows
 
 
 class RowTerms:
-    """Each row's (term ids, counts), as a list of them would hold them. A loaded snapshot's rows
-    stay in its CSR arrays (offsets, terms, counts) and become views when asked for: making a
-    million pairs of views up front took a new process most of its start at 1M records, and as
-    many Python objects. Rows set or added since are kept as given."""
+    """Each row's (term ids, counts), as a list of them would hold them. A generation's rows stay
+    in its CSR arrays (offsets, terms, counts) and become views when asked for: making a million
+    pairs of views up front took a new process most of its start at 1M records, and as many
+    Python objects. Rows set or added since are kept as given."""
 
-    def __init__(self, offsets: np.ndarray, terms: np.ndarray, counts: np.ndarray) -> None:
+    def __init__(
+        self,
+        offsets: np.ndarray = _NO_ROWS,
+        terms: np.ndarray = _EMPTY_TERMS[0],
+        counts: np.ndarray = _EMPTY_TERMS[1],
+    ) -> None:
         self._offsets, self._terms, self._counts = offsets, terms, counts
         self._stored = len(offsets) - 1
         self._changed: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._added: list[tuple[np.ndarray, np.ndarray]] = []
+
+    @classmethod
+    def of(cls, rows: Iterable[tuple[np.ndarray, np.ndarray]]) -> RowTerms:
+        terms = cls()
+        terms._added = list(rows)
+        return terms
+
+    def csr(self, start: int = 0, end: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Rows [start, end) as (each row's number of terms, their terms, their counts), joined
+        from the stored arrays' runs of unchanged rows, not row by row."""
+        end = len(self) if end is None else end
+        lengths, terms, counts = [np.empty(0, dtype=np.int64)], [_EMPTY_TERMS[0]], [_EMPTY_TERMS[1]]
+
+        def stored(first: int, last: int) -> None:
+            if first < last:
+                low, high = self._offsets[first], self._offsets[last]
+                lengths.append(np.diff(self._offsets[first : last + 1]))
+                terms.append(self._terms[low:high])
+                counts.append(self._counts[low:high])
+
+        def given(rows: list[tuple[np.ndarray, np.ndarray]]) -> None:
+            lengths.append(np.fromiter((len(row_terms) for row_terms, _ in rows), dtype=np.int64, count=len(rows)))
+            terms.extend(row_terms for row_terms, _ in rows)
+            counts.extend(row_counts for _, row_counts in rows)
+
+        at, stored_end = start, min(end, self._stored)
+        for row in sorted(row for row in self._changed if start <= row < stored_end):
+            stored(at, row)
+            given([self._changed[row]])
+            at = row + 1
+        stored(at, stored_end)
+        given(self._added[max(start - self._stored, 0) : max(end - self._stored, 0)])
+        return np.concatenate(lengths), np.concatenate(terms), np.concatenate(counts)
 
     def __len__(self) -> int:
         return self._stored + len(self._added)
@@ -87,6 +126,109 @@ class RowTerms:
 
     def append(self, value: tuple[np.ndarray, np.ndarray]) -> None:
         self._added.append(value)
+
+
+class Vectors:
+    """The rows' unit vectors: a generation's mapped matrix, which every process shares, and a
+    private one for the rows added since (growing the mapped one would copy all of it into the
+    process's memory at its first append)."""
+
+    def __init__(self, base: np.ndarray) -> None:
+        self.base = base
+        self.added = np.empty((0, base.shape[1]), dtype=np.float32)
+
+    def reserve(self, capacity: int, used: int) -> None:
+        """Room for `capacity` rows, the first `used` kept."""
+        extra = capacity - len(self.base)
+        if extra > len(self.added):
+            grown = np.zeros((extra, self.base.shape[1]), dtype=np.float32)
+            kept = max(used - len(self.base), 0)
+            grown[:kept] = self.added[:kept]
+            self.added = grown
+
+    def __setitem__(self, row: int, vector: np.ndarray | float) -> None:
+        if row < len(self.base):
+            self.base[row] = vector
+        else:
+            self.added[row - len(self.base)] = vector
+
+    def rows(self, rows: np.ndarray) -> np.ndarray:
+        """The vectors of these rows, gathered (a copy)."""
+        split = len(self.base)
+        if not len(rows) or rows.max() < split:
+            return self.base[rows]
+        gathered = np.empty((len(rows), self.base.shape[1]), dtype=np.float32)
+        low = rows < split
+        gathered[low], gathered[~low] = self.base[rows[low]], self.added[rows[~low] - split]
+        return gathered
+
+    def similarity(self, query: np.ndarray, n: int) -> np.ndarray:
+        """The dot products of the first n rows with `query`."""
+        split = len(self.base)
+        if n <= split:
+            return self.base[:n] @ query
+        return np.concatenate([self.base @ query, self.added[: n - split] @ query])
+
+    def parts(self, n: int) -> list[np.ndarray]:
+        """The first n rows, as the (mapped, added) parts that hold them."""
+        split = min(len(self.base), n)
+        return [self.base[:split], self.added[: n - split]]
+
+
+class MemoryIds:
+    """Which memory each cached memory row is (links and graph requests name memories by id),
+    both ways. A generation's pairs stay in its arrays, searched by bisection: its memories' pks
+    in ascending order with their ids, and the ids sorted with their pks. Pairs set since are
+    kept in dicts over them, and pks changed since in a set. (Two dicts of a million ids took a
+    new process a third of a second and 200 MB before its first search.)"""
+
+    def __init__(self, arrays: Any = None) -> None:
+        empty_pks, empty_ids = np.empty(0, dtype=np.int64), np.empty(0, dtype=str)
+        self._pks = empty_pks if arrays is None else arrays["memory_pks"]
+        self._ids = empty_ids if arrays is None else arrays["memory_ids"]
+        self._sorted_ids = empty_ids if arrays is None else arrays["memory_sorted_ids"]
+        self._sorted_pks = empty_pks if arrays is None else arrays["memory_sorted_pks"]
+        self._id_of: dict[int, str] = {}
+        self._pk_of: dict[str, int] = {}
+        self._changed: set[int] = set()  # pks whose stored pair, if any, no longer counts
+
+    def set(self, pk: int, memory_id: str) -> None:
+        self._id_of[pk], self._pk_of[memory_id] = memory_id, pk
+        self._changed.add(pk)
+
+    def remove(self, pk: int) -> None:
+        memory_id = self._id_of.pop(pk, None)
+        if memory_id is not None and self._pk_of.get(memory_id) == pk:
+            del self._pk_of[memory_id]
+        self._changed.add(pk)
+
+    def pks_of(self, memory_ids: list[str]) -> list[int]:
+        """The pk of each memory id, or -1 for one that is not cached."""
+        positions = np.searchsorted(self._sorted_ids, memory_ids).tolist() if memory_ids else []
+        pks = []
+        for memory_id, at in zip(memory_ids, positions, strict=True):
+            pk = self._pk_of.get(memory_id)
+            if pk is None:
+                stored = at < len(self._sorted_ids) and self._sorted_ids[at] == memory_id
+                pk = int(self._sorted_pks[at]) if stored else -1
+                pk = -1 if pk in self._changed else pk
+            pks.append(pk)
+        return pks
+
+    def ids_of(self, pks: list[int]) -> list[str]:
+        """The memory id of each of these pks of cached memories."""
+        found = np.searchsorted(self._pks, pks).tolist()
+        return [self._id_of[pk] if pk in self._id_of else str(self._ids[at]) for pk, at in zip(pks, found, strict=True)]
+
+    def to_arrays(self) -> dict[str, np.ndarray]:
+        changed = np.fromiter(self._changed, dtype=np.int64, count=len(self._changed))
+        kept = ~np.isin(self._pks, changed)
+        pks = np.concatenate([self._pks[kept], np.fromiter(self._id_of, dtype=np.int64, count=len(self._id_of))])
+        ids = np.concatenate([self._ids[kept], np.array(list(self._id_of.values()), dtype=str)])
+        order = np.argsort(pks, kind="stable")
+        pks, ids = pks[order], ids[order]
+        by_id = np.argsort(ids, kind="stable")
+        return {"memory_pks": pks, "memory_ids": ids, "memory_sorted_ids": ids[by_id], "memory_sorted_pks": pks[by_id]}
 
 
 @dataclass
@@ -192,7 +334,7 @@ class SearchCache:
     def __init__(self, dim: int) -> None:
         self.size = 0
         self.pks = np.empty(0, dtype=np.int64)
-        self.matrix = np.empty((0, dim), dtype=np.float32)
+        self.vectors = Vectors(np.empty((0, dim), dtype=np.float32))
         self.has_vector = np.empty(0, dtype=bool)
         self.types = np.empty(0, dtype=np.int16)
         self.scopes = {column: np.empty(0, dtype=np.int32) for column in SCOPE_COLUMNS}
@@ -205,8 +347,8 @@ class SearchCache:
         self.live = np.empty(0, dtype=bool)  # False: a tombstone (deleted; kept until compaction)
         self.dead = 0
         self.date_length = np.empty(0, dtype=np.float64)
-        self.text_terms: list[tuple[np.ndarray, np.ndarray]] | RowTerms = []
-        self.date_terms: list[tuple[np.ndarray, np.ndarray]] | RowTerms = []
+        self.text_terms = RowTerms()
+        self.date_terms = RowTerms()
         self.type_codes = _Codes()
         self.scope_codes = {column: _Codes() for column in SCOPE_COLUMNS}
         self.vocabulary = Vocabulary()
@@ -217,15 +359,13 @@ class SearchCache:
         # Postings are built per batch of appended rows; rows rewritten below them go to an overlay.
         self._segments: list[_Segment] = []
         self._rewritten: set[int] = set()
-        # Memory ids and keys both ways, for graph search: links name memories by id.
-        self.memory_keys: dict[str, int] = {}
-        self.memory_ids: dict[int, str] = {}
+        self.memory_ids = MemoryIds()
+        self._saved_turns: np.ndarray | None = None  # a generation's context turns, while still true
 
     # --- maintenance ------------------------------------------------------------------------
 
     _COLUMNS = (
         "pks",
-        "matrix",
         "has_vector",
         "types",
         "valid",
@@ -242,11 +382,14 @@ class SearchCache:
         return [*(getattr(self, name) for name in self._COLUMNS), *self.scopes.values()]
 
     def _reserve(self, extra: int) -> None:
-        """Grow the arrays geometrically, so appending n rows one batch at a time costs O(n)."""
+        """Grow the arrays geometrically, so appending n rows one batch at a time costs O(n).
+        A generation's columns become private copies here, but not its matrix (Vectors), and
+        grow by a quarter, not double: at 1M rows they take 64 MB, the matrix 1.5 GB."""
         needed = self.size + extra
         if needed <= len(self.pks):
             return
-        capacity = max(needed, 2 * len(self.pks), 1024)
+        capacity = max(needed, len(self.pks) + len(self.pks) // 4, 1024)
+        self.vectors.reserve(capacity, self.size)
 
         def grown(array: np.ndarray) -> np.ndarray:
             bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
@@ -261,9 +404,9 @@ class SearchCache:
         self.pks[index] = row["pk"]
         self.live[index] = True
         if row["embedding"] is None:
-            self.matrix[index], self.has_vector[index] = 0.0, False
+            self.vectors[index], self.has_vector[index] = 0.0, False
         else:
-            self.matrix[index], self.has_vector[index] = np.frombuffer(row["embedding"], dtype=np.float32), True
+            self.vectors[index], self.has_vector[index] = np.frombuffer(row["embedding"], dtype=np.float32), True
         self.types[index] = self.type_codes.encode(row["record_type"])
         for column in SCOPE_COLUMNS:
             self.scopes[column][index] = self.scope_codes[column].encode(row[column])
@@ -271,7 +414,7 @@ class SearchCache:
         self.expires[index] = _epoch(row["expires_at"])
         self.created[index] = micros(row["created_at"])
         if row["kind"] == "memory":
-            self.memory_keys[row["id"]], self.memory_ids[row["pk"]] = row["pk"], row["id"]
+            self.memory_ids.set(row["pk"], row["id"])
         message = row["kind"] == "message"
         self.is_message[index] = message
         self.seq[index] = row["seq_no"] if row["seq_no"] is not None else -1
@@ -286,26 +429,24 @@ class SearchCache:
             self.date_terms.append(date_terms)
         if index < self._indexed():
             self._rewritten.add(index)
-        self._keywords = None
+        self._keywords, self._saved_turns = None, None
 
     def _bury(self, index: int) -> None:
         """Make a row a tombstone: it matches no filter, no vector and no keyword."""
         self.live[index], self.has_vector[index], self.valid[index], self.is_message[index] = False, False, False, False
         self.text_terms[index], self.date_terms[index] = _EMPTY_TERMS, _EMPTY_TERMS
         self.text_length[index] = self.date_length[index] = 0.0
-        memory_id = self.memory_ids.pop(int(self.pks[index]), None)
-        if memory_id is not None:
-            self.memory_keys.pop(memory_id, None)
+        self.memory_ids.remove(int(self.pks[index]))
         if index < self._indexed():
             self._rewritten.add(index)
         self.dead += 1
-        self._keywords = None
+        self._keywords, self._saved_turns = None, None
 
     def load(self, rows: Iterable[Any]) -> None:
         """Replace the contents with `rows` (live rows in primary-key order)."""
         self.size = 0
-        self.text_terms, self.date_terms = [], []
-        self.memory_keys, self.memory_ids = {}, {}
+        self.text_terms, self.date_terms = RowTerms(), RowTerms()
+        self.memory_ids = MemoryIds()
         self._keywords, self._segments, self._rewritten, self.dead = None, [], set(), 0
         self.append(rows)
 
@@ -341,15 +482,17 @@ class SearchCache:
         count = len(indexes)
         for array in self._arrays():
             array[:count] = array[: self.size][indexes]
-        self.text_terms = [self.text_terms[i] for i in indexes]
-        self.date_terms = [self.date_terms[i] for i in indexes]
+        self.vectors = Vectors(self.vectors.rows(indexes))
+        self.vectors.reserve(len(self.pks), count)  # the other columns' capacity
+        self.text_terms = RowTerms.of(self.text_terms[i] for i in indexes)
+        self.date_terms = RowTerms.of(self.date_terms[i] for i in indexes)
         self.size = count
         self.dead = int(count - self.live[:count].sum())
-        self._keywords, self._segments, self._rewritten = None, [], set()
+        self._keywords, self._segments, self._rewritten, self._saved_turns = None, [], set(), None
 
     def memory_rows(self, memory_ids: list[str]) -> list[int | None]:
         """The cache rows of these memories (None for one that is not cached), in one pass."""
-        pks = np.array([self.memory_keys.get(memory_id, -1) for memory_id in memory_ids], dtype=np.int64)
+        pks = np.array(self.memory_ids.pks_of(memory_ids), dtype=np.int64)
         found = np.searchsorted(self.pks[: self.size], pks)
         rows = []
         for pk, row in zip(pks.tolist(), found.tolist(), strict=True):
@@ -365,21 +508,21 @@ class SearchCache:
         """Cosine distances of these rows to a unit query vector; NaN where either has no vector."""
         if query is None:
             return [float("nan")] * len(rows)
-        distances = 1.0 - self.matrix[rows] @ query
+        distances = 1.0 - self.vectors.rows(rows) @ query
         return np.where(self.has_vector[rows], distances, np.nan).tolist()
 
     # --- persistence ----------------------------------------------------------------------
 
-    def to_arrays(self) -> dict[str, np.ndarray]:
-        """Everything the cache holds, as flat arrays (for np.savez): per-row terms become CSR."""
+    def to_arrays(self) -> dict[str, Any]:
+        """Everything the cache holds, as flat arrays for a generation (generations.py): per-row
+        terms become CSR, the postings one segment, and the matrix its parts, not joined."""
         n = self.size
-        arrays = {name: getattr(self, name)[:n] for name in self._COLUMNS}
+        arrays: dict[str, Any] = {name: getattr(self, name)[:n] for name in self._COLUMNS}
+        arrays["matrix"] = self.vectors.parts(n)
         arrays.update({f"scope_{column}": codes[:n] for column, codes in self.scopes.items()})
         for name, per_row in (("text", self.text_terms), ("date", self.date_terms)):
-            lengths = np.fromiter((len(terms) for terms, _ in per_row), dtype=np.int64, count=n)
+            lengths, arrays[f"{name}_terms"], arrays[f"{name}_counts"] = per_row.csr(0, n)
             arrays[f"{name}_offsets"] = np.concatenate([[0], np.cumsum(lengths)])
-            arrays[f"{name}_terms"] = np.concatenate([terms for terms, _ in per_row] or [_EMPTY_TERMS[0]])
-            arrays[f"{name}_counts"] = np.concatenate([counts for _, counts in per_row] or [_EMPTY_TERMS[1]])
         arrays["type_values"] = _strings(self.type_codes.codes)
         for column, codes in self.scope_codes.items():
             arrays[f"scope_values_{column}"] = _strings(codes.codes)
@@ -387,40 +530,46 @@ class SearchCache:
         with self._keywords_lock:  # the postings too, as one segment, so that no process rebuilds them
             if len(self._segments) != 1 or self._rewritten or self._indexed() != n:
                 self._keywords, self._segments, self._rewritten = None, [], set()
-            segment = (self._keywords or self._build_keyword_index()).segments[0]
-        for name, postings in (("text", segment.text), ("date", segment.dates)):
+            keywords = self._keywords or self._build_keyword_index()
+        for name, postings in (("text", keywords.segments[0].text), ("date", keywords.segments[0].dates)):
             for part in ("rows", "counts", "starts"):
                 arrays[f"{name}_postings_{part}"] = getattr(postings, part)
-        arrays["memory_pks"] = np.fromiter(self.memory_ids, dtype=np.int64, count=len(self.memory_ids))
-        arrays["memory_id_values"] = np.array(list(self.memory_ids.values()), dtype=object).astype(str)
+        arrays["context_turns"] = keywords.neighbours.astype(np.int32)
+        arrays.update(self.memory_ids.to_arrays())
         return arrays
 
     @classmethod
     def from_arrays(cls, dim: int, arrays: Any) -> SearchCache:
-        """The cache `to_arrays` saved, taking over the arrays of the mapping (no copies)."""
+        """The cache `to_arrays` saved, taking over the arrays of the mapping (no copies); a
+        ValueError when they do not fit together."""
         cache = cls(dim)
         for name in cls._COLUMNS:
             setattr(cache, name, arrays[name])
+        cache.vectors = Vectors(arrays["matrix"])
         cache.scopes = {column: arrays[f"scope_{column}"] for column in SCOPE_COLUMNS}
-        cache.size = len(cache.pks)
-        cache.dead = int(cache.size - cache.live.sum())
-        if cache.matrix.shape[1:] != (dim,):
-            raise ValueError(f"the saved index holds {cache.matrix.shape[1:]} vectors, not {dim}")
+        cache.size = n = len(cache.pks)
+        if cache.vectors.base.shape != (n, dim):
+            raise ValueError(f"the saved index holds {cache.vectors.base.shape} vectors, not ({n}, {dim})")
+        columns = [*(getattr(cache, name) for name in cls._COLUMNS), *cache.scopes.values()]
+        if any(len(column) != n for column in columns) or arrays["context_turns"].shape != (2 * CONTEXT_TURNS, n):
+            raise ValueError("the saved index's columns differ in length")
+        cache.dead = int(n - cache.live.sum())
         for name in ("text", "date"):
-            parts = (arrays[f"{name}_{part}"] for part in ("offsets", "terms", "counts"))
-            setattr(cache, f"{name}_terms", RowTerms(*parts))
+            offsets, terms, counts = (arrays[f"{name}_{part}"] for part in ("offsets", "terms", "counts"))
+            if len(offsets) != n + 1 or offsets[-1] != len(terms) or len(terms) != len(counts):
+                raise ValueError(f"the saved index's {name} terms do not fit its rows")
+            setattr(cache, f"{name}_terms", RowTerms(offsets, terms, counts))
         postings = {}
         for name in ("text", "date"):
             postings[name] = Postings.from_arrays(
                 *(arrays[f"{name}_postings_{part}"] for part in ("rows", "counts", "starts"))
             )
-        cache._segments = [_Segment(0, cache.size, postings["text"], postings["date"])]
+        cache._segments = [_Segment(0, n, postings["text"], postings["date"])]
+        cache._saved_turns = arrays["context_turns"]
         cache.type_codes = _Codes(_codes_of(arrays["type_values"]))
         cache.scope_codes = {column: _Codes(_codes_of(arrays[f"scope_values_{column}"])) for column in SCOPE_COLUMNS}
         cache.vocabulary.ids = {stem: i for i, stem in enumerate(arrays["stems"].tolist())}
-        memory_pks, memory_ids = arrays["memory_pks"].tolist(), arrays["memory_id_values"].tolist()
-        cache.memory_ids = dict(zip(memory_pks, memory_ids, strict=True))
-        cache.memory_keys = dict(zip(memory_ids, memory_pks, strict=True))
+        cache.memory_ids = MemoryIds(arrays)
         return cache
 
     # --- filters ----------------------------------------------------------------------------
@@ -483,13 +632,13 @@ class SearchCache:
         vectors = self.has_vector[:n]
         rows = None if mask is None and vectors.all() else np.flatnonzero(vectors if mask is None else mask & vectors)
         if rows is None:
-            return _top_k(self.pks[:n], 1.0 - self.matrix[:n] @ query, k)
+            return _top_k(self.pks[:n], 1.0 - self.vectors.similarity(query, n), k)
         if len(rows) == 0:
             return []
         if len(rows) < GATHER_SHARE * n:  # a narrow filter: gather its rows, then scan them
-            return _top_k(self.pks[rows], 1.0 - self.matrix[rows] @ query, k)
+            return _top_k(self.pks[rows], 1.0 - self.vectors.rows(rows) @ query, k)
         # A wide one: scanning every row costs less than copying most of the matrix.
-        return _top_k(self.pks[rows], (1.0 - self.matrix[:n] @ query)[rows], k)
+        return _top_k(self.pks[rows], (1.0 - self.vectors.similarity(query, n))[rows], k)
 
     # --- keyword ranking --------------------------------------------------------------------
 
@@ -531,16 +680,17 @@ class SearchCache:
         if rebuild or len(self._segments) >= MAX_SEGMENTS or n - indexed > indexed:
             indexed, self._segments, self._rewritten = 0, [], set()
         if indexed < n or not self._segments:
-            text, dates = Postings(self.text_terms[indexed:n]), Postings(self.date_terms[indexed:n])
+            text, dates = Postings(*self.text_terms.csr(indexed, n)), Postings(*self.date_terms.csr(indexed, n))
             self._segments.append(_Segment(indexed, n, text, dates))
         overlay = None
         if self._rewritten:
             rows = np.array(sorted(self._rewritten), dtype=np.int64)
             stale = np.zeros(n, dtype=bool)
             stale[rows] = True
-            text = Postings([self.text_terms[i] for i in rows.tolist()])
-            overlay = _Overlay(rows, stale, text, Postings([self.date_terms[i] for i in rows.tolist()]))
-        neighbours = self._context_turns()
+            text = RowTerms.of(self.text_terms[i] for i in rows.tolist()).csr()
+            dates = RowTerms.of(self.date_terms[i] for i in rows.tolist()).csr()
+            overlay = _Overlay(rows, stale, Postings(*text), Postings(*dates))
+        neighbours = self._context_turns() if self._saved_turns is None else self._saved_turns
         text_lengths = self.text_length[:n]
         context_lengths = self.date_length[:n].copy()
         for turn in neighbours:

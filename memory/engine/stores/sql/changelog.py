@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from ..index import LogState
@@ -18,6 +19,13 @@ class ChangeLogMixin:
     appended in its transaction, from which the in-memory index keeps in step."""
 
     # --- the change log ---------------------------------------------------------------------
+
+    @contextmanager
+    def _index_read(self) -> Iterator[_IndexSource]:
+        """What the in-memory index reads of the store, on a read of its own: the background
+        writer of a new index generation opens one."""
+        with self._read() as cursor:
+            yield _IndexSource(self, cursor)
 
     def _log(self, cursor: Any, entity: str, table: str, condition: str, params: Mapping[str, Any]) -> None:
         """Note in the change log, in the writer's transaction, the records (or links) matching

@@ -165,12 +165,12 @@ class ConnectionMixin:
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
     def close(self) -> None:
-        """Write the queued activity and stop its writer, save the search index's snapshot, then
-        close the pool or connection the store was given."""
+        """Write the queued activity and stop its writer, let a search index generation being
+        written finish, then close the pool or connection the store was given."""
         if self.activity is not None:
             self.activity.close()
         if self.index is not None:
-            self.index.save()
+            self.index.close()
         with self._session_lock:
             self._pool.close()
 

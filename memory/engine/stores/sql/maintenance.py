@@ -14,7 +14,6 @@ from ...limits import check_id
 from ...ttl import utc_now
 from ...types import CheckFinding, CheckReport, ReembedReport, StoreHealth, VectorState
 from ..arguments import DEFAULT_BATCH_SIZE, check_positive_int, normalize_rows, token_list
-from ..index import MemoryIndex
 from .changelog import _IndexSource
 from .common import _ids_json, log
 
@@ -117,14 +116,17 @@ class MaintenanceMixin:
     def _index_differences(self, cursor: Any) -> list[tuple[Any, str]]:
         """Records and links the in-memory index (caught up with the change log) holds otherwise
         than the database in the same read: missing, extra, with or without a vector, another
-        link version. An index that cannot load counts as one difference. None without an index."""
+        link version. An index that cannot load counts as one difference, and so does a damaged
+        file of the generation it maps (each read against its checksum). None without an index."""
         if self.index is None:
             return []
+        damage = self.index.damage()
+        damaged = [] if damage is None else [(None, f"index file {damage}")]
         try:
             vectors, versions = self.index.contents(_IndexSource(self, cursor))
         except Exception as error:  # e.g. a stored vector of the wrong size: the index cannot hold it
             log.warning("the in-memory index could not be loaded for the check: %s", error)
-            return [(None, f"index: {error}")]
+            return [*damaged, (None, f"index: {error}")]
         stored_vectors = {
             int(row["pk"]): bool(row["has_vector"])
             for row in self._fetch(
@@ -137,7 +139,7 @@ class MaintenanceMixin:
             int(row["pos"]): int(row["version"])
             for row in self._fetch(f"SELECT rel.pos, rel.version FROM {self._relations} rel", None, cursor)
         }
-        differences = [
+        differences = damaged + [
             (pk, f"record {pk}")
             for pk in sorted(stored_vectors.keys() | vectors.keys())
             if stored_vectors.get(pk) != vectors.get(pk)
@@ -453,6 +455,6 @@ class MaintenanceMixin:
         with self._stats_lock:
             self._stats_memo.clear()
         if self.index is not None:
-            self.index = MemoryIndex(self.vector_dim, self.index.snapshot_path)
+            self.index = self.index.reopened(self.vector_dim)
             with self._read() as cursor:
                 self.index.rebuild(_IndexSource(self, cursor))

@@ -406,7 +406,7 @@ class RelationMixin:
         else:
             column, value = request.scope
             rows = np.flatnonzero(cache.status_mask(request.memory_types, {column: value}, request.statuses, now))
-            seeds = [cache.memory_ids[pk] for pk in cache.pks[rows].tolist()]
+            seeds = cache.memory_ids.ids_of(cache.pks[rows].tolist())
         ok: dict[str, bool] = {}
 
         def links_touching(frontier: Sequence[str]) -> Iterator[GraphLink]:
@@ -460,7 +460,7 @@ class RelationMixin:
                         request.memory_types, {"user_id": request.user_id}, request.statuses, time.time()
                     )
                     rows = np.flatnonzero(mask & cache.has_vector[: cache.size])
-                    pks, units = cache.pks[rows], cache.matrix[rows]  # copies: the lock can go
+                    pks, units = cache.pks[rows], cache.vectors.rows(rows)  # copies: the lock can go
                 compared = len(pks)
                 first, second = similar_pairs(units, request.max_distance)
             elif self.dialect.vector_pair_distance("a.embedding", "b.embedding") is not None:

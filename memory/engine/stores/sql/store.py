@@ -11,7 +11,7 @@ from ...limits import MAX_INT
 from ...types import NOT_SET, MemoryRetentionConfig, SchemaPolicy, SearchStrategy, StoreStats, coerce_enum
 from ..arguments import check_positive_int
 from ..base import MemoryStore
-from ..index import MemoryIndex
+from ..index import IndexRebuild, MemoryIndex
 from .activity import ActivityLogMixin
 from .changelog import ChangeLogMixin
 from .common import EFFECTIVE_STATUS_SQL
@@ -56,8 +56,9 @@ class SQLMemoryStore(
 
     `pool` is a connection pool (with acquire/release), which serves concurrent callers, or a
     single connection, whose calls are serialised with a lock. `embedder=None` uses the local
-    HashingEmbedder. `search_index=True` answers searches from the in-memory index (saved to
-    `search_index_path` when given, for fast cold starts). Writes and searches are recorded in
+    HashingEmbedder. `search_index=True` answers searches from the in-memory index (its
+    generations kept in the folder `search_index_path` when given, mapped by every process, and
+    written anew as `search_index_rebuild` says). Writes and searches are recorded in
     the activity log once a client gives the store a recorder (`activity`; AgentMemory does).
     """
 
@@ -77,6 +78,7 @@ class SQLMemoryStore(
         keyword_index: bool = True,
         search_index: bool = False,
         search_index_path: str | None = None,
+        search_index_rebuild: IndexRebuild | None = None,
     ) -> None:
         if pool is None:
             raise ValueError("pool must be a connection pool or a connection")
@@ -113,7 +115,12 @@ class SQLMemoryStore(
         self.vector_index = bool(vector_index)
         self.approximate_accuracy = approximate_accuracy
         self.keyword_index = bool(keyword_index)
-        self.index = MemoryIndex(self.vector_dim, search_index_path) if search_index else None
+        if search_index_rebuild is not None and not isinstance(search_index_rebuild, IndexRebuild):
+            raise ValueError("search_index_rebuild must be an IndexRebuild")
+        self.index = None
+        if search_index:
+            rebuild = search_index_rebuild or IndexRebuild()
+            self.index = MemoryIndex(self.vector_dim, search_index_path, open_source=self._index_read, rebuild=rebuild)
         self._pool = pool
         # A raw connection has no acquire(): single-session mode, one call at a time.
         self._single_session = not hasattr(pool, "acquire")
