@@ -15,6 +15,7 @@ import time_machine
 
 from memory.engine import HashingEmbedder, IndexRebuild, SchemaPolicy, SearchStrategy, SQLiteMemoryStore
 from memory.engine.stores.index import generations, search_cache
+from memory.engine.stores.sql import changelog
 
 ROOT = Path(__file__).resolve().parents[2]
 DIM = 16
@@ -294,3 +295,11 @@ def test_the_single_file_index_of_an_earlier_version_is_removed(tmp_path):
     store = SQLiteMemoryStore(str(tmp_path / "memory.sqlite3"), schema_policy=SchemaPolicy.CREATE_IF_NECESSARY)
     store.close()
     assert not old.exists() and not vectors.exists()
+
+
+def test_an_index_built_from_sql_reads_the_records_a_page_at_a_time(open_store, tmp_path, monkeypatch):
+    monkeypatch.setattr(changelog, "RECORD_PAGE", 7)
+    store = filled(open_store)  # 30 records: five pages
+    store.delete("memory", "m7")
+    fresh = open_store(search_index_path=str(tmp_path / "fresh"))
+    assert hits(fresh) == hits(store) and len(hits(fresh)) == 29

@@ -80,7 +80,11 @@ class ChangeSource(Protocol):
         record or link, and the keys a range of pks or link positions."""
 
     def record_rows(self, pks: Sequence[int] | None) -> Iterable[Mapping[str, Any]]:
-        """Rows (SearchCache's columns) of these records, or of all of them (None), by pk."""
+        """Rows (SearchCache's columns) of these records, or of all of them (None, read a page
+        at a time as they are consumed), by pk."""
+
+    def record_count(self) -> int:
+        """How many records there are (rows of record_rows(None))."""
 
     def link_rows(self, positions: Sequence[int] | None) -> Iterable[Sequence[Any]]:
         """LinkIndex rows of these links, or of all of them (None), by position."""
@@ -93,6 +97,15 @@ def changed_keys(changes: Iterable[tuple[int, str, int, int]], entity: str) -> s
         if kind == entity:
             keys.update(range(first, last + 1))
     return keys
+
+
+def _from_sql(dim: int, source: ChangeSource) -> SearchCache:
+    """The record index built from every record row, its arrays sized once up front (grown as
+    rows came, the 1.5 GB matrix of 1M records would be copied at each step)."""
+    cache = SearchCache(dim)
+    cache.reserve(source.record_count())
+    cache.load(source.record_rows(None))
+    return cache
 
 
 class ReadWriteLock:
@@ -243,8 +256,7 @@ class MemoryIndex:
     def _build_from_sql(self, source: ChangeSource, state: LogState) -> None:
         """The record index read from SQL, then written as a generation and served from its
         maps (the rows read are this process's alone until then)."""
-        cache = SearchCache(self.dim)
-        cache.load(source.record_rows(None))
+        cache = _from_sql(self.dim, source)
         self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
         self.generation, self._changed, self._base_written_at = None, 0, time.time()
         if self.generations is None:
@@ -335,8 +347,7 @@ class MemoryIndex:
                     state = source.log_state()
                     newest = self._newest_generation(state)
                     if newest is None:
-                        records, seq = SearchCache(self.dim), state.last_seq
-                        records.load(source.record_rows(None))
+                        records, seq = _from_sql(self.dim, source), state.last_seq
                     else:
                         records, changes = newest[1], source.changes_since(newest[0].seq)
                         if not changes:

@@ -1,10 +1,11 @@
 """The record index on disk: generations of .npy files that every process maps, never reads in.
 
 A store's index folder holds one sub-folder per generation, named by the change sequence it
-reflects (`g<seq>-<token>`), with each array in a .npy file of its own and a manifest. Processes
-open a generation's files as copy-on-write memory maps: the operating system shares their pages
-among every gunicorn worker and agent process, a new process reads nothing up front, and a row a
-process changes costs it a private copy of that page only.
+reflects and the time it was written (`g<seq>-<nanoseconds>-<token>`: of two of one sequence, a
+rebuild's and the one it replaces, the later sorts last), with each array in a .npy file of its
+own and a manifest. Processes open a generation's files as copy-on-write memory maps: the
+operating system shares their pages among every gunicorn worker and agent process, a new process
+reads nothing up front, and a row a process changes costs it a private copy of that page only.
 
 A generation is written aside (`tmp-<token>`), its manifest last, and renamed into place whole:
 a crash while writing leaves the previous generation as it was, and the abandoned folder is
@@ -12,8 +13,8 @@ removed later. The manifest records, per file, its shape, dtype, size, modificat
 CRC-32. Before a generation is served it is checked: every file must still have its size and
 modification time (a truncated, extended or rewritten file changes them) and a .npy header of
 its shape and dtype, and a file up to VERIFY_AT_OPEN_BYTES its checksum too. Larger files are
-checksummed by `verify` (the store's consistency check): reading 1.9 GB at 1M records would
-cost every start the seconds the mapping saves. A generation that fails is removed, never served.
+checksummed by `open(verify=True)` (the store's consistency check): reading 1.9 GB at 1M
+records would cost every start the second the mapping saves. A generation that fails is removed, never served.
 """
 
 from __future__ import annotations
@@ -66,10 +67,6 @@ class Generation:
     arrays: dict[str, np.ndarray]
 
 
-def _seq_of(name: str) -> int:
-    return int(name[1:].split("-", 1)[0])
-
-
 def _crc(path: Path) -> int:
     crc = 0
     with open(path, "rb") as file:
@@ -109,12 +106,12 @@ class Generations:
             return 0
 
     def names(self) -> list[str]:
-        """The complete generations, oldest first."""
+        """The complete generations, oldest first (their names sort so)."""
         try:
             names = [entry.name for entry in os.scandir(self.root) if entry.name.startswith("g") and entry.is_dir()]
         except OSError:
             return []
-        return sorted(names, key=lambda name: (_seq_of(name), name))
+        return sorted(names)
 
     def open(self, name: str, *, verify: bool = False) -> Generation:
         """The generation's arrays, mapped, once its files are checked (every checksum with
@@ -177,7 +174,7 @@ class Generations:
                 json.dump(manifest, file)
                 file.flush()
                 os.fsync(file.fileno())
-            name = f"g{seq:016d}-{token}"
+            name = f"g{seq:016d}-{time.time_ns():020d}-{token[:8]}"
             os.replace(aside, self.root / name)
         except BaseException:
             shutil.rmtree(aside, ignore_errors=True)

@@ -20,6 +20,7 @@ whichever process wrote; `to_arrays`/`from_arrays` let it persist the cache for 
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ this share of the rows, the postings are rebuilt instead."""
 GATHER_SHARE = 0.3
 """Below this share of the rows, a filtered vector search gathers the rows it keeps; above it,
 it scans the whole matrix and keeps their distances."""
+LOAD_BATCH = 10_000
 MAX_DEAD_SHARE = 0.2
 """Deleted rows stay as tombstones (so no array is copied per delete) until they are this share."""
 _EMPTY_TERMS = (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32))
@@ -381,7 +383,7 @@ class SearchCache:
     def _arrays(self) -> list[np.ndarray]:
         return [*(getattr(self, name) for name in self._COLUMNS), *self.scopes.values()]
 
-    def _reserve(self, extra: int) -> None:
+    def reserve(self, extra: int) -> None:
         """Grow the arrays geometrically, so appending n rows one batch at a time costs O(n).
         A generation's columns become private copies here, but not its matrix (Vectors), and
         grow by a quarter, not double: at 1M rows they take 64 MB, the matrix 1.5 GB."""
@@ -443,17 +445,19 @@ class SearchCache:
         self._keywords, self._saved_turns = None, None
 
     def load(self, rows: Iterable[Any]) -> None:
-        """Replace the contents with `rows` (live rows in primary-key order)."""
+        """Replace the contents with `rows` (live rows in primary-key order), a batch at a time:
+        the rows of a million records (their vectors as bytes) take gigabytes while held."""
         self.size = 0
         self.text_terms, self.date_terms = RowTerms(), RowTerms()
         self.memory_ids = MemoryIds()
         self._keywords, self._segments, self._rewritten, self.dead = None, [], set(), 0
-        self.append(rows)
+        for batch in itertools.batched(rows, LOAD_BATCH):
+            self.append(batch)
 
     def append(self, rows: Iterable[Any]) -> None:
         """Add rows whose keys are above every cached key (new inserts)."""
         rows = list(rows)
-        self._reserve(len(rows))
+        self.reserve(len(rows))
         for offset, row in enumerate(rows):
             self._write_row(self.size + offset, row)
         self.size += len(rows)

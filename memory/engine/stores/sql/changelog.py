@@ -10,6 +10,8 @@ from typing import Any
 from ..index import LogState
 from .common import EFFECTIVE_STATUS_SQL, _ids_json
 
+RECORD_PAGE = 10_000
+"""Record rows read per query when the in-memory index loads them all."""
 CHANGE_LOG_KEEP = 100_000
 """The change log keeps this many newest entries; an index further behind reloads instead."""
 
@@ -102,22 +104,36 @@ class _IndexSource:
         )
         return [(int(row["seq"]), row["entity"], int(row["first_key"]), int(row["last_key"])) for row in rows]
 
-    def record_rows(self, pks: Sequence[int] | None) -> list[dict[str, Any]]:
-        store, params = self._store, {}
-        where = ""
+    def record_rows(self, pks: Sequence[int] | None) -> Iterable[dict[str, Any]]:
         if pks is not None:
-            where, params = f"WHERE {store._in('r.pk', 'pks', numeric=True)} ", {"pks": json.dumps(list(pks))}
+            return self._record_rows(f"{self._store._in('r.pk', 'pks', numeric=True)}", {"pks": json.dumps(list(pks))})
+        return self._all_record_rows()
+
+    def _all_record_rows(self) -> Iterator[dict[str, Any]]:
+        """Every record row, RECORD_PAGE at a time by pk, on the source's one read."""
+        after = -1
+        while page := self._record_rows("r.pk > :after", {"after": after}, RECORD_PAGE):
+            yield from page
+            after = page[-1]["pk"]
+
+    def _record_rows(self, condition: str, params: dict[str, Any], page: int | None = None) -> list[dict[str, Any]]:
+        store = self._store
+        limit = "" if page is None else store.dialect.first_rows(":page")
         rows = self._fetch(
             f"SELECT r.pk, r.id, r.kind, r.record_type, r.user_id, r.agent_id, r.thread_id, r.seq_no, "
             f"{EFFECTIVE_STATUS_SQL} AS status, r.expires_at, r.event_at AS timestamp, r.created_at, "
-            f"r.search_text AS text, r.embedding FROM {store._records} r {where}ORDER BY r.pk",
-            params,
+            f"r.search_text AS text, r.embedding FROM {store._records} r WHERE {condition} ORDER BY r.pk{limit}",
+            params if page is None else {**params, "page": page},
         )
         text_time = store.dialect.text_time
         for row in rows:
             for column in ("expires_at", "timestamp", "created_at"):
                 row[column] = text_time(row[column])
         return rows
+
+    def record_count(self) -> int:
+        [row] = self._fetch(f"SELECT COUNT(*) AS n FROM {self._store._records} r")
+        return int(row["n"])
 
     def link_rows(self, positions: Sequence[int] | None) -> list[tuple]:
         store, params = self._store, {}

@@ -48,7 +48,7 @@ class SchemaMixin:
                     ("schema_version", SCHEMA_VERSION),
                     ("vector_dim", self.vector_dim),
                     ("embedder", self.embedder.name),
-                    ("store_id", str(uuid.uuid4())),  # tells an index snapshot which store it belongs to
+                    ("store_id", str(uuid.uuid4())),  # tells an index generation which store it belongs to
                 ):
                     self._merge_meta(cursor, key, str(value))
                 # Versions 1 (Oracle's) to 5 are this layout less what creation just added (the
