@@ -12,9 +12,14 @@ vectors given as embeddings, texts from a small vocabulary, 10 users), then:
                 the same, and its private memory (USS: Private_Clean + Private_Dirty of
                 /proc/<pid>/smaps_rollup) is what each further gunicorn worker or agent process
                 costs. Its proportional share (PSS) is printed beside.
+  new generation  a store that searched adds REBUILD_AFTER records, which starts the writing of
+                a new index generation in the background; the time it takes, and the search p50
+                while it is written against the p50 just before (the writer must not stall
+                searches), in this process.
 
 Targets (issue "Scale"): at 1M a first search <= 0.5 s and <= 3x the 100k figure of the same
-run, a second process <= 150 MB of private memory, search p50 <= 1.25x the flat scan.
+run, a second process <= 150 MB of private memory, search p50 <= 1.25x the flat scan with the
+same results.
 
     python bench/scale.py [--sizes 100000,1000000] [--dim 384] [--queries 200]
 """
@@ -26,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -33,7 +39,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.engine import HashingEmbedder, SchemaPolicy, SQLiteMemoryStore
+from memory.engine import HashingEmbedder, IndexRebuild, SchemaPolicy, SQLiteMemoryStore
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -46,6 +52,7 @@ FIRST_SEARCH_TARGET_S = 0.5
 FIRST_SEARCH_GROWTH = 3.0
 USS_TARGET_MB = 150.0
 P50_TARGET = 1.25
+REBUILD_AFTER = 1_000
 
 FIRST_SEARCH = r"""
 import sys, time
@@ -74,7 +81,9 @@ def build(path: Path, records: int, dim: int, rng: np.random.Generator) -> tuple
     """The store at `path` with `records` memories; returns its matrix (row i is record f"r{i}")
     and the ingest rate in records per second."""
     words = [f"{chr(97 + n % 26)}{chr(97 + n // 26 % 26)}word{n}" for n in range(VOCABULARY)]
-    matrix = np.empty((records, dim), dtype=np.float32)
+    # On disk, not in this process's memory: at 5M records the 7.7 GB beside the store's own
+    # index would not fit the machine.
+    matrix = np.lib.format.open_memmap(path.with_name("vectors.npy"), mode="w+", dtype=np.float32, shape=(records, dim))
     store = SQLiteMemoryStore(
         str(path), embedder=HashingEmbedder(dim), schema_policy=SchemaPolicy.CREATE_IF_NECESSARY, search_index=False
     )
@@ -170,6 +179,40 @@ def second_process_mb(path: Path, dim: int) -> dict[str, float]:
             process.communicate("\n", timeout=60)
 
 
+def new_generation(path: Path, dim: int, rng: np.random.Generator) -> tuple[float, float, float]:
+    """(seconds to write a new generation in the background, search p50 ms while it is written,
+    search p50 ms just before), in one process."""
+    store = SQLiteMemoryStore(
+        str(path), embedder=HashingEmbedder(dim), search_index_rebuild=IndexRebuild(after_changes=REBUILD_AFTER)
+    )
+    queries = unit_rows(rng.standard_normal((50, dim), dtype=np.float32))
+
+    def p50(while_alive: threading.Thread | None = None) -> float:
+        """Search p50 over the queries once, or round and round while a thread runs."""
+        timed: list[float] = []
+        while not timed or (while_alive is not None and while_alive.is_alive()):
+            for vector in queries:
+                began = time.perf_counter()
+                store.search(query_vector=vector, k=K)
+                timed.append(time.perf_counter() - began)
+                if while_alive is not None and not while_alive.is_alive():
+                    break
+        return 1000 * statistics.median(timed)
+
+    before = p50()
+    vectors = unit_rows(rng.standard_normal((REBUILD_AFTER, dim), dtype=np.float32))
+    ids = [f"late{n}" for n in range(REBUILD_AFTER)]
+    store.add([f"late {n}" for n in range(REBUILD_AFTER)], "memory", embeddings=list(vectors), record_ids=ids)
+    began = time.perf_counter()
+    store.search(query_vector=queries[0], k=K)  # catches up, then starts the writer
+    writer = store.index._writer
+    during = p50(while_alive=writer)
+    writer.join()
+    seconds = time.perf_counter() - began
+    store.close()
+    return seconds, during, before
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="100000,1000000")
@@ -187,25 +230,33 @@ def main() -> int:
             del matrix
             first = first_search_s(path, args.dim)
             memory = second_process_mb(path, args.dim)
-            snapshot_mb = sum(p.stat().st_size for p in Path(folder).glob("memory.sqlite3.oam-index*")) / 2**20
-        figures[records] = first
+            index_files = (Path(folder) / "memory.sqlite3.oam-index").rglob("*.npy")
+            index_mb = sum(file.stat().st_size for file in index_files) / 2**20
+            writing_s, during_ms, before_ms = new_generation(path, args.dim, rng)
+        figures[records] = (first, memory["uss"], store_ms / scan_ms, differ)
         print(
             f"scale {records:,} x {args.dim}: ingest {rate:,.0f} records/s; search p50 {store_ms:.2f} ms against a "
             f"flat scan's {scan_ms:.2f} ms ({store_ms / scan_ms:.2f}x, target <= {P50_TARGET}x), "
             f"{differ} of {args.queries} results not the scan's; a new process's first search {first:.2f} s; "
             f"a second process adds {memory['uss']:.0f} MB private (PSS {memory['pss']:.0f} MB); "
-            f"index snapshot {snapshot_mb:.0f} MB",
+            f"index generation {index_mb:.0f} MB; a new one written in the background in {writing_s:.1f} s, "
+            f"search p50 meanwhile {during_ms:.2f} ms against {before_ms:.2f} ms before "
+            f"({during_ms / before_ms:.2f}x)",
             flush=True,
         )
     largest, smallest = max(figures), min(figures)
     if largest >= 1_000_000:
-        growth = figures[largest] / figures[smallest] if largest != smallest else 1.0
-        ok = figures[largest] <= FIRST_SEARCH_TARGET_S and growth <= FIRST_SEARCH_GROWTH
-        print(
-            f"{'PASS' if ok else 'FAIL'} scale: first search at {largest:,} {figures[largest]:.2f} s "
-            f"(target <= {FIRST_SEARCH_TARGET_S} s), {growth:.1f}x the {smallest:,} figure (target <= "
-            f"{FIRST_SEARCH_GROWTH}x)"
-        )
+        first, uss, ratio, differ = figures[largest]
+        growth = first / figures[smallest][0] if largest != smallest else 1.0
+        checks = [
+            (first <= FIRST_SEARCH_TARGET_S, f"first search {first:.2f} s (target <= {FIRST_SEARCH_TARGET_S} s)"),
+            (growth <= FIRST_SEARCH_GROWTH, f"{growth:.1f}x the {smallest:,} one (target <= {FIRST_SEARCH_GROWTH}x)"),
+            (uss <= USS_TARGET_MB, f"second process {uss:.0f} MB private (target <= {USS_TARGET_MB:.0f} MB)"),
+            (ratio <= P50_TARGET, f"search p50 {ratio:.2f}x the flat scan (target <= {P50_TARGET}x)"),
+            (differ == 0, f"{differ} results not the flat scan's (target 0)"),
+        ]
+        for ok, what in checks:
+            print(f"{'PASS' if ok else 'FAIL'} scale at {largest:,}: {what}")
     return 0
 
 
