@@ -135,12 +135,7 @@ def test_a_damaged_generation_is_detected_removed_and_rebuilt_never_served(open_
 def test_damage_that_keeps_size_and_time_is_found_by_the_check_and_repaired(open_store, tmp_path):
     store = filled(open_store)
     [name] = names(tmp_path)
-    matrix = folder(tmp_path) / name / "matrix.npy"
-    before = matrix.stat()
-    with open(matrix, "r+b") as file:  # bit rot: the same size, and the time set back
-        file.seek(-4, os.SEEK_END)
-        file.write(b"\xff\xff\xff\xff")
-    os.utime(matrix, ns=(before.st_atime_ns, before.st_mtime_ns))
+    rot(folder(tmp_path) / name / "matrix.npy")
     monkey = pytest.MonkeyPatch()
     monkey.setattr(generations, "VERIFY_AT_OPEN_BYTES", 0)  # as a large matrix is: checked by size and time only
     try:
@@ -181,10 +176,10 @@ def test_a_folder_left_by_a_killed_writer_is_removed_later(open_store, tmp_path)
     abandoned = folder(tmp_path) / "tmp-0123"
     abandoned.mkdir()
     (abandoned / "pks.npy").write_bytes(b"half")
-    first.index.generations.remove_unused()
+    first.index.generations.remove_unused(first.index.store_id)
     assert abandoned.exists()  # it may be a writer still at work
     with time_machine.travel(generations.time.time() + generations.ABANDONED_SECONDS + 5):
-        first.index.generations.remove_unused()
+        first.index.generations.remove_unused(first.index.store_id)
     assert not abandoned.exists()
     assert len(names(tmp_path)) == 1
 
@@ -207,9 +202,33 @@ def test_after_enough_changes_a_new_generation_is_written_and_every_store_moves_
     assert reader.index.generation.name == new and writer.index.generation.name == new
     assert reader.index.records.vectors.added.shape[0] == 0  # the changes are in the mapped files now
     with time_machine.travel(generations.time.time() + generations.SUPERSEDED_GRACE_SECONDS + 5):
-        writer.index.generations.remove_unused()
+        writer.index.generations.remove_unused(writer.index.store_id)
     assert names(tmp_path) == [new]
     assert len(hits(open_store())) == 40
+
+
+def test_a_superseded_generation_goes_a_minute_after_the_next_one_at_a_search(open_store, tmp_path):
+    policy = IndexRebuild(after_changes=1)
+    writer, reader = filled(open_store, search_index_rebuild=policy), open_store(search_index_rebuild=policy)
+    hits(reader)
+    writer.add(["pizza next"], "memory", record_ids=["next"])
+    hits(writer)
+    writer.index.close()
+    [old, new] = names(tmp_path)
+    hits(reader)
+    assert names(tmp_path) == [old, new]  # within the minute: a process may be opening it
+    with time_machine.travel(generations.time.time() + generations.SUPERSEDED_GRACE_SECONDS + 5):
+        assert len(hits(reader)) == 31
+    assert names(tmp_path) == [new]
+
+
+def test_generations_of_a_recreated_store_are_removed(open_store, tmp_path):
+    filled(open_store)
+    [stale] = names(tmp_path)
+    recreated = open_store(schema_policy=SchemaPolicy.RECREATE)
+    recreated.add(["pizza anew"], "memory", record_ids=["anew"])
+    assert hits(recreated) == ["anew"]
+    assert stale not in names(tmp_path) and len(names(tmp_path)) == 1
 
 
 def test_a_generation_is_written_once_the_newest_is_old_enough(open_store, tmp_path):
@@ -221,8 +240,8 @@ def test_a_generation_is_written_once_the_newest_is_old_enough(open_store, tmp_p
     with time_machine.travel(generations.time.time() + 301):
         hits(store)
         store.index.close()
-        [after] = names(tmp_path)  # the first one, superseded long enough on this clock, is gone
-        assert after > before
+        [first, after] = names(tmp_path)  # the first one stays a minute, for processes opening it
+        assert first == before and after > before
         assert len(hits(store)) == 31 and store.index.generation.name == after
 
 
@@ -303,3 +322,33 @@ def test_an_index_built_from_sql_reads_the_records_a_page_at_a_time(open_store, 
     store.delete("memory", "m7")
     fresh = open_store(search_index_path=str(tmp_path / "fresh"))
     assert hits(fresh) == hits(store) and len(hits(fresh)) == 29
+
+
+def rot(matrix: Path) -> None:
+    """Damage the last vector the way a failing disk would: same size, modification time kept."""
+    before = matrix.stat()
+    with open(matrix, "r+b") as file:
+        file.seek(-4, os.SEEK_END)
+        file.write(b"\xff\xff\xff\xff")
+    os.utime(matrix, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_the_check_of_a_new_process_reads_the_generation_it_loads(open_store, tmp_path, monkeypatch):
+    filled(open_store)
+    [name] = names(tmp_path)
+    rot(folder(tmp_path) / name / "matrix.npy")
+    monkeypatch.setattr(generations, "VERIFY_AT_OPEN_BYTES", 0)
+    report = open_store().check()  # as `manage.py oam_check` does, before any search
+    assert any("does not match its checksum" in example for finding in report.findings for example in finding.examples)
+    assert name not in names(tmp_path)
+
+
+def test_a_new_generation_is_never_copied_from_a_damaged_one(open_store, tmp_path, monkeypatch):
+    store = filled(open_store)
+    [name] = names(tmp_path)
+    rot(folder(tmp_path) / name / "matrix.npy")
+    monkeypatch.setattr(generations, "VERIFY_AT_OPEN_BYTES", 0)
+    store.add(["pizza after"], "memory", record_ids=["after"])
+    assert store.index.write_generation()  # from SQL, the damaged one removed
+    [written] = names(tmp_path)
+    assert written != name and open_store().check().ok

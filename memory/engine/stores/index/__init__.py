@@ -32,12 +32,13 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .generations import CorruptGeneration, Generation, Generations
+from .generations import SUPERSEDED_GRACE_SECONDS, CorruptGeneration, Generation, Generations
 from .link_index import LinkIndex
 from .search_cache import SearchCache
 
 log = logging.getLogger(__name__)
 
+WRITER_NICENESS = 10
 RETRY_SECONDS = 60.0
 """After a generation could not be written, how long a process waits before it tries again."""
 
@@ -170,9 +171,12 @@ class MemoryIndex:
         self._lock = ReadWriteLock()
         self._writer: threading.Thread | None = None
         self._retry_at = 0.0
+        self._cleaned_at = time.time()
 
     def reopened(self, dim: int) -> MemoryIndex:
-        """An empty index like this one for vectors of another dimension (a new embedder)."""
+        """An empty index like this one for vectors of another dimension (a new embedder), once
+        a generation this one is writing is complete."""
+        self.close()
         folder = None if self.generations is None else self.generations.root
         return MemoryIndex(dim, folder, open_source=self._open_source, rebuild=self.rebuild_policy)
 
@@ -241,7 +245,9 @@ class MemoryIndex:
         first generation is written). Links loaded before are loaded again: searches waiting to
         read may rely on them."""
         had_links, self.links = self.links is not None, None
-        self.store_id = state.store_id
+        # Until it has loaded, the index holds nothing: a load that fails is tried again at the
+        # next search, never answered from the previous store's records.
+        self.records, self.generation, self.store_id = None, None, state.store_id
         newest = self._newest_generation(state)
         if newest is not None:
             changes = source.changes_since(newest[0].seq)
@@ -259,42 +265,53 @@ class MemoryIndex:
         cache = _from_sql(self.dim, source)
         self.records, self.store_id, self.seq = cache, state.store_id, state.last_seq
         self.generation, self._changed, self._base_written_at = None, 0, time.time()
-        if self.generations is None:
-            return
+        claim = None if self.generations is None else self.generations.claim_writer()
+        if claim is None:
+            return  # no folder, or another process is writing: its generation is taken up later
         try:
-            name = self.generations.write(state.store_id, state.last_seq, cache.to_arrays())
+            with claim:
+                name = self.generations.write(state.store_id, state.last_seq, cache.to_arrays())
             generation = self.generations.open(name)
             self._serve(generation, SearchCache.from_arrays(self.dim, generation.arrays), source, [])
-            self.generations.remove_unused()
+            self.generations.remove_unused(state.store_id)
         except (OSError, ValueError) as error:  # a read-only folder costs cold starts, nothing else
             log.warning("could not write the search index to %s: %s", self.generations.root, error)
 
     def _newest_generation(
-        self, state: LogState, after: Generation | None = None
+        self, state: LogState, after: Generation | None = None, *, verify: bool = False
     ) -> tuple[Generation, SearchCache] | None:
-        """The newest generation (newer than `after`) of this store that the log reaches and
-        that holds nothing the store's snapshot does not, opened; corrupt ones are removed."""
+        """The newest generation (newer than `after`) of this store and its vectors' dimension
+        that the log reaches and that holds nothing the store's snapshot does not, opened (every
+        checksum read with `verify`); damaged ones are removed."""
         if self.generations is None:
             return None
         for name in reversed(self.generations.names()):
             if after is not None and name <= after.name:
                 return None
             try:
-                generation = self.generations.open(name)
-                if generation.store_id != state.store_id or generation.seq < state.trimmed_to:
+                manifest = self.generations.manifest(name)
+                if manifest["store_id"] != state.store_id or manifest["seq"] < state.trimmed_to:
                     continue  # another store's (recreated), or older than the log reaches
-                if generation.seq > state.last_seq:
+                if manifest["seq"] > state.last_seq:
                     continue  # written after this read began: the next search takes it
+                if manifest["files"]["matrix"]["shape"][1:] != [self.dim]:
+                    continue  # another embedder's (a re-embedding under way)
+                generation = self.generations.open(name, verify=verify)
                 return generation, SearchCache.from_arrays(self.dim, generation.arrays)
-            except (CorruptGeneration, ValueError) as error:
+            except (CorruptGeneration, ValueError, KeyError, IndexError, TypeError) as error:
                 self.generations.discard(name, error)
         return None
 
     def _serve(self, generation: Generation, records: SearchCache, source: ChangeSource, changes: list) -> None:
         """Answer from this generation's records, brought up to date with `changes`."""
-        self.generation, self._base_written_at, self._changed = generation, generation.written_at, 0
-        self._apply_records(records, source, changes)
-        self.records = records
+        changed = self._changed
+        self._changed = 0
+        try:
+            self._apply_records(records, source, changes)
+        except BaseException:
+            self._changed = changed
+            raise
+        self.records, self.generation, self._base_written_at = records, generation, generation.written_at
 
     def _apply_records(self, records: SearchCache, source: ChangeSource, changes: list) -> None:
         """Bring the changed records in line with their current rows (absent: deleted)."""
@@ -315,10 +332,16 @@ class MemoryIndex:
 
     def _write_generation_if_due(self) -> None:
         """Start writing a new generation in the background when the changes since the served
-        one reach the policy's count or age, unless a thread or process is writing one."""
-        if self.generations is None or self._open_source is None or not self._changed:
+        one reach the policy's count or age, unless a thread or process is writing one; and,
+        a minute apart, remove the generations no longer used."""
+        if self.generations is None or self._open_source is None:
             return
         now = time.time()
+        if now - self._cleaned_at > SUPERSEDED_GRACE_SECONDS and self.store_id is not None:
+            self._cleaned_at = now
+            self.generations.remove_unused(self.store_id)
+        if not self._changed:
+            return
         policy = self.rebuild_policy
         due = self._changed >= policy.after_changes or now - self._base_written_at >= policy.after_seconds
         if not due or now < self._retry_at or (self._writer is not None and self._writer.is_alive()):
@@ -327,10 +350,11 @@ class MemoryIndex:
         self._writer.start()
 
     def _write_in_background(self) -> None:
-        """write_generation at the lowest CPU priority (Linux gives each thread its own), so
-        that searches and writes take the cores first."""
+        """write_generation at a lower CPU priority (Linux gives each thread its own), so that
+        searches and writes take the cores first. Not the lowest: under searches that keep
+        every core busy, nice 19 starved a 5M-record write for over half an hour."""
         with contextlib.suppress(AttributeError, OSError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WRITER_NICENESS)
         self.write_generation()
 
     def write_generation(self) -> bool:
@@ -345,18 +369,21 @@ class MemoryIndex:
             with claim:
                 with self._open_source() as source:
                     state = source.log_state()
-                    newest = self._newest_generation(state)
+                    # Every checksum read: what the new one copies must not carry a damaged page on.
+                    newest = self._newest_generation(state, verify=True)
                     if newest is None:
                         records, seq = _from_sql(self.dim, source), state.last_seq
                     else:
                         records, changes = newest[1], source.changes_since(newest[0].seq)
                         if not changes:
-                            return False  # another process wrote it meanwhile
+                            self._retry_at = time.time() + RETRY_SECONDS
+                            return False  # another process wrote it meanwhile; this one moves to it
                         keys = sorted(changed_keys(changes, "record"))
                         records.refresh(keys, source.record_rows(keys))
                         seq = changes[-1][0]
+                records.compact_if_due()
                 self.generations.write(state.store_id, seq, records.to_arrays())
-            self.generations.remove_unused()
+            self.generations.remove_unused(state.store_id)
         except Exception:
             self._retry_at = time.time() + RETRY_SECONDS
             log.exception("could not write a new generation of the search index in %s", self.generations.root)
@@ -364,8 +391,8 @@ class MemoryIndex:
         return True
 
     def close(self) -> None:
-        """Wait for a generation being written (a process that exits midway leaves the previous
-        one, and its folder, to be removed later)."""
+        """Wait for a generation being written to be complete. (A process killed midway leaves
+        the previous one served and its unfinished folder to be removed later.)"""
         if self._writer is not None:
             self._writer.join()
 
@@ -380,7 +407,7 @@ class MemoryIndex:
     def damage(self) -> str | None:
         """What is wrong with the files of the generation served (each one read in full against
         its checksum), or None. A damaged generation is removed at once, so that no process
-        opens it again; `rebuild` writes another."""
+        opens it again, and this index reloads at its next search; `rebuild` writes another."""
         generation = self.generation
         if generation is None or self.generations is None:
             return None
@@ -388,6 +415,8 @@ class MemoryIndex:
             self.generations.open(generation.name, verify=True)
         except CorruptGeneration as error:
             self.generations.discard(generation.name, error)
+            with self._lock.writing():
+                self.records, self.generation = None, None
             return f"{generation.name}: {error}"
         return None
 

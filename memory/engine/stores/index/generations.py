@@ -20,6 +20,7 @@ records would cost every start the second the mapping saves. A generation that f
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import logging
 import os
@@ -91,6 +92,14 @@ def _write_array(path: Path, value: Parts) -> tuple[tuple[int, ...], np.dtype]:
     return shape, first.dtype
 
 
+def _sync_folder(path: Path) -> None:
+    folder = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
+
+
 class Generations:
     """The generations in one index folder: the newest, opening one, writing one, removing the old."""
 
@@ -113,16 +122,27 @@ class Generations:
             return []
         return sorted(names)
 
-    def open(self, name: str, *, verify: bool = False) -> Generation:
-        """The generation's arrays, mapped, once its files are checked (every checksum with
-        `verify`); CorruptGeneration when they are not as written."""
-        folder = self.root / name
+    def manifest(self, name: str) -> dict:
+        """What a generation's manifest says (its store, sequence, and files), checked against
+        its own checksum; CorruptGeneration when it cannot be read so."""
         try:
-            manifest = json.loads((folder / _MANIFEST).read_text())
+            manifest = json.loads((self.root / name / _MANIFEST).read_text())
             if manifest.pop("crc32") != zlib.crc32(json.dumps(manifest, sort_keys=True).encode()):
                 raise CorruptGeneration("its manifest does not match its checksum")
             if manifest["format"] != FORMAT:
                 raise CorruptGeneration(f"format {manifest['format']}, not {FORMAT}")
+        except CorruptGeneration:
+            raise
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            raise CorruptGeneration(str(error)) from error
+        return manifest
+
+    def open(self, name: str, *, verify: bool = False) -> Generation:
+        """The generation's arrays, mapped, once its files are checked (every checksum with
+        `verify`); CorruptGeneration when they are not as written."""
+        folder = self.root / name
+        manifest = self.manifest(name)
+        try:
             arrays = {}
             for array, expected in manifest["files"].items():
                 path = folder / f"{array}.npy"
@@ -176,24 +196,30 @@ class Generations:
                 os.fsync(file.fileno())
             name = f"g{seq:016d}-{time.time_ns():020d}-{token[:8]}"
             os.replace(aside, self.root / name)
+            _sync_folder(self.root)  # the rename itself survives a power cut
         except BaseException:
             shutil.rmtree(aside, ignore_errors=True)
             raise
         return name
 
-    def remove_unused(self) -> None:
-        """Remove generations superseded for a while, and folders abandoned by crashed writers."""
-        names = self.names()
+    def remove_unused(self, store_id: str) -> None:
+        """Remove the generations of another store (the folder outlived a recreated store),
+        each one of this store superseded for SUPERSEDED_GRACE_SECONDS (counted from when the
+        next was written), and folders abandoned by crashed writers."""
         now = time.time()
-        if names:
-            newest = self.root / names[-1]
+        ours = []
+        for name in self.names():
             try:
-                superseded_for = now - (newest / _MANIFEST).stat().st_mtime
-            except OSError:
-                superseded_for = 0.0
-            if superseded_for > SUPERSEDED_GRACE_SECONDS:
-                for name in names[:-1]:
+                manifest = json.loads((self.root / name / _MANIFEST).read_text())
+                if manifest["store_id"] != store_id:
                     shutil.rmtree(self.root / name, ignore_errors=True)
+                else:
+                    ours.append((name, float(manifest["written_at"])))
+            except (OSError, ValueError, KeyError, TypeError):
+                continue  # going away, or damaged: discarded when a process opens it
+        for (name, _), (_, next_written_at) in itertools.pairwise(ours):
+            if now - next_written_at > SUPERSEDED_GRACE_SECONDS:
+                shutil.rmtree(self.root / name, ignore_errors=True)
         for aside in self.root.glob("tmp-*"):
             try:
                 if now - aside.stat().st_mtime > ABANDONED_SECONDS:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -46,6 +46,7 @@ GATHER_SHARE = 0.3
 """Below this share of the rows, a filtered vector search gathers the rows it keeps; above it,
 it scans the whole matrix and keeps their distances."""
 LOAD_BATCH = 10_000
+"""Rows added at a time when the cache loads them all (their vectors as bytes are held until then)."""
 MAX_DEAD_SHARE = 0.2
 """Deleted rows stay as tombstones (so no array is copied per delete) until they are this share."""
 _EMPTY_TERMS = (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.float32))
@@ -105,9 +106,7 @@ class RowTerms:
     def __len__(self) -> int:
         return self._stored + len(self._added)
 
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
+    def __getitem__(self, index: int) -> tuple[np.ndarray, np.ndarray]:
         index = index + len(self) if index < 0 else index
         if index >= self._stored:
             return self._added[index - self._stored]
@@ -122,9 +121,6 @@ class RowTerms:
             self._added[index - self._stored] = value
         else:
             self._changed[index] = value
-
-    def __iter__(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        return (self[i] for i in range(len(self)))
 
     def append(self, value: tuple[np.ndarray, np.ndarray]) -> None:
         self._added.append(value)
@@ -473,13 +469,20 @@ class SearchCache:
                     self._write_row(index, current.pop(pk))
                 elif self.live[index]:
                     self._bury(index)
-        if self.dead > max(1000, MAX_DEAD_SHARE * self.size):
-            self._select(np.flatnonzero(self.live[: self.size]))
+        if not isinstance(self.vectors.base, np.memmap):
+            # A generation's rows stay tombstones until the next one (its writer compacts): every
+            # process compacting would copy the whole mapped matrix into its own memory at once.
+            self.compact_if_due()
         if current:
             newest = int(self.pks[self.size - 1]) if self.size else -1
             self.append(sorted(current.values(), key=lambda row: row["pk"]))
             if min(current) < newest:  # rows not cached yet but below the newest key: rare enough to re-sort
                 self._select(np.argsort(self.pks[: self.size], kind="stable"))
+
+    def compact_if_due(self) -> None:
+        """Drop the tombstones once they are MAX_DEAD_SHARE of the rows."""
+        if self.dead > max(1000, MAX_DEAD_SHARE * self.size):
+            self._select(np.flatnonzero(self.live[: self.size]))
 
     def _select(self, indexes: np.ndarray) -> None:
         """Keep the cached rows at `indexes`, in that order, in every column alike."""
@@ -538,7 +541,7 @@ class SearchCache:
         for name, postings in (("text", keywords.segments[0].text), ("date", keywords.segments[0].dates)):
             for part in ("rows", "counts", "starts"):
                 arrays[f"{name}_postings_{part}"] = getattr(postings, part)
-        arrays["context_turns"] = keywords.neighbours.astype(np.int32)
+        arrays["context_turns"] = keywords.neighbours
         arrays.update(self.memory_ids.to_arrays())
         return arrays
 
@@ -709,7 +712,7 @@ class SearchCache:
     def _context_turns(self) -> np.ndarray:
         """For each row, the rows of the messages around it in its thread (-1 where there is none)."""
         n = self.size
-        turns = np.full((2 * CONTEXT_TURNS, n), -1, dtype=np.int64)
+        turns = np.full((2 * CONTEXT_TURNS, n), -1, dtype=np.int32)
         threads = self.scopes["thread_id"][:n]
         messages = np.flatnonzero(self.is_message[:n] & (threads != 0))
         ordered = messages[np.lexsort((self.seq[:n][messages], threads[messages]))]

@@ -120,13 +120,13 @@ class MaintenanceMixin:
         file of the generation it maps (each read against its checksum). None without an index."""
         if self.index is None:
             return []
-        damage = self.index.damage()
-        damaged = [] if damage is None else [(None, f"index file {damage}")]
         try:
             vectors, versions = self.index.contents(_IndexSource(self, cursor))
         except Exception as error:  # e.g. a stored vector of the wrong size: the index cannot hold it
             log.warning("the in-memory index could not be loaded for the check: %s", error)
-            return [*damaged, (None, f"index: {error}")]
+            return [(None, f"index: {error}")]
+        damage = self.index.damage()  # of the generation just loaded, in a new process too
+        damaged = [] if damage is None else [(None, f"index file {damage}")]
         stored_vectors = {
             int(row["pk"]): bool(row["has_vector"])
             for row in self._fetch(
