@@ -13,7 +13,9 @@ same cases every time.
 One check is left out: `positive_data_acceptance` expects every schema-valid request to succeed,
 but some 400s depend on more than one parameter or on the store (`user_id` with `unscoped=user_id`,
 a `thread_id` that does not exist, an id of more than 512 bytes in UTF-8), which OpenAPI 3.0
-cannot say. Those 400s are tested by each resource's own tests.
+cannot say. Those 400s are tested by each resource's own tests. And `negative_data_rejection` is
+left out for a multipart case whose only violation is a non-text value in a text field, which a
+form cannot carry (`only_retyped_form_text`).
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.renderers import OpenApiJsonRenderer
 from hypothesis import strategies as st
 from PIL import Image
-from schemathesis.checks import positive_data_acceptance
+from schemathesis.checks import negative_data_rejection, positive_data_acceptance
 from schemathesis.config import SchemathesisConfig
+from schemathesis.core.mutations import OperatorKind
+from schemathesis.core.parameters import ParameterLocation
 
 from memory.curation import Actor, Curation
 from memory.web.tokens import create_token
@@ -135,6 +139,25 @@ def flatmap_path_parameters(context, path_parameters: dict[str, Any] | None) -> 
     return st.one_of(st.just(path_parameters), st.fixed_dictionaries({**path_parameters, **known}))
 
 
+def only_retyped_form_text(case) -> bool:
+    """Whether a negative case's only violations put a number or an object where a multipart body
+    has a text field. A form part is text: schemathesis sends such a value as its JSON spelling
+    (`5.0`, `{}`), which is a valid value of the text field, so the server is right to accept it.
+    Any other violation in the case (a length, a missing field, a wrong type elsewhere) keeps the
+    check."""
+    mutations = case.meta.phase.data.mutations if case.meta is not None else ()
+    return (
+        (case.media_type or "").startswith("multipart/")
+        and bool(mutations)
+        and all(
+            mutation.operator is OperatorKind.CHANGE_TYPE
+            and mutation.parameter_location is ParameterLocation.BODY
+            and mutation.original_value == "string"
+            for mutation in mutations
+        )
+    )
+
+
 # --- the run --------------------------------------------------------------------------------------
 
 CALLS: Counter[str] = Counter()
@@ -173,9 +196,10 @@ def test_every_path_parameter_has_known_ids():
 )
 def test_every_operation_conforms_to_the_schema(case, curator_token):
     CALLS[case.operation.label] += 1
-    response = case.call_and_validate(
-        headers={"Authorization": f"Bearer {curator_token}"}, excluded_checks=[positive_data_acceptance]
-    )
+    excluded = [positive_data_acceptance]
+    if only_retyped_form_text(case):
+        excluded.append(negative_data_rejection)
+    response = case.call_and_validate(headers={"Authorization": f"Bearer {curator_token}"}, excluded_checks=excluded)
     if response.status_code < 300:
         FOUND[case.operation.label] += 1
     if response.status_code == 429:

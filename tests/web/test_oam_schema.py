@@ -9,7 +9,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
 
 from memory import services
-from memory.engine import SchemaPolicy, SQLiteMemoryStore
+from memory.engine import IndexRebuild, SchemaPolicy, SQLiteMemoryStore
 from oam_site import settings as site_settings
 
 
@@ -74,12 +74,15 @@ def test_an_oracle_url_without_a_password_is_a_clear_error(settings, monkeypatch
         run()
 
 
-def test_store_options_carry_the_oracle_settings_for_oracle_urls_only(settings):
+def test_store_options_carry_each_store_kinds_own_settings(settings):
     settings.OAM_ORACLE_POOL_MIN, settings.OAM_ORACLE_POOL_MAX = 2, 8
     settings.OAM_ORACLE_VECTOR_INDEX, settings.OAM_ORACLE_TARGET_ACCURACY = True, 90
     settings.OAM_ORACLE_VECTOR_INDEX_TRANSFORM = True
+    settings.OAM_INDEX_REBUILD_CHANGES, settings.OAM_INDEX_REBUILD_SECONDS = 500, 30
 
-    assert services.store_options("sqlite:///x.sqlite3") == {}
+    assert services.store_options("sqlite:///x.sqlite3") == {
+        "search_index_rebuild": IndexRebuild(after_changes=500, after_seconds=30)
+    }
     assert services.store_options("oracle://u@h/s", SchemaPolicy.RECREATE) == {
         "schema_policy": SchemaPolicy.RECREATE,
         "pool_min": 2,
