@@ -177,8 +177,10 @@ def build_context_card(
     """The thread's context card (spec §7.1).
 
     The summary is the stored thread summary, else a transcript of the last
-    `fallback_message_count` messages before the excluded tail. Relevant records are searched
-    with that transcript (or, without one, the stored summary): each type of
+    `fallback_message_count` messages before the recent messages and the excluded tail, so that
+    no message is in the card twice (none before them: no summary section). Relevant records
+    are searched with a transcript of the last `fallback_message_count` messages before the
+    excluded tail (or, without one, the stored summary): each type of
     `min_relevant_results_by_type` first (messages from this thread only), then the remaining
     slots from every memory-like type. The per-type results come first, in the mapping's order,
     then the rest, each in rank order; the token budgets then trim that list. The last
@@ -233,6 +235,12 @@ def build_context_card(
     end = max(0, total - except_last_messages)
     fallback = _transcript(thread, end, TRANSCRIPT_CHAR_LIMIT, fallback_message_count)
     query = fallback or stored_summary
+    # The summary shown covers only the messages before the recent ones (their own section):
+    # the agent would otherwise be handed the same messages twice. The search reads the latest.
+    recent_start = max(0, total - max_recent_messages)
+    shown = fallback
+    if not stored_summary and recent_start < end:
+        shown = _transcript(thread, recent_start, TRANSCRIPT_CHAR_LIMIT, fallback_message_count)
     relevant: list[SearchResult] = []
     if query and limit:
         excluded: set[str] = set()
@@ -242,9 +250,9 @@ def build_context_card(
                 excluded |= _stored_with(thread, total, cutoff)
         searcher = _RelevantSearch(thread, query, metadata_filter, include_invalid_results, excluded, cutoff)
         relevant = apply_token_budgets(searcher.run(limit, minimums), token_budget, soft_token_budget)
-    recent = thread.get_messages(start=max(0, total - max_recent_messages), end=total) if max_recent_messages else []
+    recent = thread.get_messages(start=recent_start, end=total) if max_recent_messages else []
     return ContextCard(
-        summary=stored_summary or fallback,
+        summary=stored_summary or shown,
         topics=list(stored.topics) if stored is not None and stored.topics else None,
         relevant_results=relevant,
         recent_messages=recent,

@@ -324,6 +324,35 @@ def test_recent_messages_are_all_messages_when_there_are_fewer(thread):
     assert [m.text for m in build_context_card(thread, max_recent_messages=10).recent_messages] == ["one", "two"]
 
 
+def test_the_fallback_summary_leaves_out_the_recent_messages(thread):
+    say(thread, *(f"note {i}" for i in range(8)))
+    card = build_context_card(thread, max_recent_messages=3)
+    assert [m.text for m in card.recent_messages] == ["note 5", "note 6", "note 7"]
+    assert card.summary == "\n".join(f"user: note {i}" for i in range(5))
+    assert card.content.count("note 6") == 1
+
+
+def test_a_fallback_summary_with_every_message_recent_is_left_out(thread):
+    say(thread, "one", "two")
+    card = build_context_card(thread, max_recent_messages=2)
+    assert card.summary == ""
+    assert "<summary>" not in card.content and card.content.count("two") == 1
+
+
+def test_recent_messages_do_not_change_the_relevant_search(thread):
+    thread.add_memory("User likes sushi", memory_id="sushi")
+    thread.add_memory("User likes pizza", memory_id="pizza")
+    say(thread, "sushi", "pizza")
+    card = build_context_card(thread, fallback_message_count=1, max_relevant_results=1, max_recent_messages=1)
+    assert (card.summary, ids(card)) == ("user: sushi", ["pizza"])
+
+
+def test_a_stored_summary_is_shown_beside_the_recent_messages(thread):
+    say(thread, "Let's plan Rome.")
+    thread.store.save_thread_summary(thread.thread_id, "Planning a Rome trip.", None)
+    assert build_context_card(thread, max_recent_messages=1).summary == "Planning a Rome trip."
+
+
 def test_a_self_contained_card_includes_the_excluded_tail_as_recent_messages(thread):
     say(thread, "one", "two", "three", "four")
     card = build_context_card(thread, except_last_messages=2, max_recent_messages=2)
