@@ -8,6 +8,10 @@ after, so that every human change can be read, diffed and undone. Entries are wr
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -44,7 +48,89 @@ def joining(record_id: str) -> models.Q:
     return models.Q(joined, object_kind=ObjectKind.LINK)
 
 
+OWNER_KINDS = {"user_id": ObjectKind.USER, "agent_id": ObjectKind.AGENT}
+"""The scope columns of a record's JSON that name an owner, and the owner's kind."""
+PROFILE_OWNERS = {"user_profile": ObjectKind.USER, "agent_profile": ObjectKind.AGENT}
+NOT_MEMORIES = {"thread", "message", "image", *PROFILE_OWNERS}
+"""Record types of the JSON that are no memory (links join memories only)."""
+
+Owner = tuple[str, str]
+"""(ObjectKind.USER or ObjectKind.AGENT, the owner's id)."""
+
+
+@dataclass(frozen=True)
+class NamedOwners:
+    """What an entry's JSON says about whose records it changed: the owners it names (`owners`),
+    the owners of each memory it holds (`memories`, by id), and the memories at the ends of its
+    links (`ends`), whose owners a link's JSON does not name (it names its memories by id)."""
+
+    owners: frozenset[Owner]
+    memories: dict[str, frozenset[Owner]]
+    ends: frozenset[str]
+
+
+def named_owners(object_kind: str, object_id: str, before: Any, after: Any) -> NamedOwners:
+    """The owners an entry's change touched, as far as its JSON (`before` and `after`: a record, a
+    thread, a link, or a snapshot of what a delete took) names them: a user's or agent's own
+    entry names them; a record or thread its `user_id` and `agent_id` (both versions: an update
+    may move a memory to another user); a snapshot every record and thread in it."""
+    owners: set[Owner] = set()
+    if object_kind in (ObjectKind.USER, ObjectKind.AGENT):
+        owners.add((object_kind, object_id))
+    memories: dict[str, frozenset[Owner]] = {}
+    ends: set[str] = set()
+    for value in (before, after):
+        if not isinstance(value, dict):
+            continue
+        if "records" in value and "relations" in value:  # a snapshot
+            items, links = [*(value.get("threads") or []), *(value.get("records") or [])], value.get("relations") or []
+        elif "source_record_id" in value:  # a link
+            items, links = [], [value]
+        else:  # a record or a thread
+            items, links = [value], []
+        for item in items:
+            if not isinstance(item, dict):
+                continue
+            record_type = item.get("record_type")
+            if record_type in PROFILE_OWNERS:
+                mine = {(PROFILE_OWNERS[record_type], str(item.get("id")))}
+            else:
+                mine = {(kind, str(item[column])) for column, kind in OWNER_KINDS.items() if item.get(column)}
+            owners |= mine
+            if record_type not in NOT_MEMORIES and isinstance(item.get("id"), str):
+                memories[item["id"]] = memories.get(item["id"], frozenset()) | mine
+        for link in links:
+            if isinstance(link, dict):
+                ends |= {
+                    link[end] for end in ("source_record_id", "target_record_id") if isinstance(link.get(end), str)
+                }
+    return NamedOwners(frozenset(owners), memories, frozenset(ends))
+
+
+def owners_of_entries(
+    named: list[NamedOwners], memory_owners: Callable[[set[str]], dict[str, frozenset[Owner]]]
+) -> list[set[Owner]]:
+    """Each entry's owners (`named`, in order): those its JSON names, and the owners of the
+    memories its links join, taken from the entries' own JSON first and then from
+    `memory_owners(ids)` for the rest (the store, as the change is recorded); a memory neither
+    knows is left out."""
+    known: dict[str, frozenset[Owner]] = {}
+    for entry in named:
+        for memory_id, owners in entry.memories.items():
+            known[memory_id] = known.get(memory_id, frozenset()) | owners
+    missing = {end for entry in named for end in entry.ends if end not in known}
+    if missing:
+        known |= memory_owners(missing)
+    return [set(entry.owners).union(*(known.get(end, ()) for end in entry.ends)) for entry in named]
+
+
 class CurationEntryQuerySet(models.QuerySet):
+    def of_owner(self, kind: str, owner_id: str) -> CurationEntryQuerySet:
+        """The changes to anything a user (`kind` "user") or agent owns or owned: their profile,
+        threads, messages, memories and images, and the links that join their memories (one
+        indexed query through `HistoryOwner`, not a read of every entry's JSON)."""
+        return self.filter(id__in=HistoryOwner.objects.filter(kind=kind, owner_id=owner_id).values("entry_id"))
+
     def of_memory(self, memory_id: str) -> CurationEntryQuerySet:
         """The changes of a memory and of the links that join it (a link made or deleted changes
         whether the memory is valid, so its page lists it too)."""
@@ -155,6 +241,25 @@ class CurationEntry(Authored):
 
     def __str__(self) -> str:
         return f"{self.actor_name} {self.get_action_display()} {self.object_kind} {self.object_id}"
+
+
+class HistoryOwner(models.Model):
+    """A user or agent whose records an entry's change touched (`named_owners`): the owner of its
+    object, of every record a deletion took with it, and of the memories at a link's ends, so
+    that a user's or agent's page lists the changes to everything they own by one indexed query.
+    Written with the entry (memory.curation.recording); a link whose memories were gone when
+    the history was first given owners (migration 0009) may have none."""
+
+    entry = models.ForeignKey(CurationEntry, on_delete=models.CASCADE, related_name="owners")
+    kind = models.CharField(max_length=20, choices=[(ObjectKind.USER, "user"), (ObjectKind.AGENT, "agent")])
+    owner_id = models.CharField(max_length=600)
+
+    class Meta:
+        indexes = (models.Index(fields=["kind", "owner_id", "entry"], name="history_owner"),)
+        constraints = (models.UniqueConstraint(fields=["entry", "kind", "owner_id"], name="history_owner_once"),)
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.owner_id} (entry {self.entry_id})"
 
 
 class TokenRole(models.TextChoices):

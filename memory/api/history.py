@@ -61,7 +61,14 @@ class HistoryList(EngineView):
         description="Every change made through the dashboard or the API, newest first, filtered as on the "
         "dashboard's history page. `record_id`: the changes of one record and of the links that join it. "
         "`since` and `until` are ISO 8601 times (without a zone: the server's).",
-        parameters=form_parameters(HistoryFilters),
+        parameters=form_parameters(
+            HistoryFilters,
+            descriptions={
+                "user_id": "A user's id: the changes to anything they own (their profile, threads, messages, "
+                "memories and images, and the links that join their memories)",
+                "agent_id": "An agent's id: the changes to anything it owns, as for a user",
+            },
+        ),
         responses={200: HistoryEntryPage, **errors_of(400)},
         examples=[PAGE_EXAMPLE],
         tags=["history"],

@@ -41,10 +41,20 @@ from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
+from django.db import connections, router, transaction
 from django.utils import timezone
 
-from memory.engine import AgentMemory, Snapshot, history_change, record_to_json
-from memory.models import Action, BulkChange, CurationEntry
+from memory.engine import MEMORY_TYPES, AgentMemory, Snapshot, history_change, record_to_json
+from memory.models import (
+    OWNER_KINDS,
+    Action,
+    BulkChange,
+    CurationEntry,
+    HistoryOwner,
+    Owner,
+    named_owners,
+    owners_of_entries,
+)
 from memory.text import plural
 
 COMMITTED, ABORTED = "committed", "aborted"
@@ -158,7 +168,7 @@ class Recorder:
         if self._pending is not None:  # written with the rest of the change (_recorded)
             self._pending.append(entry)
         else:  # a change that hands work to the LLM: stored first, recorded right after
-            entry.save(force_insert=True)
+            write_entries([entry], self.agent_memory)
         return entry
 
     @contextmanager
@@ -178,7 +188,7 @@ class Recorder:
                 if entries:
                     for entry in entries:
                         entry.pending = entry.change_token = token
-                    CurationEntry.with_pending.bulk_create(entries)  # committed: Django is in autocommit
+                    write_entries(entries, self.agent_memory)  # committed: Django is in autocommit
                     written = True
                     if self.agent_memory.settle_outcome(token, COMMITTED) != COMMITTED:
                         raise CurationError("this change was given up by a consistency check meanwhile: try again")
@@ -214,6 +224,44 @@ class Recorder:
         if not delete():
             raise KeyError(f"no {kind} {object_id!r}")
         return self._record(kind, object_id, Action.DELETE, summary, before=snapshot.to_json(), **extra)
+
+
+def write_entries(entries: list[CurationEntry], agent_memory: AgentMemory) -> None:
+    """Write history entries with their owners (`HistoryOwner`: whose records each changed), in
+    one transaction of Django's database. The owners of the memories at a link's ends come from
+    the entries' own JSON, else from the store as it is inside the change (one read for them all).
+    A database that gives no keys back from a bulk insert (Oracle) has its entries written one
+    by one, since their owners point at them."""
+    named = [named_owners(entry.object_kind, entry.object_id, entry.before, entry.after) for entry in entries]
+    owners = owners_of_entries(named, lambda ids: memory_owners(agent_memory, ids))
+    database = router.db_for_write(CurationEntry)
+    with transaction.atomic(using=database):
+        if len(entries) > 1 and connections[database].features.can_return_rows_from_bulk_insert:
+            CurationEntry.with_pending.bulk_create(entries)
+        else:
+            for entry in entries:
+                entry.save(force_insert=True)
+        HistoryOwner.objects.bulk_create(
+            [
+                HistoryOwner(entry=entry, kind=kind, owner_id=owner_id)
+                for entry, touched in zip(entries, owners, strict=True)
+                for kind, owner_id in sorted(touched)
+            ]
+        )
+
+
+def memory_owners(agent_memory: AgentMemory, memory_ids: set[str]) -> dict[str, frozenset[Owner]]:
+    """The user and agent of each of these memories the store holds (expired ones too), by id."""
+    try:
+        records = agent_memory.store.list(MEMORY_TYPES, limit=None, record_id=sorted(memory_ids), include_expired=True)
+    except ValueError:  # an id no store could hold names no memory
+        return {}
+    return {
+        record.id: frozenset(
+            (kind, value) for column, kind in OWNER_KINDS.items() if (value := getattr(record, column, None))
+        )
+        for record in records
+    }
 
 
 # --- reconciling ---------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Max
 
-from memory.models import CurationEntry
+from memory.models import CurationEntry, ObjectKind
 from memory.web.filters import DEFAULT_PAGE_SIZE, HistoryFilters
 
 
@@ -16,8 +16,11 @@ def history_page(filters: HistoryFilters, *, bulk_as_one: bool = False) -> tuple
     for some objects' own changes (the API lists every entry, with its `bulk`)."""
     data = filters.cleaned_data
     entries = CurationEntry.objects.select_related("reverts", "bulk")
+    for name, kind in (("user_id", ObjectKind.USER), ("agent_id", ObjectKind.AGENT)):
+        if data.get(name):
+            entries = entries.of_owner(kind, data[name])
     if bulk_as_one and filters.bulk_changes_as_one():
-        entries = entries.filter(one_row_per_bulk_change())
+        entries = entries.filter(one_row_per_bulk_change(entries))
     if data.get("record_id"):
         entries = entries.of_record(data["record_id"])
     for name, lookup in (
@@ -37,9 +40,20 @@ def history_page(filters: HistoryFilters, *, bulk_as_one: bool = False) -> tuple
     return rows[:limit], rows[limit - 1].id if len(rows) > limit else None
 
 
-def one_row_per_bulk_change() -> models.Q:
+def owner_history(kind: str, owner_id: str, limit: int) -> list[CurationEntry]:
+    """The latest changes to anything a user (`kind` "user") or agent owns, newest first, a bulk
+    change as one row (its last entry touching them): their page lists these."""
+    entries = CurationEntry.objects.of_owner(kind, owner_id)
+    return list(
+        entries.filter(one_row_per_bulk_change(entries)).select_related("reverts", "bulk").order_by("-id")[:limit]
+    )
+
+
+def one_row_per_bulk_change(among: models.QuerySet | None = None) -> models.Q:
     """Entries outside bulk changes, and the last entry of each bulk change, which stands for it
     (the history lists a bulk change as one row, where it ended; a filter on an object shows
-    that object's own entries instead)."""
-    last = CurationEntry.objects.filter(bulk__isnull=False).values("bulk").annotate(last=Max("id")).values("last")
+    that object's own entries instead). `among`: the entries listed (those touching an owner),
+    of which each bulk change's last stands for it."""
+    entries = CurationEntry.objects.all() if among is None else among
+    last = entries.filter(bulk__isnull=False).values("bulk").annotate(last=Max("id")).values("last")
     return models.Q(bulk__isnull=True) | models.Q(id__in=last)

@@ -14,7 +14,8 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.engine import MEMORY_TYPES
-from memory.models import CurationEntry, ObjectKind
+from memory.models import ObjectKind
+from memory.queries.history import owner_history
 from memory.queries.people import owns_anything, profile_of
 from memory.services import get_agent_memory
 from memory.views.common import curation, gone, refuse, render_page, saved, submit
@@ -97,7 +98,7 @@ def owner_detail(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse
             "memory_counts": [(memory_type, stats.records[memory_type]) for memory_type in MEMORY_TYPES],
             "edit_url": owner.url("edit", owner_id),
             "delete_url": owner.url("delete", owner_id),
-            "history": CurationEntry.objects.filter(object_kind=kind, object_id=owner_id)[:20],
+            "history": owner_history(kind, owner_id, SHOWN_ON_PAGE),
         },
     )
 

@@ -209,7 +209,8 @@ def query_without(query: QueryDict, name: str, value: str) -> str:
 
 class HistoryFilters(ListingForm):
     """The curation history's filters: by object (or record, with the links that join it), thread,
-    actor, action and time; keyset-paged by `cursor` (the id of the last entry shown), newest first."""
+    owner (everything a user or agent owns), actor, action and time; keyset-paged by `cursor` (the
+    id of the last entry shown), newest first."""
 
     object_kind = forms.ChoiceField(
         label="Kind",
@@ -226,6 +227,8 @@ class HistoryFilters(ListingForm):
         help_text="The changes of this record and of the links that join it.",
     )
     thread_id = id_filter("Thread")
+    user_id = id_filter("User")  # the changes to anything the user owns (CurationEntryQuerySet.of_owner)
+    agent_id = id_filter("Agent")
     actor = forms.CharField(label="Who", required=False, max_length=150, widget=forms.TextInput(attrs=FILTER_ID_INPUT))
     action = forms.ChoiceField(
         label="Action",
