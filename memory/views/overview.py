@@ -100,6 +100,7 @@ def overview(request: HttpRequest) -> HttpResponse:
     stats = get_agent_memory().stats()
     memory_rows = [(memory_type, stats.records[memory_type]) for memory_type in MEMORY_TYPES]
     totals = {status: sum(counts[status] for _, counts in memory_rows) for status in ("valid", "invalid", "expired")}
+    totals["all"] = sum(totals.values())
     return render(
         request,
         "overview.html",
@@ -107,6 +108,12 @@ def overview(request: HttpRequest) -> HttpResponse:
             "stats": stats,
             "memory_rows": memory_rows,
             "memory_totals": totals,
+            # The cards count live records: each says how many more are expired, awaiting purge.
+            "expired": {
+                "messages": stats.records["message"]["expired"],
+                "memories": totals["expired"],
+                "images": stats.records["image"]["expired"],
+            },
             "links": sorted(stats.links.items(), key=lambda item: (-item[1], item[0])),
             "chart": activity_chart(stats.by_day, datetime.now(UTC).date()),
             "latest_changes": CurationEntry.objects.filter(one_row_per_bulk_change()).select_related("bulk")[:8],
