@@ -184,6 +184,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Static files straight from the WSGI app, compressed and cached for a year once collected.
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Zero-width and direction-changing characters in a page's text shown as code points.
+    "memory.web.middleware.VisibleInvisiblesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
