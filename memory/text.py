@@ -6,6 +6,7 @@ An import-linter contract (pyproject.toml) holds it to that: every layer may imp
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.IGNORECASE)
@@ -42,3 +43,22 @@ def plural(count: int, noun: str, *, grouped: bool = False) -> str:
     irregular = {"memory": "memories", "batch": "batches"}
     number = f"{count:,}" if grouped else str(count)
     return f"{number} {noun if count == 1 else irregular.get(noun, noun + 's')}"
+
+
+INVISIBLE = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"  # control characters other than tab, line feed and carriage return
+    "\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b\u200c\u200e\u200f"
+    "\u2028-\u202e\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\U000e0000-\U000e0fff]"
+    # a zero-width joiner, except inside an emoji sequence (👩‍💻), where it is what draws one emoji
+    "|\u200d(?![\u2600-\u27bf\U0001f000-\U0001faff])"
+)
+"""Characters that draw nothing or change the direction of what follows: zero-width spaces and
+joiners, bidirectional overrides and isolates (U+202E shows "evil" as "live"), soft hyphens,
+invisible operators, tag characters, Hangul fillers, control characters. Text an agent stored is
+checked by reading it, so the pages show each as its code point (`visible_code_point`)."""
+
+
+def visible_code_point(character: str) -> str:
+    """An invisible character as it is shown: "U+202E", named (RIGHT-TO-LEFT OVERRIDE) on hover."""
+    name = unicodedata.name(character, "control character")
+    return f'<span class="oam-invisible" title="Invisible character: {name}">U+{ord(character):04X}</span>'
