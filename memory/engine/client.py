@@ -481,6 +481,39 @@ class AgentMemory:
             status="expired",
         )
 
+    def count_memories(
+        self,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_types: Any = None,
+        metadata_filter: Any = NOT_SET,
+        *,
+        status: Any = NOT_SET,
+        text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
+    ) -> int:
+        """How many memories list_memories lists with the same filters (MemoryStore.count): one
+        count query, no record read."""
+        types = MEMORY_TYPES if memory_types is None else check_record_types(memory_types, MEMORY_TYPES)
+        return self.store.count(
+            types,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata_filter=metadata_filter,
+            status=status,
+            text=text,
+            expires_before=expires_before,
+        )
+
+    def count_expired(self, user_id: Any = NOT_SET, agent_id: Any = NOT_SET, thread_id: Any = NOT_SET) -> int:
+        """How many records list_expired lists (what purge_expired would delete, of this scope):
+        one count query."""
+        return self.store.count(
+            EXPIRING_TYPES, thread_id=thread_id, user_id=user_id, agent_id=agent_id, status="expired"
+        )
+
     def purge_expired(self) -> int:
         """Delete every expired record with what depends on it (MemoryStore.purge_expired);
         returns how many records went."""
@@ -776,6 +809,22 @@ class AgentMemory:
             user_id, max_distance=max_distance, memory_types=memory_types, statuses=statuses, limit=limit
         )
 
+    def duplicate_group_counts(
+        self,
+        user_ids: Sequence[str],
+        *,
+        max_distance: float = DEFAULT_DUPLICATE_DISTANCE,
+        memory_types: Any = None,
+        statuses: Any = "valid",
+    ) -> dict[str, int]:
+        """For each of these users, how many groups find_duplicates finds with these arguments
+        (its `total_groups`), in one read for them all, no record read
+        (MemoryStore.duplicate_group_counts). A user whose memories make more near pairs than
+        find_duplicates takes is left out."""
+        return self.store.duplicate_group_counts(
+            user_ids, max_distance=max_distance, memory_types=memory_types, statuses=statuses
+        )
+
     def memory_vectors(
         self,
         user_id: str,
@@ -828,6 +877,30 @@ class AgentMemory:
             limit=limit,
             cursor=cursor,
             relation_types=relation_types,
+        )
+
+    def count_relations(
+        self,
+        record_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        relation_types: Any = NOT_SET,
+        *,
+        relation_ids: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+    ) -> int:
+        """How many links list_relations lists with the same filters, further only those among
+        `relation_ids` and whose metadata passes `metadata_filter` (MemoryStore.count_relations):
+        one count query."""
+        return self.store.count_relations(
+            record_id=record_id,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            relation_types=relation_types,
+            relation_ids=relation_ids,
+            metadata_filter=metadata_filter,
         )
 
     # --- users and agents -------------------------------------------------------------------

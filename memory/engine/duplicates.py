@@ -95,6 +95,16 @@ def components(n: int, first: np.ndarray, second: np.ndarray) -> np.ndarray:
             return labels
 
 
+def count_groups(first: np.ndarray, second: np.ndarray) -> int:
+    """How many groups (components of two rows or more) these pairs of rows make: group_rows'
+    number, without their centres."""
+    if len(first) == 0:
+        return 0
+    rows, local = np.unique(np.concatenate([first, second]), return_inverse=True)
+    labels = components(len(rows), local[: len(first)], local[len(first) :])
+    return len(np.unique(labels))
+
+
 def group_rows(units: np.ndarray, first: np.ndarray, second: np.ndarray) -> list[RowGroup]:
     """The groups (components of two rows or more) of these pairs, each with its centre: the
     member with the least total distance to the others (ties to the lower row: the older

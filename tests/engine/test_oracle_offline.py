@@ -515,6 +515,16 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("count_expiring_before")
+def _() -> list[Statement]:
+    """list()'s conditions and binds, counted: the review queues' tallies."""
+    conn, store = open_store()
+    conn.answer(r"SELECT count\(\*\) AS n FROM", [{"n": 3}])
+    assert store.count(["fact", "memory"], expires_before="2030-01-08T00:00:00+00:00", user_id="u1") == 3
+    store.count(["message", "fact"], status="expired", agent_id=None)
+    return conn.statements
+
+
 @scenario("list_include_expired")
 def _() -> list[Statement]:
     conn, store = open_store()
@@ -796,6 +806,24 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("count_relations")
+def _() -> list[Statement]:
+    """list_relations()'s conditions, of some ids and metadata, counted."""
+    conn, store = open_store()
+    conn.answer(r"SELECT count\(\*\) AS n FROM", [{"n": 2}])
+    assert (
+        store.count_relations(
+            user_id="u1",
+            relation_types=["supersedes", "refines"],
+            relation_ids=["rel-1", "rel-2"],
+            metadata_filter={"origin": "llm"},
+        )
+        == 2
+    )
+    assert store.count_relations(relation_ids=[]) == 0  # nothing is sent
+    return conn.statements
+
+
 @scenario("memory_graph_of_a_user")
 def _() -> list[Statement]:
     """The seeds (the user's memories passing the node filters), one query for the links touching
@@ -866,6 +894,20 @@ def _() -> list[Statement]:
     found = store.find_duplicates("u1", max_distance=0.1, memory_types=["fact", "memory"], limit=5)
     assert [[record.id for record in group.memories] for group in found.groups] == [["m2", "m5", "m1"]]
     assert (found.total_groups, found.compared) == (1, 4)
+    return conn.statements
+
+
+@scenario("duplicate_group_counts")
+def _() -> list[Statement]:
+    """Each user's near pairs from the self-join find_duplicates sends, counted as groups: no
+    count of candidates, no vectors, no records."""
+    conn, store = open_store()
+    conn.answer(
+        r"AS first_pk",
+        [{"first_pk": 1, "second_pk": 2}, {"first_pk": 2, "second_pk": 5}, {"first_pk": 7, "second_pk": 9}],
+    )
+    counts = store.duplicate_group_counts(["u1", "u2"], max_distance=0.1, memory_types="fact")
+    assert counts == {"u1": 2, "u2": 2}
     return conn.statements
 
 

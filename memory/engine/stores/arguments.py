@@ -493,6 +493,14 @@ def duplicates_request(
     )
 
 
+def owner_id_list(name: str, owner_ids: Any) -> list[str]:
+    """A list of user (or agent) ids to look up: a sequence of ids, not one string, each checked
+    (ValueError naming `name`), in order without repeats."""
+    if isinstance(owner_ids, (str, bytes)) or not isinstance(owner_ids, Sequence):
+        raise ValueError(f"{name} must be a list of ids, not {type(owner_ids).__name__}")
+    return list(dict.fromkeys(check_id(f"{name}[{i}]", value) for i, value in enumerate(owner_ids)))
+
+
 def memory_id_list(memory_ids: Any) -> list[str]:
     """A list of memory ids to look up (lifecycle): a sequence of strings, not one string; the
     ids no record could have (empty, or beyond the id limits) are dropped, as nothing has them."""

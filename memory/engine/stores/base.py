@@ -339,6 +339,25 @@ class MemoryStore(ABC):
         means no filter."""
 
     @abstractmethod
+    def count(
+        self,
+        record_type: str | Sequence[str],
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        record_id: Any = NOT_SET,
+        *,
+        include_expired: bool = False,
+        status: Any = NOT_SET,
+        text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
+    ) -> int:
+        """How many records list() lists with the same filters (every filter of list() but its
+        paging, order and bytes), counted in the database: one query, whatever the number. A
+        review queue's or a page's total, without reading the records."""
+
+    @abstractmethod
     def list_thread_messages(
         self,
         thread_id: str,
@@ -540,6 +559,23 @@ class MemoryStore(ABC):
         these relation types (one label or a non-empty list; the stored `relation_type`); cursor-paged."""
 
     @abstractmethod
+    def count_relations(
+        self,
+        record_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        relation_types: Any = NOT_SET,
+        *,
+        relation_ids: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+    ) -> int:
+        """How many relations list_relations() lists with the same filters, and further only
+        those among `relation_ids` (a list of ids; empty: none) and whose metadata passes
+        `metadata_filter` (the filter language of list(); None: links without metadata); one
+        count query."""
+
+    @abstractmethod
     def memory_graph(
         self,
         *,
@@ -589,6 +625,22 @@ class MemoryStore(ABC):
         once: a blocked matrix product on the in-memory index or on the vectors read in one
         query, or, on Oracle without the index, a VECTOR_DISTANCE self-join in the database;
         never a loop over pairs. ValueError for bad arguments; an unknown user has no groups."""
+
+    @abstractmethod
+    def duplicate_group_counts(
+        self,
+        user_ids: Sequence[str],
+        *,
+        max_distance: float = DEFAULT_DUPLICATE_DISTANCE,
+        memory_types: Any = None,
+        statuses: Any = "valid",
+    ) -> dict[str, int]:
+        """For each of these users (a list of ids), find_duplicates(user_id, ...)'s
+        `total_groups` with these arguments: how many groups of near-duplicates they have, in one
+        read for them all, the pairs found as find_duplicates finds them and only counted (no
+        record read, no centres). A user whose memories make more near pairs than
+        find_duplicates takes (which it refuses with a ValueError) is left out; an unknown user
+        counts 0. ValueError for bad arguments."""
 
     @abstractmethod
     def lifecycle(self, memory_ids: Sequence[str]) -> dict[str, Lifecycle]:

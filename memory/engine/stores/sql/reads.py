@@ -306,10 +306,89 @@ class ReadMixin:
     ) -> Page:
         """Records of one or more types in insertion order (or newest first), with exact scope
         filters, status, text and expiry filters (MemoryStore.list)."""
-        types = check_record_types(record_type)
+        check_record_types(record_type)
         check_positive_int("limit", limit, allow_none=True)
         check_bool("include_expired", include_expired)
         check_bool("newest_first", newest_first)
+        where, params = self._listing_conditions(
+            record_type,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata_filter=metadata_filter,
+            record_id=record_id,
+            include_expired=include_expired,
+            status=status,
+            text=text,
+            expires_before=expires_before,
+        )
+        if cursor is not None:
+            # An ascending cursor is [pk] (as every earlier engine wrote it), a newest-first one
+            # [pk, "desc"]: each order refuses the other's.
+            values = decode_cursor(cursor, (int, str) if newest_first else (int,))
+            if newest_first and values[1] != "desc":
+                raise ValueError(f"invalid cursor: {cursor!r}")
+            where.append("r.pk < :after" if newest_first else "r.pk > :after")
+            params["after"] = values[0]
+        order = "r.pk DESC" if newest_first else "r.pk"
+        sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY {order}"
+        rows = self._fetch(sql + self._fetch_first(limit, params), params)
+        more = limit is not None and len(rows) > limit
+        rows = rows[:limit]
+        records = self._with_bytes([self._record(row) for row in rows], include_bytes)
+        last = int(rows[-1]["pk"]) if more else None
+        return Page(
+            records, None if last is None else encode_cursor(last, "desc") if newest_first else encode_cursor(last)
+        )
+
+    def count(
+        self,
+        record_type: str | Sequence[str],
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        record_id: Any = NOT_SET,
+        *,
+        include_expired: bool = False,
+        status: Any = NOT_SET,
+        text: Any = NOT_SET,
+        expires_before: Any = NOT_SET,
+    ) -> int:
+        """How many records list() would list with these filters, in one count query
+        (MemoryStore.count)."""
+        where, params = self._listing_conditions(
+            record_type,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata_filter=metadata_filter,
+            record_id=record_id,
+            include_expired=include_expired,
+            status=status,
+            text=text,
+            expires_before=expires_before,
+        )
+        [row] = self._fetch(f"SELECT count(*) AS n FROM {self._records} r WHERE {' AND '.join(where)}", params)
+        return int(row["n"])
+
+    def _listing_conditions(
+        self,
+        record_type: Any,
+        *,
+        thread_id: Any,
+        user_id: Any,
+        agent_id: Any,
+        metadata_filter: Any,
+        record_id: Any,
+        include_expired: Any,
+        status: Any,
+        text: Any,
+        expires_before: Any,
+    ) -> tuple[list[str], dict[str, Any]]:
+        """The conditions (on alias r) and binds of list()'s and count()'s filters, checked."""
+        types = check_record_types(record_type)
+        check_bool("include_expired", include_expired)
         wanted = listing_status(status)
         params: dict[str, Any] = {}
         where = [_types_condition("r", types, params)]
@@ -350,24 +429,7 @@ class ReadMixin:
         matching = self._text_condition(["r.content", "r.id", self.dialect.json_text("r.metadata")], text, params)
         if matching is not None:
             where.append(matching)
-        if cursor is not None:
-            # An ascending cursor is [pk] (as every earlier engine wrote it), a newest-first one
-            # [pk, "desc"]: each order refuses the other's.
-            values = decode_cursor(cursor, (int, str) if newest_first else (int,))
-            if newest_first and values[1] != "desc":
-                raise ValueError(f"invalid cursor: {cursor!r}")
-            where.append("r.pk < :after" if newest_first else "r.pk > :after")
-            params["after"] = values[0]
-        order = "r.pk DESC" if newest_first else "r.pk"
-        sql = f"SELECT {self._record_columns} FROM {self._records} r WHERE {' AND '.join(where)} ORDER BY {order}"
-        rows = self._fetch(sql + self._fetch_first(limit, params), params)
-        more = limit is not None and len(rows) > limit
-        rows = rows[:limit]
-        records = self._with_bytes([self._record(row) for row in rows], include_bytes)
-        last = int(rows[-1]["pk"]) if more else None
-        return Page(
-            records, None if last is None else encode_cursor(last, "desc") if newest_first else encode_cursor(last)
-        )
+        return where, params
 
     def _text_condition(self, expressions: Sequence[str], text: Any, params: dict[str, Any]) -> str | None:
         """A listing's `text` filter: a case-insensitive substring of any of `expressions`, as a

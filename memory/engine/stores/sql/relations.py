@@ -9,7 +9,16 @@ from typing import Any
 
 import numpy as np
 
-from ...duplicates import DISTANCE_TOLERANCE, MAX_PAIRS, check_pair_count, group_rows, similar_pairs, unit_rows
+from ...duplicates import (
+    DISTANCE_TOLERANCE,
+    MAX_PAIRS,
+    check_pair_count,
+    count_groups,
+    group_rows,
+    similar_pairs,
+    unit_rows,
+)
+from ...filters import parse_filter
 from ...graph import GraphLink
 from ...limits import check_id
 from ...ttl import utc_now
@@ -43,6 +52,8 @@ from ..arguments import (
     expected_version_of,
     graph_request,
     memory_id_list,
+    owner_id_list,
+    record_id_list,
     relation_type_list,
     storable_id,
 )
@@ -268,19 +279,7 @@ class RelationMixin:
         """Relations in creation order: of one memory (either end), and/or of a scope, and/or of
         some relation types."""
         check_positive_int("limit", limit, allow_none=True)
-        where: list[str] = []
-        params: dict[str, Any] = {}
-        if record_id is not NOT_SET:
-            where.append("(rel.source_id = :record_id OR rel.target_id = :record_id)")
-            params["record_id"] = check_id("record_id", record_id)
-        labels = relation_type_list(relation_types)
-        if labels is not None:
-            where.append(self._in("rel.relation_type", "relation_types"))
-            params["relation_types"] = _ids_json(labels)
-        scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
-        in_scope = relation_scope_condition(scope, params)
-        if in_scope is not None:
-            where.append(in_scope)
+        where, params = self._relation_conditions(record_id, thread_id, user_id, agent_id, relation_types)
         if cursor is not None:
             where.append("rel.pos > :after")
             params["after"] = decode_cursor(cursor, (int,))[0]
@@ -294,6 +293,63 @@ class RelationMixin:
         more = limit is not None and len(rows) > limit
         rows = rows[:limit]
         return Page([self._relation(row) for row in rows], encode_cursor(int(rows[-1]["pos"])) if more else None)
+
+    def count_relations(
+        self,
+        record_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        relation_types: Any = NOT_SET,
+        *,
+        relation_ids: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+    ) -> int:
+        """How many relations list_relations() would list with these filters, of these ids and
+        metadata, in one count query (MemoryStore.count_relations)."""
+        where, params = self._relation_conditions(record_id, thread_id, user_id, agent_id, relation_types)
+        if relation_ids is not NOT_SET:
+            if isinstance(relation_ids, (str, bytes)) or not isinstance(relation_ids, Sequence):
+                raise ValueError(f"relation_ids must be a list of relation ids, not {type(relation_ids).__name__}")
+            ids = [value for value in dict.fromkeys(record_id_list(list(relation_ids))) if storable_id(value)]
+            if not ids:
+                return 0
+            where.append(self._in("rel.id", "relation_ids"))
+            params["relation_ids"] = _ids_json(ids)
+        if metadata_filter is None:
+            where.append(f"(rel.metadata IS NULL OR {self.dialect.is_empty_object('rel.metadata')})")
+        elif metadata_filter is not NOT_SET:
+            compiler = self.dialect.filter_compiler()
+            where.append(compiler.compile(parse_filter(metadata_filter), "rel.metadata"))
+            params.update(compiler.params)
+        [row] = self._fetch(
+            f"SELECT count(*) AS n FROM {self._relations} rel "
+            f"JOIN {self._records} s ON s.kind = 'memory' AND s.id = rel.source_id "
+            f"JOIN {self._records} t ON t.kind = 'memory' AND t.id = rel.target_id"
+            + (" WHERE " + " AND ".join(where) if where else ""),
+            params,
+        )
+        return int(row["n"])
+
+    def _relation_conditions(
+        self, record_id: Any, thread_id: Any, user_id: Any, agent_id: Any, relation_types: Any
+    ) -> tuple[list[str], dict[str, Any]]:
+        """The conditions (on aliases rel, s and t: the relation and its two memories) and binds
+        of list_relations()'s and count_relations()'s filters, checked."""
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        if record_id is not NOT_SET:
+            where.append("(rel.source_id = :record_id OR rel.target_id = :record_id)")
+            params["record_id"] = check_id("record_id", record_id)
+        labels = relation_type_list(relation_types)
+        if labels is not None:
+            where.append(self._in("rel.relation_type", "relation_types"))
+            params["relation_types"] = _ids_json(labels)
+        scope = {"thread_id": thread_id, "user_id": user_id, "agent_id": agent_id}
+        in_scope = relation_scope_condition(scope, params)
+        if in_scope is not None:
+            where.append(in_scope)
+        return where, params
 
     def memory_graph(
         self,
@@ -455,12 +511,7 @@ class RelationMixin:
         with self._read() as cursor:
             if memory_index is not None:
                 with memory_index.reading(_IndexSource(self, cursor)) as index:
-                    cache = index.records
-                    mask = cache.status_mask(
-                        request.memory_types, {"user_id": request.user_id}, request.statuses, time.time()
-                    )
-                    rows = np.flatnonzero(mask & cache.has_vector[: cache.size])
-                    pks, units = cache.pks[rows], cache.vectors.rows(rows)  # copies: the lock can go
+                    pks, units = self._indexed_candidates(index, request)  # copies: the lock can go
                 compared = len(pks)
                 first, second = similar_pairs(units, request.max_distance)
             elif self.dialect.vector_pair_distance("a.embedding", "b.embedding") is not None:
@@ -480,6 +531,52 @@ class RelationMixin:
             if len(members) > 1:
                 groups.append(DuplicateGroup([record for record, _ in members], [d for _, d in members]))
         return Duplicates(groups, total_groups=len(found), compared=compared, max_distance=request.max_distance)
+
+    def duplicate_group_counts(
+        self,
+        user_ids: Sequence[str],
+        *,
+        max_distance: float = DEFAULT_DUPLICATE_DISTANCE,
+        memory_types: Any = None,
+        statuses: Any = "valid",
+    ) -> dict[str, int]:
+        """How many near-duplicate groups find_duplicates() finds for each of these users
+        (MemoryStore.duplicate_group_counts), in one read: the pairs of each user as
+        find_duplicates finds them, counted as groups, without reading a record."""
+        requests = [
+            duplicates_request(
+                user_id=user_id, max_distance=max_distance, memory_types=memory_types, statuses=statuses, limit=1
+            )
+            for user_id in owner_id_list("user_ids", user_ids)
+        ]
+        counts: dict[str, int] = {}
+        memory_index = None if self._written() else self.index
+        with self._read() as cursor:
+            if memory_index is not None:
+                with memory_index.reading(_IndexSource(self, cursor)) as index:
+                    units = [self._indexed_candidates(index, request)[1] for request in requests]  # copies
+            for i, request in enumerate(requests):
+                try:
+                    if memory_index is not None:
+                        first, second = similar_pairs(units[i], request.max_distance)
+                    elif self.dialect.vector_pair_distance("a.embedding", "b.embedding") is not None:
+                        first, second = self._duplicate_pairs_in_sql(cursor, request, vectors=False)[3:]
+                    else:
+                        params: dict[str, Any] = {}
+                        _, vectors = self._candidate_vectors(cursor, self._candidates("r", request, params), params)
+                        first, second = similar_pairs(vectors, request.max_distance)
+                except ValueError:  # more near pairs than find_duplicates takes: it would refuse them
+                    continue
+                counts[request.user_id] = count_groups(first, second)
+        return counts
+
+    def _indexed_candidates(self, index: MemoryIndex, request: DuplicatesRequest) -> tuple[np.ndarray, np.ndarray]:
+        """find_duplicates' candidates in the in-memory index: their pks and unit vectors (copies,
+        so that the index can be let go)."""
+        cache = index.records
+        mask = cache.status_mask(request.memory_types, {"user_id": request.user_id}, request.statuses, time.time())
+        rows = np.flatnonzero(mask & cache.has_vector[: cache.size])
+        return cache.pks[rows], cache.vectors.rows(rows)
 
     def _candidates(self, alias: str, request: DuplicatesRequest, params: dict[str, Any]) -> str:
         """find_duplicates' candidates on a record row: the user's live memories of the wanted
@@ -501,11 +598,13 @@ class RelationMixin:
         return pks, unit_rows([row["embedding"] for row in rows], self.vector_dim)
 
     def _duplicate_pairs_in_sql(
-        self, cursor: Any, request: DuplicatesRequest
+        self, cursor: Any, request: DuplicatesRequest, *, vectors: bool = True
     ) -> tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The near pairs from the database (a self-join of the user's candidates on the vector
         distance, each pair once), then the vectors of the memories in a pair, for the groups'
-        centres: how many were compared, their pks, unit vectors and the pairs as rows of them."""
+        centres: how many were compared, their pks, unit vectors and the pairs as rows of them.
+        Without `vectors` (counting groups only): the pairs alone, as rows of their pks in order,
+        with no count, pks or vectors read."""
         params: dict[str, Any] = {"max_distance": request.max_distance + DISTANCE_TOLERANCE, "max_pairs": MAX_PAIRS + 1}
         distance = self.dialect.vector_pair_distance("a.embedding", "b.embedding")
         pairs = self._fetch(
@@ -517,6 +616,11 @@ class RelationMixin:
             cursor,
         )
         check_pair_count(len(pairs), request.max_distance)
+        if not vectors:
+            ends = np.array([(int(row["first_pk"]), int(row["second_pk"])) for row in pairs], dtype=np.int64)
+            paired, rows = np.unique(ends.ravel(), return_inverse=True)
+            rows = rows.reshape(-1, 2)
+            return 0, paired, np.empty((0, 0), dtype=np.float32), rows[:, 0], rows[:, 1]
         count_params: dict[str, Any] = {}
         [counted] = self._fetch(
             f"SELECT count(*) AS n FROM {self._records} r WHERE {self._candidates('r', request, count_params)}",
