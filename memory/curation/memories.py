@@ -8,7 +8,7 @@ from memory.curation.recording import CurationError, Recorder, recorded
 from memory.curation.values import differences, edited, expecting, unchanged_since
 from memory.engine import record_to_json, thread_named
 from memory.models import Action, CurationEntry, ObjectKind
-from memory.text import plural
+from memory.text import plural, quoted
 
 
 class MemoryWrites(Recorder):
@@ -57,9 +57,30 @@ class MemoryWrites(Recorder):
         if not changes:
             unchanged_since(before, version)
             return None
+        if changes.get("status") == "valid":
+            self._refuse_while_retired(memory_id)
         self.agent_memory.update_memory(memory_id, expected_version=version, **changes)
         after = self.agent_memory.get_memory(memory_id)
         return self._updated(ObjectKind.MEMORY, memory_id, before, after, edited(after.record_type, before, after))
+
+    def _refuse_while_retired(self, memory_id: str) -> None:
+        """A memory that a lifecycle link retires (supersedes, refines, duplicates) stays invalid
+        whatever its own flag says (D2): setting it valid would save nothing anyone could see, so
+        it is refused with what would work instead."""
+        retired_by = self.agent_memory.lifecycle([memory_id])[memory_id].retired_by
+        if not retired_by:
+            return
+        link = self.agent_memory.get_relation(retired_by[0])
+        try:
+            source = quoted(self.agent_memory.get_memory(link.source_record_id).content)
+        except KeyError:
+            source = link.source_record_id
+        others = f" and {plural(len(retired_by) - 1, 'other link')}" if len(retired_by) > 1 else ""
+        raise CurationError(
+            f"status stays invalid while a link retires this memory: {source} {link.relation_type} it{others}. "
+            "Delete that link, or change its type to one that does not retire (supports, contradicts), "
+            "and the memory is valid again."
+        )
 
     @recorded
     def delete_memory(self, memory_id: str, *, version: int | None = None) -> CurationEntry:

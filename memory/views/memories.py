@@ -15,6 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 from memory.engine import LIFECYCLE_RELATIONS, MemoryRecord, RecordRelation
 from memory.models import CurationEntry, ObjectKind
 from memory.queries.record_activity import record_activity, sources_of
+from memory.queries.review.invalid import invalid_rows
 from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
@@ -154,7 +155,9 @@ def memory_edit(request: HttpRequest, memory_id: str) -> HttpResponse:
         "version": record.version,
     }
     form = MemoryEditForm(request.POST or None, initial=initial)
-    context = {"form": form, "memory": record}
+    # A memory a link retires is invalid whatever its own flag: the form says which link, and how to undo it.
+    retired_by = invalid_rows(agent_memory, [record])[0].retired_by if record.status == "invalid" else []
+    context = {"form": form, "memory": record, "retired_by": retired_by, "here": request.get_full_path()}
 
     def save(data: dict) -> object:
         fields = dict(data)

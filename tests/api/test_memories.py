@@ -274,3 +274,19 @@ def test_a_session_browses_the_api_as_html_with_the_way_back_to_the_dashboard(se
     assert '<a class="navbar-brand" href="/">OAM Dashboard</a>' in html
     assert 'href="/api/docs/">API docs</a>' in html
     assert "Alice prefers window seats." in html
+
+
+def test_a_superseded_memory_is_not_set_valid_while_its_link_stands(curator_api, agent_memory):
+    agent_memory.add_memory("Alice drinks tea.", memory_type="fact", memory_id="tea", autonomous_linking=False)
+    agent_memory.add_memory("Alice drinks coffee.", memory_type="fact", memory_id="coffee", autonomous_linking=False)
+    agent_memory.link_records("coffee", "fact", "tea", "fact", "supersedes")
+    version = agent_memory.get_memory("tea").version
+
+    response = curator_api.patch("/api/v1/memories/tea/", {"status": "valid"}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["errors"]["status"] == [
+        "status stays invalid while a link retires this memory: “Alice drinks coffee.” supersedes it. Delete that "
+        "link, or change its type to one that does not retire (supports, contradicts), and the memory is valid again."
+    ]
+    assert agent_memory.get_memory("tea").version == version

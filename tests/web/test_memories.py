@@ -482,3 +482,35 @@ def test_an_id_with_a_line_break_or_a_control_character_is_a_form_error_on_its_f
     assert response.status_code == 400
     assert "must not contain control characters or line breaks" in response.context["form"].errors["user_id"][0]
     assert agent_memory.stats() == before
+
+
+def test_the_edit_form_of_a_superseded_memory_says_which_link_makes_it_invalid(curator_client, world):
+    page = curator_client.get(reverse("memory:memory_edit", args=[world.old_fact_id])).content.decode()
+
+    assert "Its status comes from a link, not from this form" in page
+    assert "“Alice is vegetarian.”</a> <code>supersedes</code> it" in page
+    assert reverse("memory:link_edit", args=[world.link_id]) + "?next=" in page
+    assert reverse("memory:link_delete", args=[world.link_id]) + "?next=" in page
+
+
+def test_setting_a_superseded_memory_valid_is_refused_with_what_would_work(curator_client, world, agent_memory):
+    before = agent_memory.get_memory(world.old_fact_id)
+
+    response = edit(curator_client, agent_memory, world.old_fact_id, status="valid")
+
+    assert response.status_code == 400
+    errors = response.context["form"].errors["status"]
+    assert errors == [
+        "status stays invalid while a link retires this memory: “Alice is vegetarian.” supersedes it. Delete that "
+        "link, or change its type to one that does not retire (supports, contradicts), and the memory is valid again."
+    ]
+    after = agent_memory.get_memory(world.old_fact_id)
+    assert (after.version, after.status) == (before.version, before.status)
+    assert not CurationEntry.objects.exists()
+
+
+def test_a_memory_with_an_expiry_offers_to_remove_it_and_one_without_says_it_never_expires(curator_client, world):
+    page = curator_client.get(reverse("memory:memory_edit", args=[world.fact_id])).content.decode()
+
+    assert "It never expires now; give a lifetime to make it expire." in page
+    assert 'name="never_expires"' not in page

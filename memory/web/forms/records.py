@@ -99,7 +99,7 @@ class MemoryForm(forms.Form):
 class MemoryEditForm(MemoryForm, VersionedForm):
     thread_id = None  # a memory keeps the thread it was made in
     never_expires = forms.BooleanField(
-        label="Never expires", required=False, widget=forms.CheckboxInput(attrs={"class": "form-check-input"})
+        label="Remove the expiry (never expire)", required=False, widget=forms.CheckboxInput(attrs={"class": "form-check-input"})
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
