@@ -223,7 +223,8 @@ def history_revert(request: HttpRequest, entry_id: int) -> HttpResponse:
             messages.error(request, f"Could not undo this change: {error}")
             return redirect("memory:history_entry", entry_id)
         messages.success(request, done.summary)
-        return redirect(object_url(done) or reverse("memory:history_entry", args=[done.pk]))
+        # `next`: the page it was undone from (the review queue's "Undo this"), else the record's page.
+        return redirect(safe_next(request, object_url(done) or reverse("memory:history_entry", args=[done.pk])))
     context = {
         "entry": entry,
         "undo_label": UNDO_LABELS[entry.action],

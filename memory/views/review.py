@@ -14,7 +14,7 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.curation import CurationError, mark, undone_by
 from memory.engine import LIFECYCLE_RELATIONS
-from memory.models import BulkChange, ObjectKind, ReviewKind, ReviewMark
+from memory.models import Action, BulkChange, CurationEntry, ObjectKind, ReviewKind, ReviewMark
 from memory.queries.review import QUEUES, counts, queue_page, recent_marks
 from memory.services import get_agent_memory
 from memory.text import plural
@@ -44,6 +44,7 @@ def review(request: HttpRequest) -> HttpResponse:
     `cursor`, `limit`)."""
     form = ReviewFilters(request.GET, queues={name: queue.label for name, queue in QUEUES.items()})
     resolved = resolved_change(request.GET.get("resolved"))
+    reverted = reverted_link(request.GET.get("reverted"))
     rows, next_cursor, tallies, arguments = [], None, {}, {"queue": form.default_queue, "days": DEFAULT_DAYS}
     if form.is_valid():
         arguments = form.review_arguments()
@@ -69,6 +70,8 @@ def review(request: HttpRequest) -> HttpResponse:
             "here": here(request),
             "resolved": resolved,
             "resolved_undone": resolved is not None and undone_by(resolved) is not None,
+            "reverted": reverted,
+            "reverted_undone": reverted is not None and reverted.reverted_by.exists(),
         },
         fragment="queue",
         status=400 if form.errors else 200,
@@ -79,7 +82,15 @@ def here(request: HttpRequest) -> str:
     """This queue page, where decisions come back to (without the change just made)."""
     query = request.GET.copy()
     query.pop("resolved", None)
+    query.pop("reverted", None)
     return f"{request.path}?{query.urlencode()}" if query else request.path
+
+
+def reverted_link(value: str | None) -> CurationEntry | None:
+    """The automatic link just reverted (a `reverted` parameter: the entry of its deletion), if it exists."""
+    if not value or not value.isdigit():
+        return None
+    return CurationEntry.objects.filter(pk=int(value), object_kind=ObjectKind.LINK, action=Action.UNLINK).first()
 
 
 def resolved_change(value: str | None) -> BulkChange | None:
@@ -125,12 +136,14 @@ def review_revert(request: HttpRequest, relation_id: str) -> HttpResponse:
     service = curation(request)
     effects = service.link_effects(remove=link)
     try:
-        service.delete_link(relation_id)
+        entry = service.delete_link(relation_id)
     except KeyError:
         return gone(request, ObjectKind.LINK, relation_id)
     outcome = "is valid again" if effects else "is still invalid (another link or its own flag retires it)"
     messages.success(request, f"Reverted the automatic link: {memory_words(link.target_record_id)} {outcome}.")
-    return redirect(back(request, "llm"))
+    # The queue page shows the deletion with its undo (`reverted`), as it does a resolved contradiction.
+    target = back(request, "llm")
+    return redirect(f"{target}{'&' if '?' in target else '?'}reverted={entry.pk}")
 
 
 @curator_required

@@ -204,6 +204,23 @@ def test_reverting_deletes_the_link_through_curation_and_the_memory_is_valid_aga
     assert status(queues, "porto") == "invalid"
 
 
+def test_a_reverted_link_is_undone_from_the_queue_as_a_resolved_contradiction_is(curator_client, queues):
+    queue = f"{REVIEW}?queue=llm"
+    response = curator_client.post(reverse("memory:review_revert", args=["rel-llm"]), {"next": queue})
+    entry = CurationEntry.objects.get()
+    assert response["Location"] == f"{queue}&reverted={entry.pk}"
+    page = curator_client.get(response["Location"]).content.decode()
+    undo = reverse("memory:history_revert", args=[entry.pk])
+    assert '<span class="fw-semibold">Done:</span>' in page and f'action="{undo}"' in page
+
+    undone = curator_client.post(undo, {"next": queue})
+
+    assert undone["Location"] == queue
+    assert status(queues, "porto") == "invalid" and queues.get_relation("rel-llm")
+    again = curator_client.get(f"{queue}&reverted={entry.pk}").content.decode()
+    assert "Undone since:" in again and f'action="{undo}"' not in again
+
+
 @pytest.mark.parametrize(
     "name, args",
     [
