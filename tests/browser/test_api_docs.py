@@ -50,3 +50,34 @@ def test_anonymous_visitors_are_sent_to_the_login_page(page):
     for path in ("/api/docs/", "/api/redoc/"):
         page.goto(path)
         assert urlparse(page.url).path == "/accounts/login/"
+
+
+@pytest.mark.parametrize("path", ["/api/docs/", "/api/redoc/"])
+def test_the_docs_lead_back_to_the_dashboard(logged_in_page, path):
+    page = logged_in_page
+    page.goto(path)
+
+    page.get_by_role("link", name="← Back to the dashboard").click()
+    expect(page.locator("h1")).to_have_text("Overview")
+
+
+INVERTED = "(element) => getComputedStyle(element).filter"
+
+
+@pytest.mark.parametrize("color_scheme", ["light", "dark"])
+def test_swagger_ui_follows_the_system_theme(logged_in_page, color_scheme):
+    page = logged_in_page
+    page.goto("/api/docs/")
+    expect(page.locator("#operations-memories-memories_list")).to_be_visible(timeout=15_000)
+
+    shown = page.locator(".oam-docs-invertible").evaluate(INVERTED)
+    assert ("invert" in shown) == (color_scheme == "dark"), shown
+
+
+def test_swagger_ui_follows_the_theme_chosen_on_the_dashboard(logged_in_page):
+    page = logged_in_page
+    page.goto("/")
+    page.get_by_role("button", name="Dark theme").click()
+    page.goto("/api/docs/")
+
+    assert "invert" in page.locator(".oam-docs-invertible").evaluate(INVERTED)
