@@ -26,6 +26,8 @@ FIELD_LABELS = {
     "topics": "Topics",
 }
 
+TIME_FIELDS = frozenset({"timestamp", "expires_at"})
+
 
 @dataclass(frozen=True)
 class Piece:
@@ -48,6 +50,8 @@ class FieldChange:
     label: str
     old: Any
     new: Any
+    time: bool = False
+    """A time (timestamp, expiry): shown as the pages show times (`2026-11-20 14:05:09 UTC`)."""
 
 
 @dataclass(frozen=True)
@@ -257,7 +261,7 @@ def record_diff(before: dict | None, after: dict | None) -> RecordDiff:
         content=word_diff(old_content, new_content) if old_content != new_content else None,
         metadata=metadata_diff(before.get("metadata"), after.get("metadata")),
         fields=[
-            FieldChange(label, _listed(before.get(name)), _listed(after.get(name)))
+            FieldChange(label, _listed(before.get(name)), _listed(after.get(name)), time=name in TIME_FIELDS)
             for name, label in FIELD_LABELS.items()
             if before.get(name) != after.get(name) and (name in before or name in after)
         ],

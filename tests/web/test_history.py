@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from django.urls import reverse
 
@@ -98,6 +100,18 @@ def test_an_entry_shows_a_readable_diff_of_content_and_metadata(viewer_client, w
     assert "<ins>strictly vegan.</ins>" in html or "<ins>strictly</ins>" in html
     assert "removed" in html and "tags" in html  # a metadata key that went
     assert "added" in html and "new" in html
+
+
+def test_an_entry_shows_changed_times_as_the_pages_do(viewer_client, world, curation, agent_memory):
+    before = agent_memory.get_memory(world.fact_id).timestamp
+    entry = edit_fact(curation, agent_memory, world.fact_id, timestamp="2026-03-01T09:30:15.123456+00:00", ttl_days=3)
+
+    html = viewer_client.get(reverse("memory:history_entry", args=[entry.pk])).content.decode()
+
+    shown_before = datetime.fromisoformat(before).astimezone(UTC)
+    assert f"<del>{shown_before:%Y-%m-%d %H:%M:%S} UTC</del>" in html
+    assert "<ins>2026-03-01 09:30:15 UTC</ins>" in html
+    assert "2026-03-01T09:30" not in html  # not the ISO form with its microseconds
 
 
 def test_reverting_an_update_writes_the_old_values_back_as_a_new_change(curator_client, world, curation, agent_memory):
