@@ -242,7 +242,7 @@ class MessageDetail(EngineView):
     )
     def patch(self, request: Request, thread_id: str, message_id: str) -> Response:
         record = self.agent_memory.get_message_record(thread_id, message_id)
-        fields = self.valid_body(MessageUpdateSerializer)
+        fields = self.valid_body(MessageUpdateSerializer, context={"stored_role": record.role})
         version = expected_version(request, record.version)
         self.curation().update_message(thread_id, message_id, version=version, **fields)
         return one_message(self.agent_memory, self.agent_memory.get_message_record(thread_id, message_id))

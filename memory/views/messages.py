@@ -17,7 +17,6 @@ from memory.web.access import curator_required, viewer_required
 from memory.web.engine_errors import field_errors
 from memory.web.forms.records import ImageUploadForm, MessageForm
 
-ROLES = ("user", "assistant", "system", "tool")
 EXTRACTED_SHOWN = 50
 
 
@@ -72,9 +71,9 @@ def message_edit(request: HttpRequest, thread_id: str, message_id: str) -> HttpR
         "timestamp": message.timestamp,
         "version": message.version,
     }
-    form = MessageForm(request.POST or None, initial=initial)
+    form = MessageForm(request.POST or None, initial=initial, stored_role=message.role)
     inline = bool(request.htmx) and not request.htmx.boosted
-    context = {"message": message, "form": form, "thread_id": thread_id, "roles": ROLES, "inline": inline}
+    context = {"message": message, "form": form, "thread_id": thread_id, "inline": inline}
     fragment = "form" if inline else None
     if request.method == "POST":
         refused, result = submit(

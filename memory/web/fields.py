@@ -31,6 +31,38 @@ preview of more would be read by nobody. Narrower filters, or several changes, d
 field rules' module, because both the bulk form (memory.web.forms.bulk) and the plan it confirms
 (memory.curation.bulk_plan, a layer above) hold a selection to it."""
 
+MESSAGE_ROLES = ("user", "assistant", "system", "tool")
+"""The roles a message is given through the dashboard and the API: the chat roles agents and LLM
+APIs use. The engine takes any role (spec §9.1: threads accept custom role names), so records
+with another one may exist (an import, an agent): they show and keep it, and an edit that changes
+a role changes it to one of these."""
+
+MESSAGE_ROLE_LABELS = {
+    "user": "user: the person",
+    "assistant": "assistant: the agent",
+    "system": "system: instructions to the agent",
+    "tool": "tool: a tool's result",
+}
+
+
+def message_role_choices(stored: str | None = None) -> list[tuple[str, str]]:
+    """The choices of a role field: MESSAGE_ROLES, and a stored role that is none of them (an
+    edit keeps it unless it is changed)."""
+    choices = [(role, MESSAGE_ROLE_LABELS[role]) for role in MESSAGE_ROLES]
+    if stored is not None and stored not in MESSAGE_ROLES:
+        choices.append((stored, f"{stored} (as stored; not one of the roles)"))
+    return choices
+
+
+def message_role_error(role: Any) -> str:
+    """Why a role is refused, in the same words through either front door; the role is quoted
+    when it is short printable text (not, e.g., a lone surrogate no page or JSON body can carry)."""
+    roles = ", ".join(MESSAGE_ROLES[:-1]) + f" or {MESSAGE_ROLES[-1]}"
+    if isinstance(role, str) and 0 < len(role) <= 40 and role.isprintable():
+        return f"\u201c{role}\u201d is not a message role: use {roles}."
+    return f"Not a message role: use {roles}."
+
+
 SCOPES = {"user_id": "no user", "agent_id": "no agent", "thread_id": "no thread"}
 """The scope dimensions a record can have none of, as an `unscoped` choice reads."""
 
@@ -130,6 +162,22 @@ def id_field(label: str, *, small: bool = False, **kwargs: Any) -> forms.CharFie
     return forms.CharField(
         label=label, required=False, max_length=ID_MAX_LENGTH, strip=True, widget=forms.TextInput(attrs=attrs), **kwargs
     )
+
+
+class MessageRoleField(forms.ChoiceField):
+    """A message's role, chosen from MESSAGE_ROLES (a <select>); `stored`, a message's role that
+    is none of them, is a choice too, so that an edit of anything else keeps it."""
+
+    def __init__(self, *, stored: str | None = None, **kwargs: Any) -> None:
+        kwargs.setdefault("label", "Role")
+        kwargs.setdefault("widget", forms.Select(attrs={"class": "form-select"}))
+        super().__init__(choices=message_role_choices(stored), **kwargs)
+
+    def validate(self, value: Any) -> None:
+        if value in self.empty_values or self.valid_value(value):
+            super().validate(value)
+        else:
+            raise ValidationError(message_role_error(value), code="invalid_choice")
 
 
 def check_relation_label(label: str) -> str:

@@ -245,6 +245,7 @@ def test_an_upload_without_a_thread_belongs_to_its_user(curator_api, agent_memor
         ({"thread_id": "trip-42", "metadata": "[1, 2]"}, "metadata"),
         ({"thread_id": "trip-42", "add_as": "message", "metadata": '{"a": 1}'}, "metadata"),
         ({"thread_id": "trip-42", "add_as": "message", "role": "r" * 600}, "role"),
+        ({"thread_id": "trip-42", "add_as": "message", "role": "assitant"}, "role"),
         ({"user_id": "bob\x00"}, "user_id"),
         ({"thread_id": "trip-42", "id": "é" * 300}, "id"),
         ({"thread_id": "trip-42", "description": "x" * 1_000_001}, "description"),

@@ -347,6 +347,27 @@ def test_a_malformed_message_is_a_400_under_its_place_in_the_batch(curator_api, 
     assert field in body["errors"], body
 
 
+ROLE_REFUSED = "\u201c{}\u201d is not a message role: use user, assistant, system or tool."
+
+
+@pytest.mark.parametrize("role", ["assitant", "User", "narrator"])
+def test_a_role_that_is_not_one_of_the_roles_is_a_400_and_stores_nothing(curator_api, agent_memory, world, role):
+    body = refused(
+        curator_api, agent_memory, {"messages": [{"role": "user", "content": "ok"}, {"role": role, "content": "x"}]}
+    )
+
+    assert body["errors"] == {"messages[1].role": [ROLE_REFUSED.format(role)]}
+
+
+def test_every_role_is_taken(curator_api, agent_memory, world):
+    batch = [{"role": role, "content": role} for role in ("user", "assistant", "system", "tool")]
+
+    response = curator_api.post(messages_url(), {"messages": batch}, format="json")
+
+    assert response.status_code == 201, response.content
+    assert [message["role"] for message in response.json()["messages"]] == ["user", "assistant", "system", "tool"]
+
+
 @pytest.mark.parametrize(
     ("part", "message"),
     [
@@ -459,6 +480,32 @@ def test_an_edit_of_the_timestamp_is_stored_in_utc(curator_api, agent_memory, wo
 
     assert response.status_code == 200, response.content
     assert agent_memory.get_message_record("trip-42", world.message_ids[0]).timestamp.startswith("2026-01-02T02:04:05")
+
+
+def test_an_edit_to_a_role_that_is_not_one_of_the_roles_is_a_400(curator_api, agent_memory, world):
+    response = curator_api.patch(one(world.message_ids[0]), {"role": "assitant", "content": "x"}, format="json")
+
+    assert response.status_code == 400, response.content
+    assert response.json()["errors"] == {"role": [ROLE_REFUSED.format("assitant")]}
+    assert agent_memory.get_message_record("trip-42", world.message_ids[0]).version == 1
+    assert CurationEntry.objects.count() == 0
+
+
+def test_a_stored_role_that_is_none_of_them_reads_back_and_may_be_sent_unchanged(curator_api, agent_memory, world):
+    [message_id] = agent_memory.get_thread("trip-42").add_messages([{"role": "assitant", "content": "Typo."}])
+
+    read = curator_api.get(one(message_id))
+    assert read.status_code == 200 and read.json()["role"] == "assitant"
+
+    kept = curator_api.patch(one(message_id), {"role": "assitant", "content": "Typo, fixed."}, format="json")
+    assert kept.status_code == 200, kept.content
+    assert (kept.json()["role"], kept.json()["content"]) == ("assitant", "Typo, fixed.")
+
+    other = curator_api.patch(one(message_id), {"role": "asistant"}, format="json")
+    assert other.status_code == 400 and other.json()["errors"] == {"role": [ROLE_REFUSED.format("asistant")]}
+
+    fixed = curator_api.patch(one(message_id), {"role": "assistant"}, format="json")
+    assert fixed.status_code == 200 and fixed.json()["role"] == "assistant"
 
 
 def test_an_edit_that_changes_nothing_records_nothing(curator_api, world):

@@ -211,6 +211,15 @@ def test_the_memory_lists_parameters_carry_their_limits(schema):
     assert parameters["order"]["description"].startswith("The order of the records")
 
 
+def test_a_messages_role_is_an_enum_of_the_roles(schema):
+    components = schema["components"]["schemas"]
+
+    assert components["MessageRoleEnum"]["enum"] == ["user", "assistant", "system", "tool"]
+    for body in ("MessageInputRequest", "PatchedMessageUpdateRequest", "ImageUploadRequest"):
+        role = components[body]["properties"]["role"]
+        assert role["allOf"] == [{"$ref": "#/components/schemas/MessageRoleEnum"}], body
+
+
 def test_bodies_are_json_only(schema):
     kinds = {
         kind for _, operation in operations(schema) for kind in operation.get("requestBody", {}).get("content", {})

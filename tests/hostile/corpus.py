@@ -76,7 +76,7 @@ AT_LIMIT = Payload("1mb-content", "x" * limits.MAX_CONTENT_CHARS)
 OVER_LIMIT = Payload("over-1mb-content", "x" * (limits.MAX_CONTENT_CHARS + 1), refused=True)
 
 TEXTS = [*MARKUP, *UNICODE]
-"""Text any free-text field (content, description, profile, role) stores as it is."""
+"""Text any free-text field (content, description, profile) stores as it is."""
 
 # --- Metadata (JSON objects) ------------------------------------------------------------------
 

@@ -63,6 +63,7 @@ LONE_SURROGATE = Payload("lone-surrogate", "x\ud800y", refused=True)
 TEXT = [*corpus.taken(corpus.TEXTS), corpus.NUL, LONE_SURROGATE]
 BIG_TEXT = [*TEXT, *corpus.taken([corpus.AT_LIMIT]), corpus.OVER_LIMIT]
 IDS = [*corpus.IDS, *corpus.CONTROL_IDS, replace(corpus.SPACED_ID, refused=True), LONE_SURROGATE]  # never trimmed
+ROLES = [replace(payload, refused=True) for payload in IDS]  # a role is one of user, assistant, system, tool
 METADATA = [
     *corpus.taken(corpus.METADATA),
     Payload("a-list", [1, 2], refused=True),
@@ -83,7 +84,7 @@ CASES: list[tuple[str, str, list[Payload]]] = [
     ("thread-create", "metadata", METADATA),
     ("thread-update", "metadata", METADATA),
     ("messages-add", "message.content", [*BIG_TEXT, *WRONG_TYPES[:2]]),
-    ("messages-add", "message.role", IDS),
+    ("messages-add", "message.role", ROLES),
     ("messages-add", "message.id", IDS),
     ("messages-add", "message.metadata", METADATA),
     ("messages-add", "message.timestamp", [*corpus.MARKUP[:3], Payload("year-0", "0000-01-01T00:00:00", True)]),

@@ -134,6 +134,7 @@ TEXT = [*corpus.taken(corpus.TEXTS), NUL]
 BIG_TEXT = [*TEXT, *corpus.taken([corpus.AT_LIMIT]), corpus.OVER_LIMIT]
 METADATA = corpus.taken(corpus.metadata_texts())
 IDS = [*corpus.IDS, *corpus.CONTROL_IDS, corpus.SPACED_ID]
+ROLES = [Payload(payload.name, payload.value, refused=True) for payload in IDS]  # one of the four roles
 ID_LIKE_TEXT = [*corpus.IDS, corpus.SPACED_ID]  # typed in fields that are no ids: line breaks are theirs
 BULK_VALUES = [  # any JSON value is a metadata value: a list or a text too
     Payload(p.name, p.value, refused=p.refused and p.name not in ("not-an-object", "a-string")) for p in METADATA
@@ -153,14 +154,14 @@ CASES = [
     ("memory-edit", "memory_type", [Payload(p.name, p.value, refused=True) for p in corpus.MARKUP]),
     ("memory-edit", "version", [Payload(p.name, p.value, refused=True) for p in (*corpus.MARKUP, corpus.NUL)]),
     ("message-edit", "content", BIG_TEXT),
-    ("message-edit", "role", IDS),
+    ("message-edit", "role", ROLES),
     ("message-edit", "metadata", METADATA),
     ("thread-metadata", "metadata", METADATA),
     ("image-edit", "description", BIG_TEXT),
     ("image-edit", "metadata", METADATA),
     ("image-upload", "description", TEXT),
     ("image-upload", "text", TEXT),
-    ("image-upload", "role", IDS),
+    ("image-upload", "role", ROLES),
     ("link-create", "target_record_id", IDS),
     ("link-create", "relation_type", IDS),
     ("link-create", "metadata", METADATA),

@@ -3,6 +3,8 @@ adding an image to a thread."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from django.urls import reverse
 
@@ -59,6 +61,69 @@ def test_an_edit_changes_content_role_metadata_and_timestamp(curator_client, wor
     entry = CurationEntry.objects.get()
     assert entry.before["content"] == "I'm vegetarian. Find me a quiet hotel in Lisbon."
     assert entry.after["role"] == "system"
+
+
+# --- roles: a closed set in the dashboard, the engine's any role still shown and kept ------------
+
+
+def odd_role_message(agent_memory, world) -> str:
+    """A message stored with a role that is none of the dashboard's (as an import or an agent may
+    store one: the engine takes any role)."""
+    [message_id] = agent_memory.get_thread(world.thread_id).add_messages([{"role": "assitant", "content": "Typo."}])
+    return message_id
+
+
+def edit_form(client, world, message_id):
+    return client.get(reverse("memory:message_edit", args=[world.thread_id, message_id]))
+
+
+def test_the_role_is_a_labelled_select_of_the_roles(curator_client, world):
+    response = edit_form(curator_client, world, world.message_ids[0])
+
+    field = response.context["form"]["role"]
+    assert [value for value, _ in field.field.choices] == ["user", "assistant", "system", "tool"]
+    html = response.content.decode()
+    assert f'<label class="form-label fw-semibold small mb-1" for="{field.id_for_label}">Role</label>' in html
+    assert f'<select name="role" class="form-select" id="{field.id_for_label}"' in html
+    assert '<option value="assistant">assistant: the agent</option>' in html
+
+
+@pytest.mark.parametrize("role", ["assitant", "User", "narrator"])
+def test_a_role_that_is_not_one_of_the_roles_is_a_form_error(curator_client, world, agent_memory, role):
+    before = agent_memory.get_message_record(world.thread_id, world.message_ids[0])
+
+    response = edit(curator_client, agent_memory, world, role=role, content="Changed.")
+
+    assert response.status_code == 400
+    assert response.context["form"].errors["role"] == [
+        f"\u201c{role}\u201d is not a message role: use user, assistant, system or tool."
+    ]
+    assert agent_memory.get_message_record(world.thread_id, world.message_ids[0]) == before
+    assert CurationEntry.objects.count() == 0
+
+
+def test_a_stored_role_that_is_none_of_them_shows_and_is_kept_by_an_edit(curator_client, world, agent_memory):
+    message_id = odd_role_message(agent_memory, world)
+    thread_page = curator_client.get(reverse("memory:thread_detail", args=[world.thread_id]))
+    assert thread_page.status_code == 200 and "assitant" in thread_page.content.decode()
+
+    form = edit_form(curator_client, world, message_id)
+    assert form.status_code == 200
+    assert '<option value="assitant" selected>assitant (as stored; not one of the roles)</option>' in (
+        form.content.decode()
+    )
+    assert "is not one of the roles: choose one to correct it" in form.content.decode()
+
+    world = replace(world, message_ids=(*world.message_ids, message_id))
+    assert edit(curator_client, agent_memory, world, index=-1, content="Typo, fixed.").status_code == 302
+    message = agent_memory.get_message_record(world.thread_id, message_id)
+    assert (message.content, message.role) == ("Typo, fixed.", "assitant")
+
+    refused = edit(curator_client, agent_memory, world, index=-1, role="asistant")
+    assert refused.status_code == 400 and "role" in refused.context["form"].errors
+    assert edit(curator_client, agent_memory, world, index=-1, role="assistant").status_code == 302
+    assert agent_memory.get_message_record(world.thread_id, message_id).role == "assistant"
+    assert '<option value="assitant"' not in edit_form(curator_client, world, message_id).content.decode()
 
 
 def test_search_finds_the_new_text_and_no_longer_the_old(curator_client, world, agent_memory):
@@ -187,6 +252,20 @@ def upload(client, world, **fields):
     data = {"add_as": "message", "role": "user", "description": "", "text": "", **fields}
     data.setdefault("image", SimpleUploadedFile("photo.png", png_bytes("yellow"), content_type="image/png"))
     return client.post(reverse("memory:image_add", args=[world.thread_id]), data)
+
+
+def test_an_image_message_with_a_role_that_is_not_one_of_the_roles_is_a_form_error(curator_client, world, agent_memory):
+    count = agent_memory.store.count_thread_messages(world.thread_id)
+
+    response = upload(curator_client, world, role="assitant", text="Look at this")
+
+    assert response.status_code == 400
+    assert response.context["form"].errors["role"] == [
+        "\u201cassitant\u201d is not a message role: use user, assistant, system or tool."
+    ]
+    assert '<select name="role" class="form-select is-invalid"' in response.content.decode()
+    assert agent_memory.store.count_thread_messages(world.thread_id) == count
+    assert CurationEntry.objects.count() == 0
 
 
 def test_an_image_is_added_as_a_new_message(curator_client, world, agent_memory):

@@ -9,13 +9,14 @@ from typing import Any
 
 from django.http import QueryDict
 from drf_spectacular.extensions import OpenApiSerializerExtension
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memory.engine import (
     check_id_text,
     normalize_timestamp,
 )
-from memory.web.fields import ID_MAX_LENGTH
+from memory.web.fields import ID_MAX_LENGTH, MESSAGE_ROLES, message_role_choices, message_role_error
 
 STATUSES = ("valid", "invalid")
 
@@ -76,6 +77,28 @@ def id_field(**kwargs: Any) -> serializers.CharField:
     its name. Not trimmed (DRF's default): " a" would become "a", another id, without a word; the
     engine's rule refuses it instead."""
     return TextField(max_length=ID_MAX_LENGTH, trim_whitespace=False, validators=[engine_id], **kwargs)
+
+
+@extend_schema_field(
+    {
+        "type": "string",
+        "enum": list(MESSAGE_ROLES),
+        "description": "\n".join(f"* `{role}` - {label}" for role, label in message_role_choices()),
+    },
+    component_name="MessageRoleEnum",
+)
+class MessageRoleField(serializers.ChoiceField):
+    """A message's role: one of MESSAGE_ROLES (the schema's MessageRoleEnum), else a 400 under its
+    name. An edit may send the role the message has (the serializer's context's `stored_role`),
+    even one that is none of them: only a change must be to one of them."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(choices=message_role_choices(), **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if isinstance(data, str) and (data in MESSAGE_ROLES or data == self.context.get("stored_role")):
+            return data
+        raise serializers.ValidationError(message_role_error(data), code="invalid_choice")
 
 
 class TimestampField(TextField):

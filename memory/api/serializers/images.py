@@ -10,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from memory.api.serializers.common import BodySerializer, ScopedSerializer, TextField, id_field
+from memory.api.serializers.common import BodySerializer, MessageRoleField, ScopedSerializer, TextField, id_field
 from memory.engine import (
     MAX_CONTENT_CHARS,
 )
@@ -80,7 +80,7 @@ class ImageUploadSerializer(BodySerializer):
         default="image",
         help_text="image (default): an image record; message: a new message of the thread holding it.",
     )
-    role = id_field(required=False, default="user", help_text="With add_as=message: its role.")
+    role = MessageRoleField(required=False, default="user", help_text="With add_as=message: its role.")
     text = TextField(
         required=False, allow_blank=True, default="", help_text="With add_as=message: text sent with the image."
     )

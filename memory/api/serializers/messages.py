@@ -13,6 +13,7 @@ from rest_framework import serializers
 from memory.api.serializers.common import (
     ID_MAX_LENGTH,
     BodySerializer,
+    MessageRoleField,
     ScopedSerializer,
     TextField,
     TimestampField,
@@ -164,7 +165,7 @@ class MessageContentField(serializers.Field):
 
 
 class MessageInputSerializer(BodySerializer):
-    role = id_field(help_text='Who said it: "user", "assistant", "system", "tool"…')
+    role = MessageRoleField(help_text="Who said it: user (the person), assistant (the agent), system or tool.")
     content = MessageContentField()
     id = id_field(required=False, help_text="Its id; default: a new one. 409 if taken.")
     timestamp = TimestampField(required=False, allow_null=True, help_text="When it was said, ISO 8601; default: now.")
@@ -191,7 +192,10 @@ class MessageUpdateSerializer(BodySerializer):
         max_length=MAX_CONTENT_CHARS,
         help_text="The new text. A message with image parts keeps its images: the text replaces its text parts.",
     )
-    role = id_field(required=False)
+    role = MessageRoleField(
+        required=False,
+        help_text="One of the roles; a message stored with another role may send it unchanged.",
+    )
     metadata = serializers.DictField(required=False, allow_null=True, help_text="Replaces the metadata; null: none.")
     timestamp = TimestampField(required=False, help_text="When it was said, ISO 8601.")
 

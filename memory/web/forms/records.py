@@ -16,7 +16,9 @@ from memory.engine import MEMORY_TYPES, ImageMimeType, RecordStatus
 from memory.web.fields import (
     ID_MAX_LENGTH,
     MAX_TTL_DAYS,
+    MESSAGE_ROLES,
     JSONObjectField,
+    MessageRoleField,
     TimestampField,
     check_relation_label,
     id_field,
@@ -35,16 +37,24 @@ class ThreadMetadataForm(VersionedForm):
 
 
 class MessageForm(VersionedForm):
+    """Edit a message. `stored_role`: the message's role; one that is none of MESSAGE_ROLES stays
+    a choice (shown as it is), so that an edit of anything else keeps it."""
+
     content = forms.CharField(
         label="Content", strip=False, required=False, widget=forms.Textarea(attrs={"rows": 5, "class": "form-control"})
     )
-    role = forms.CharField(
-        label="Role",
-        max_length=ID_MAX_LENGTH,
-        widget=forms.TextInput(attrs={"class": "form-control", "list": "message-roles"}),
-    )
+    role = MessageRoleField()
     metadata = JSONObjectField(label="Metadata", help_text="A JSON object; empty for none.")
     timestamp = TimestampField(label="Timestamp", help_text="When it was said, UTC; empty: when it was stored.")
+
+    def __init__(self, *args: Any, stored_role: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if stored_role is not None and stored_role not in MESSAGE_ROLES:
+            self.fields["role"] = MessageRoleField(
+                stored=stored_role,
+                help_text=f"\u201c{stored_role}\u201d is not one of the roles: choose one to correct it, "
+                "or keep it as it is.",
+            )
 
 
 class MemoryForm(forms.Form):
@@ -99,7 +109,9 @@ class MemoryForm(forms.Form):
 class MemoryEditForm(MemoryForm, VersionedForm):
     thread_id = None  # a memory keeps the thread it was made in
     never_expires = forms.BooleanField(
-        label="Remove the expiry (never expire)", required=False, widget=forms.CheckboxInput(attrs={"class": "form-check-input"})
+        label="Remove the expiry (never expire)",
+        required=False,
+        widget=forms.CheckboxInput(attrs={"class": "form-check-input"}),
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -141,12 +153,7 @@ class ImageUploadForm(forms.Form):
         initial=AS_MESSAGE,
         widget=forms.RadioSelect(attrs={"class": "form-check-input"}),
     )
-    role = forms.CharField(
-        label="Message role",
-        initial="user",
-        max_length=ID_MAX_LENGTH,
-        widget=forms.TextInput(attrs={"class": "form-control"}),
-    )
+    role = MessageRoleField(label="Message role", initial="user")
     text = forms.CharField(
         label="Message text",
         required=False,
