@@ -40,12 +40,20 @@ def test_a_point_shows_its_content_on_hover_and_opens_its_memory(logged_in_page:
     expect(page).to_have_url(re.compile(r"/memories/trains/$"))
 
 
+def looks_disabled(button) -> bool:
+    """Greyed out and faint, not a primary button at two-thirds strength that reads as enabled."""
+    style = button.evaluate("(b) => [getComputedStyle(b).filter, getComputedStyle(b).opacity]")
+    return "grayscale(1)" in style[0] and float(style[1]) <= 0.5
+
+
 def test_dragging_a_rectangle_selects_the_points_inside_and_offers_the_bulk_actions(logged_in_page: Page, world):
     page = logged_in_page
     page.goto("/users/alice/map/")
     expect(page.locator("#map[data-ready]")).to_be_attached()  # map.js has set up the selection
     expect(page.locator("#map-count")).to_have_text("0 selected")
-    expect(page.get_by_role("button", name="Bulk actions for the selected")).to_be_disabled()
+    bulk = page.get_by_role("button", name="Bulk actions for the selected")
+    expect(bulk).to_be_disabled()
+    assert looks_disabled(bulk)
     centres = {memory_id: point_centre(page, memory_id) for memory_id in ("fact-old", "fact-vegetarian", "trains")}
     target = centres["trains"]
 
@@ -56,6 +64,8 @@ def test_dragging_a_rectangle_selects_the_points_inside_and_offers_the_bulk_acti
     page.mouse.up()
 
     expect(page.locator("#map-count")).to_have_text("1 selected")
+    expect(bulk).to_be_enabled()
+    assert not looks_disabled(bulk)
     expect(page.locator('.oam-map-point[data-id="trains"]')).to_have_class(re.compile("oam-map-selected"))
     expect(page.locator('input[name="ids"][value="trains"]')).to_be_checked()
     expect(page).to_have_url(re.compile(r"/users/alice/map/$"))  # the drag opened nothing
