@@ -81,6 +81,7 @@ from .ttl import normalize_timestamp
 from .types import (
     BUILTIN_RELATIONS,
     LIFECYCLE_RELATIONS,
+    LLM_LINK_ORIGIN,
     MEMORY_TYPES,
     NOT_SET,
     SEARCHABLE_TYPES,
@@ -281,6 +282,7 @@ __all__ += [
 __all__ += [
     "BUILTIN_RELATIONS",
     "LIFECYCLE_RELATIONS",
+    "LLM_LINK_ORIGIN",
     "MEMORY_TYPES",
     "SEARCHABLE_TYPES",
     "SOURCE_MESSAGES_KEY",

@@ -32,16 +32,16 @@ def default_user(agent_memory: AgentMemory) -> str | None:
 
 def users_with_groups(agent_memory: AgentMemory, arguments: dict[str, Any]) -> list[tuple[str, int]]:
     """(user, number of groups) of the USERS_SCANNED users with the most memories who have groups
-    with these arguments (the distance and types of the page), most memories first."""
-    found = []
-    for user_id in ranked_users(agent_memory)[:USERS_SCANNED]:
-        try:
-            groups = agent_memory.find_duplicates(**{**arguments, "user_id": user_id, "limit": 1}).total_groups
-        except ValueError:  # too many near pairs at this distance for that user: not listed
-            continue
-        if groups:
-            found.append((user_id, groups))
-    return found
+    with these arguments (the distance and types of the page), most memories first: counted for
+    them all in one engine read (duplicate_group_counts), not a search per user. A user with too
+    many near pairs at this distance is not listed."""
+    users = ranked_users(agent_memory)[:USERS_SCANNED]
+    if not users:
+        return []
+    counts = agent_memory.duplicate_group_counts(
+        users, max_distance=arguments["max_distance"], memory_types=arguments.get("memory_types")
+    )
+    return [(user_id, counts[user_id]) for user_id in users if counts.get(user_id)]
 
 
 def group_view(group: DuplicateGroup) -> list[dict[str, Any]]:

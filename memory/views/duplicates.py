@@ -9,7 +9,7 @@ swaps the resolved group's card in place (and the summary above the groups, out 
 Deleting asks first (`confirmed=yes` on the confirmation's form), like every delete of the app.
 
 The page also lists the other users who have groups at the same distance (the USERS_SCANNED
-users with the most memories, one find_duplicates each), so that none is overlooked.
+users with the most memories, counted in one engine read), so that none is overlooked.
 """
 
 from __future__ import annotations

@@ -175,3 +175,18 @@ def test_duplicate_group_counts_refuse_bad_arguments(world):  # noqa: F811
     with pytest.raises(ValueError, match="max_distance"):
         world.duplicate_group_counts(["u1"], max_distance=0.9)
     assert world.duplicate_group_counts([]) == {}
+
+
+def test_duplicate_group_counts_are_memoised_until_the_store_changes(world, monkeypatch):  # noqa: F811
+    computed = []
+    group_counts = world.store._group_counts
+    monkeypatch.setattr(world.store, "_group_counts", lambda *args: computed.append(1) or group_counts(*args))
+
+    first = world.duplicate_group_counts(["u1", "u2"], max_distance=0.11)
+    again = world.duplicate_group_counts(["u1", "u2"], max_distance=0.11)
+    world.store.add(["memory u2-copy"], "fact", embeddings=[at(0, 1, 0.0)], record_ids=["u2-copy"], user_ids="u2")
+    after_a_write = world.duplicate_group_counts(["u1", "u2"], max_distance=0.11)
+
+    assert first == again == {"u1": 3, "u2": 0}
+    assert after_a_write == {"u1": 3, "u2": 1}
+    assert len(computed) == 2

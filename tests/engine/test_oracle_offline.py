@@ -900,14 +900,17 @@ def _() -> list[Statement]:
 @scenario("duplicate_group_counts")
 def _() -> list[Statement]:
     """Each user's near pairs from the self-join find_duplicates sends, counted as groups: no
-    count of candidates, no vectors, no records."""
+    count of candidates, no vectors, no records; then memoised until the next write or expiry,
+    as stats() is."""
     conn, store = open_store()
+    _stats_answers(conn)
     conn.answer(
         r"AS first_pk",
         [{"first_pk": 1, "second_pk": 2}, {"first_pk": 2, "second_pk": 5}, {"first_pk": 7, "second_pk": 9}],
     )
     counts = store.duplicate_group_counts(["u1", "u2"], max_distance=0.1, memory_types="fact")
     assert counts == {"u1": 2, "u2": 2}
+    assert store.duplicate_group_counts(["u1", "u2"], max_distance=0.1, memory_types="fact") == counts
     return conn.statements
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memory.engine import AgentMemory, Page, RecordRelation
+from memory.engine import LLM_LINK_ORIGIN, AgentMemory, Page, RecordRelation
 from memory.models import ReviewMark
 
 MAX_SCAN_ROUNDS = 50
@@ -18,8 +18,9 @@ stops there and offers the next page (a store of links the filter mostly rejects
 
 class Queue:
     """One review queue: `name` (its `queue` parameter), `label` (its tab), `template` (its rows, in
-    the queue page's `queue` fragment), the number of items it holds and one page of its rows.
-    Queues read only: decisions on their rows go through memory.curation."""
+    the queue page's `queue` fragment), the number of items it holds (`count`: counted in the
+    store, never by listing the queue, since every page's navigation shows it) and one page of
+    its rows. Queues read only: decisions on their rows go through memory.curation."""
 
     name: str
     label: str
@@ -39,17 +40,39 @@ class Queue:
 
 
 class LinkQueue(Queue):
-    """A queue of links (shown with the memories at their ends): an engine listing of links, and
-    a filter of those the queue holds (`listing`)."""
+    """A queue of links (shown with the memories at their ends): the links of `relation_types`
+    (only those the LLM made, with `llm_only`) that no review mark of `mark_kind` took off the
+    queue. Its page reads the engine's listing of those types and keeps what the queue holds;
+    its count is counted in the store (two count queries: the links, and the marked ones among
+    them), never listed."""
+
+    relation_types: str | tuple[str, ...]
+    mark_kind: str
+    llm_only: bool = False
+
+    def holds(self, link: RecordRelation, taken_off: set[str]) -> bool:
+        return (link.made_by_llm or not self.llm_only) and link.id not in taken_off
 
     def listing(
         self, agent_memory: AgentMemory, user_id: str | None
     ) -> tuple[Callable[..., Page], Callable[[Any], bool]]:
-        raise NotImplementedError
+        """The engine listing the queue reads (`fetch(limit=, cursor=)`), and the filter of what it holds."""
+        taken_off = marked(self.mark_kind)
+
+        def fetch(**paging: Any) -> Page:
+            return agent_memory.list_relations(relation_types=self.relation_types, **scope(user_id), **paging)
+
+        return fetch, lambda link: self.holds(link, taken_off)
 
     def count(self, agent_memory: AgentMemory, user_id: str | None, days: int) -> int:
-        fetch, keep = self.listing(agent_memory, user_id)
-        return sum(1 for link in fetch(limit=None, cursor=None) if keep(link))
+        filters: dict[str, Any] = {"relation_types": self.relation_types, **scope(user_id)}
+        if self.llm_only:
+            filters["metadata_filter"] = {"origin": LLM_LINK_ORIGIN}  # RecordRelation.made_by_llm
+        held = agent_memory.count_relations(**filters)
+        taken_off = marked(self.mark_kind)
+        if held and taken_off:
+            held -= agent_memory.count_relations(**filters, relation_ids=sorted(taken_off))
+        return held
 
     def page(
         self, agent_memory: AgentMemory, *, user_id: str | None, days: int, limit: int, cursor: str | None

@@ -14,7 +14,7 @@ class Expired(Queue):
     label = "Expired, awaiting purge"
 
     def count(self, agent_memory: AgentMemory, user_id: str | None, days: int) -> int:
-        return len(agent_memory.list_expired(limit=None, **scope(user_id)))
+        return agent_memory.count_expired(**scope(user_id))
 
     def page(
         self, agent_memory: AgentMemory, *, user_id: str | None, days: int, limit: int, cursor: str | None

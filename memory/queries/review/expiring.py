@@ -13,7 +13,7 @@ class Expiring(Queue):
     label = "Expiring soon"
 
     def count(self, agent_memory: AgentMemory, user_id: str | None, days: int) -> int:
-        return len(agent_memory.list_memories(expires_before=expiry_horizon(days), limit=None, **scope(user_id)))
+        return agent_memory.count_memories(expires_before=expiry_horizon(days), **scope(user_id))
 
     def page(
         self, agent_memory: AgentMemory, *, user_id: str | None, days: int, limit: int, cursor: str | None

@@ -24,7 +24,7 @@ class Invalid(Queue):
     label = "Invalid"
 
     def count(self, agent_memory: AgentMemory, user_id: str | None, days: int) -> int:
-        return len(agent_memory.list_memories(status="invalid", limit=None, **scope(user_id)))
+        return agent_memory.count_memories(status="invalid", **scope(user_id))
 
     def page(
         self, agent_memory: AgentMemory, *, user_id: str | None, days: int, limit: int, cursor: str | None

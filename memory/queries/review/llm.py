@@ -7,28 +7,19 @@ deleted through memory.curation, so the memory is valid again).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-from memory.engine import LIFECYCLE_RELATIONS, AgentMemory, Page
+from memory.engine import LIFECYCLE_RELATIONS
 from memory.models import ReviewKind
-from memory.queries.review.base import LinkQueue, marked, scope
+from memory.queries.review.base import LinkQueue
 
 
 class LlmRetirements(LinkQueue):
+    """Lifecycle links the LLM made, not accepted."""
+
     name = "llm"
     label = "Retired by the LLM"
-
-    def listing(
-        self, agent_memory: AgentMemory, user_id: str | None
-    ) -> tuple[Callable[..., Page], Callable[[Any], bool]]:
-        """Lifecycle links the LLM made, not accepted."""
-        accepted = marked(ReviewKind.ACCEPTED)
-
-        def fetch(**paging: Any) -> Page:
-            return agent_memory.list_relations(relation_types=list(LIFECYCLE_RELATIONS), **scope(user_id), **paging)
-
-        return fetch, lambda link: link.made_by_llm and link.id not in accepted
+    relation_types = tuple(LIFECYCLE_RELATIONS)
+    mark_kind = ReviewKind.ACCEPTED
+    llm_only = True
 
 
 QUEUE = LlmRetirements()

@@ -542,32 +542,47 @@ class RelationMixin:
     ) -> dict[str, int]:
         """How many near-duplicate groups find_duplicates() finds for each of these users
         (MemoryStore.duplicate_group_counts), in one read: the pairs of each user as
-        find_duplicates finds them, counted as groups, without reading a record."""
+        find_duplicates finds them, counted as groups, without reading a record. Memoised as
+        stats() is: a page that asks again before anything changed costs one look at the change log."""
         requests = [
             duplicates_request(
                 user_id=user_id, max_distance=max_distance, memory_types=memory_types, statuses=statuses, limit=1
             )
             for user_id in owner_id_list("user_ids", user_ids)
         ]
+        if not requests:
+            return {}
+        first = requests[0]
+        key = (
+            "duplicate_group_counts",
+            tuple(request.user_id for request in requests),
+            first.max_distance,
+            first.memory_types,
+            tuple(sorted(first.statuses)),
+        )
+        return self._memoised(
+            key, lambda cursor, now: (self._group_counts(cursor, requests), self._next_expiry(cursor, now))
+        )
+
+    def _group_counts(self, cursor: Any, requests: list[DuplicatesRequest]) -> dict[str, int]:
         counts: dict[str, int] = {}
         memory_index = None if self._written() else self.index
-        with self._read() as cursor:
-            if memory_index is not None:
-                with memory_index.reading(_IndexSource(self, cursor)) as index:
-                    units = [self._indexed_candidates(index, request)[1] for request in requests]  # copies
-            for i, request in enumerate(requests):
-                try:
-                    if memory_index is not None:
-                        first, second = similar_pairs(units[i], request.max_distance)
-                    elif self.dialect.vector_pair_distance("a.embedding", "b.embedding") is not None:
-                        first, second = self._duplicate_pairs_in_sql(cursor, request, vectors=False)[3:]
-                    else:
-                        params: dict[str, Any] = {}
-                        _, vectors = self._candidate_vectors(cursor, self._candidates("r", request, params), params)
-                        first, second = similar_pairs(vectors, request.max_distance)
-                except ValueError:  # more near pairs than find_duplicates takes: it would refuse them
-                    continue
-                counts[request.user_id] = count_groups(first, second)
+        if memory_index is not None:
+            with memory_index.reading(_IndexSource(self, cursor)) as index:
+                units = [self._indexed_candidates(index, request)[1] for request in requests]  # copies
+        for i, request in enumerate(requests):
+            try:
+                if memory_index is not None:
+                    first, second = similar_pairs(units[i], request.max_distance)
+                elif self.dialect.vector_pair_distance("a.embedding", "b.embedding") is not None:
+                    first, second = self._duplicate_pairs_in_sql(cursor, request, vectors=False)[3:]
+                else:
+                    params: dict[str, Any] = {}
+                    _, vectors = self._candidate_vectors(cursor, self._candidates("r", request, params), params)
+                    first, second = similar_pairs(vectors, request.max_distance)
+            except ValueError:  # more near pairs than find_duplicates takes: it would refuse them
+                continue
+            counts[request.user_id] = count_groups(first, second)
         return counts
 
     def _indexed_candidates(self, index: MemoryIndex, request: DuplicatesRequest) -> tuple[np.ndarray, np.ndarray]:
