@@ -97,3 +97,19 @@ def test_the_theme_follows_the_system_and_can_be_switched(logged_in_page: Page, 
     assert page.evaluate(theme) == other
     page.goto(reverse("memory:thread_list"))
     assert page.evaluate(theme) == other  # remembered
+
+
+def test_the_link_form_shows_each_chosen_memory_by_what_it_says(logged_in_page: Page, world):
+    """An id alone says nothing to a person: each one typed or picked is shown by its content."""
+    page = logged_in_page
+    page.goto(reverse("memory:link_create") + f"?source_record_id={world.fact_id}")
+    ends = page.locator("#link-ends")
+    expect(ends).to_contain_text("Alice is vegetarian.")
+
+    page.get_by_label("Target memory").fill(world.old_fact_id)
+    page.get_by_label("Target memory").press("Tab")
+
+    expect(ends.locator("dd").nth(1)).to_contain_text("Alice used to eat fish.")
+    page.get_by_label("Target memory").fill("no-such-memory")
+    page.get_by_label("Target memory").press("Tab")
+    expect(ends).to_contain_text("no-such-memory (no such memory)")
