@@ -394,10 +394,15 @@ class ImportJob(Authored):
 
     @property
     def percent(self) -> int:
-        """How much of the file is imported, 0-100 (a done job of an empty file is at 100)."""
+        """How much of the file is read, 0-100 (a done job of an empty file is at 100)."""
         if not self.total:
             return 100 if self.status == ImportStatus.DONE else 0
         return min(100, self.done * 100 // self.total)
+
+    @property
+    def imported_count(self) -> int:
+        """Threads, records and links the import wrote (each a line of the file)."""
+        return sum(self.restored.values()) if isinstance(self.restored, dict) else 0
 
     @property
     def skipped_count(self) -> int:

@@ -25,16 +25,20 @@ class ImportWrites(Recorder):
 
     def import_export(
         self, lines: Any, *, summary: str, batch_size: int = DEFAULT_IMPORT_BATCH, progress: Any = None
-    ) -> tuple[ImportReport, BulkChange]:
+    ) -> tuple[ImportReport, BulkChange | None]:
         """Import an oam-export file (memory.engine.transfer.import_export, a transaction per
         batch) as one bulk change: each batch's new objects are recorded as creations, so that the
         history lists the import as one change and `revert_bulk` undoes it in one step. A thread
         stands for its messages, images and memories; a link for itself only when neither end came
         with the import (deleting an end deletes its links). What the store already held is
-        skipped, and recorded nothing."""
+        skipped, and recorded nothing: an import that imported nothing (every line already in the
+        store) leaves no bulk change in the history, and its change is None."""
         with self.bulk(summary) as change:
             report = import_export(_ImportRecorder(self), lines, batch_size=batch_size, progress=progress)
         restored = report.restored
+        if not any(restored.values()) and not CurationEntry.with_pending.filter(bulk=change).exists():
+            change.delete()
+            return report, None
         change.summary = (
             f"{summary}: {plural(restored['threads'], 'thread')}, {plural(restored['records'], 'record')}, "
             f"{plural(restored['relations'], 'link')}"

@@ -60,7 +60,7 @@ def test_an_upload_shows_its_progress_and_ends_done(logged_in_page: Page, demo_e
     expect(page.get_by_role("heading", name="Import of demo.jsonl")).to_be_visible()
     bar = page.locator("#import-bar")
     expect(bar).to_be_visible()
-    expect(page.locator("#import-count")).to_have_text(f"{BATCH} of {lines} lines imported so far.")
+    expect(page.locator("#import-count")).to_have_text(f"{BATCH} of {lines} lines read so far.")
     expect(bar).to_have_attribute("value", str(BATCH))
     expect(bar).to_have_attribute("max", str(lines))
     page.evaluate("window.notReloaded = true")  # the updates come in place, by htmx

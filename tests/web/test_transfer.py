@@ -211,6 +211,41 @@ def test_importing_the_same_file_again_skips_everything_and_says_why(curator_cli
     assert "already in the store" in page
 
 
+def test_an_import_of_what_the_store_holds_says_nothing_was_imported_and_records_nothing(curator_client, world_export):
+    """An export of a store imported into the same store: every line is read and skipped (issue 29)."""
+    upload(curator_client, world_export)
+    first = BulkChange.objects.get()
+
+    upload(curator_client, world_export, name="again.jsonl")
+
+    job = ImportJob.objects.get(file_name="again.jsonl")
+    lines = job.total
+    assert job.status == ImportStatus.DONE and job.done == lines and job.change is None
+    assert list(BulkChange.objects.all()) == [first]  # nothing changed: nothing in the history
+    page = curator_client.get(reverse("memory:import_job", args=[job.pk])).content.decode()
+    assert f"{lines} lines read: 0 imported, {lines} skipped." in page
+    assert f"Done: imported nothing; skipped {lines} (below)." in page
+    assert "The store did not change, so the history records nothing." in page
+    assert "lines imported" not in page and "one bulk change" not in page
+    history = curator_client.get(reverse("memory:history")).content.decode()
+    assert "again.jsonl" not in history
+
+
+def test_an_import_that_skips_some_lines_counts_both(curator_client, world_export):
+    upload(curator_client, world_export)
+    services.get_agent_memory().delete_thread("trip-42")  # its messages, memories, images and link
+
+    upload(curator_client, world_export, name="again.jsonl")
+
+    job = ImportJob.objects.get(file_name="again.jsonl")
+    imported, skipped = job.imported_count, job.skipped_count
+    assert imported and skipped == 2 and imported + skipped == job.done == job.total  # the two profiles stayed
+    assert job.change is not None and job.change.summary.endswith("(2 already there, skipped)")
+    page = curator_client.get(reverse("memory:import_job", args=[job.pk])).content.decode()
+    assert f"{job.total} lines read: {imported} imported, 2 skipped." in page
+    assert "records it as one bulk change" in page
+
+
 def test_a_file_of_another_version_is_a_form_error_and_nothing_is_imported(curator_client, world_export):
     header, rest = world_export.split("\n", 1)
     other = json.dumps({**json.loads(header), "version": 2}) + "\n" + rest
@@ -375,7 +410,7 @@ def test_a_running_job_polls_every_second_and_refreshes_without_javascript(curat
     fragment = curator_client.get(url, headers={"HX-Request": "true"}).content.decode()
 
     assert 'hx-trigger="every 1s"' in page and '<meta http-equiv="refresh" content="2">' in page
-    assert "10 of 40 lines imported so far" in page and "25%" in page
+    assert "10 of 40 lines read so far" in page and "25%" in page
     assert fragment.lstrip().startswith('<section id="import-progress"') and "<html" not in fragment
     assert 'hx-trigger="every 1s"' in fragment
     # While it runs, and only then, the panel says so (polling replaces it with the result).
