@@ -20,8 +20,8 @@ from django.urls import reverse
 from django.utils.functional import Promise
 from django.utils.safestring import SafeString, mark_safe
 
-from memory.engine import MEMORY_TYPES, query_stems, stems, words
-from memory.services import embedder_spec
+from memory.engine import MEMORY_TYPES, HashingEmbedder, query_stems, stems, words
+from memory.services import embedder_spec, get_agent_memory
 from memory.text import clip, plural, short_id
 from memory.web.converters import path_to
 from memory.web.forms.search import FORMAT_OPTIONS
@@ -474,3 +474,11 @@ def format_toggles(form: Any) -> SafeString:
             f'for="{escaped(field.id_for_label)}">{escaped(field.label)}</label></div>'
         )
     return mark_safe("".join(toggles))
+
+
+@register.inclusion_tag("partials/lexical_embedder.html")
+def lexical_embedder_notice(lead: str) -> dict[str, Any]:
+    """Where search decides what is shown (the workbench, a card's relevant memories): a plain
+    word when the store's embedder is the lexical hashing one, which goes by words, not meanings
+    ("`lead` words, not meanings"), and how to configure one that does."""
+    return {"lexical": isinstance(get_agent_memory().store.embedder, HashingEmbedder), "lead": lead}

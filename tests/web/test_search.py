@@ -271,3 +271,20 @@ def test_a_token_budget_that_drops_every_result_is_said_to_be_why(viewer_client,
 
     assert re.search(r"none fits the token budget of 1 tokens: the first alone is \d+", html)
     assert "Loosen the scope" not in html
+
+
+LEXICAL = "Search matches <strong>words, not meanings</strong>"
+
+
+def test_with_the_hashing_embedder_the_search_and_the_card_say_they_match_words(viewer_client, world):
+    search = viewer_client.get(reverse("memory:search")).content.decode()
+    card = viewer_client.get(reverse("memory:card_preview", args=[world.thread_id])).content.decode()
+
+    assert LEXICAL in search and "manage.py oam_reembed" in search
+    assert "The card chooses its relevant memories by <strong>words, not meanings</strong>" in card
+
+
+def test_with_an_embedder_of_meanings_they_say_nothing_of_it(viewer_client, world, monkeypatch):
+    monkeypatch.setattr("memory.templatetags.oam.HashingEmbedder", type("NoSuchEmbedder", (), {}))
+
+    assert "words, not meanings" not in viewer_client.get(reverse("memory:search")).content.decode()
