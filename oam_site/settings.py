@@ -219,6 +219,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "memory.web.context_processors.dashboard",
+                "memory.views.navigation.review_badge",
             ],
         },
     },

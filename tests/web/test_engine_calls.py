@@ -8,11 +8,16 @@ import pytest
 from django.urls import reverse
 
 from memory.engine import AgentMemory
+from memory.queries import review
 
 
 @pytest.fixture
 def counted(agent_memory, monkeypatch) -> Counter:
-    """Counts calls to the AgentMemory's public methods (and so to the store behind them)."""
+    """Counts calls to the AgentMemory's public methods (and so to the store behind them): those
+    of the page itself, the navigation's review counts being counted already and kept for the
+    test (memory.queries.review.pending, tests/web/test_review_badge.py)."""
+    monkeypatch.setattr(review, "PENDING_SECONDS", 3600)
+    review.pending(agent_memory)
     calls: Counter = Counter()
     for name in dir(AgentMemory):
         if name.startswith("_") or not callable(getattr(AgentMemory, name)):

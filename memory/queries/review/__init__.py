@@ -16,12 +16,16 @@ memory.web.filters.ReviewFilters (given QUEUES' names and labels) and memory.web
 
 from __future__ import annotations
 
+import threading
+import time
+import weakref
 from typing import Any
 
 from memory.engine import AgentMemory
 from memory.models import ReviewMark
 from memory.queries.review import contradictions, expired, expiring, invalid, llm
 from memory.queries.review.base import Queue
+from memory.web.filters import DEFAULT_DAYS
 
 QUEUES: dict[str, Queue] = {
     queue.name: queue for queue in (llm.QUEUE, expiring.QUEUE, expired.QUEUE, invalid.QUEUE, contradictions.QUEUE)
@@ -32,6 +36,31 @@ QUEUES: dict[str, Queue] = {
 def counts(agent_memory: AgentMemory, user_id: str | None, days: int) -> dict[str, int]:
     """How many items each queue holds (the tabs' counts)."""
     return {name: queue.count(agent_memory, user_id, days) for name, queue in QUEUES.items()}
+
+
+PENDING_SECONDS = 5.0
+"""How long a process keeps the navigation's pending counts (`pending`) before counting again."""
+
+_pending: weakref.WeakKeyDictionary[AgentMemory, tuple[float, dict[str, int]]] = weakref.WeakKeyDictionary()
+_pending_lock = threading.Lock()
+
+
+def pending(agent_memory: AgentMemory) -> dict[str, int]:
+    """How many items wait for a curator in each queue that awaits decisions (every user, the
+    default horizon of `expiring`), for the navigation's Review badge on every page: counted,
+    never listed (Queue.count), and kept PENDING_SECONDS per process and store, so that a page
+    seldom counts at all."""
+    now = time.monotonic()
+    with _pending_lock:
+        kept = _pending.get(agent_memory)
+    if kept is not None and now - kept[0] < PENDING_SECONDS:
+        return dict(kept[1])
+    counted = {
+        name: queue.count(agent_memory, None, DEFAULT_DAYS) for name, queue in QUEUES.items() if queue.awaits_decision
+    }
+    with _pending_lock:
+        _pending[agent_memory] = (now, counted)
+    return dict(counted)
 
 
 def queue_page(

@@ -24,6 +24,8 @@ class Queue:
 
     name: str
     label: str
+    awaits_decision: bool = True
+    """Whether its items wait for a curator (the navigation's Review badge counts them)."""
 
     @property
     def template(self) -> str:
@@ -69,8 +71,8 @@ class LinkQueue(Queue):
         if self.llm_only:
             filters["metadata_filter"] = {"origin": LLM_LINK_ORIGIN}  # RecordRelation.made_by_llm
         held = agent_memory.count_relations(**filters)
-        taken_off = marked(self.mark_kind)
-        if held and taken_off:
+        taken_off = marked(self.mark_kind) if held else set()
+        if taken_off:
             held -= agent_memory.count_relations(**filters, relation_ids=sorted(taken_off))
         return held
 

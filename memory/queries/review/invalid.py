@@ -22,6 +22,7 @@ class InvalidRow:
 class Invalid(Queue):
     name = "invalid"
     label = "Invalid"
+    awaits_decision = False  # a memory retired for good stays as history: nothing to decide
 
     def count(self, agent_memory: AgentMemory, user_id: str | None, days: int) -> int:
         return agent_memory.count_memories(status="invalid", **scope(user_id))
