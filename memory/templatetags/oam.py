@@ -482,3 +482,18 @@ def lexical_embedder_notice(lead: str) -> dict[str, Any]:
     word when the store's embedder is the lexical hashing one, which goes by words, not meanings
     ("`lead` words, not meanings"), and how to configure one that does."""
     return {"lexical": isinstance(get_agent_memory().store.embedder, HashingEmbedder), "lead": lead}
+
+
+@register.filter
+def entry_content(entry: Any) -> str:
+    """What the record a history entry changed says (after the change, or before a deletion), so
+    that a row of the history names it by its words, not its id; empty for a link, or a record
+    without text. A deletion's `before` is the snapshot of everything that went with it."""
+    values = entry.after or entry.before or {}
+    if "records" in values or "threads" in values:
+        found = [
+            item for item in values.get("records", []) + values.get("threads", []) if item.get("id") == entry.object_id
+        ]
+        values = found[0] if found else {}
+    text = values.get("content") or (values.get("metadata") or {}).get("title") or values.get("summary") or ""
+    return text if isinstance(text, str) else ""

@@ -44,6 +44,19 @@ def test_every_change_is_listed_newest_first_with_who_and_what(viewer_client, wo
     assert "carl" in response.content.decode()
 
 
+def test_each_row_names_its_record_by_what_it_says(viewer_client, world, curation, agent_memory):
+    edit_fact(curation, agent_memory, world.fact_id, content="Alice is vegan.")
+    curation.delete_memory(world.old_fact_id)
+    thread = agent_memory.get_thread_record(world.thread_id)
+    curation.update_thread(world.thread_id, version=thread.version, metadata={"title": "Lisbon"})
+
+    listing = viewer_client.get(HISTORY).content.decode()
+
+    assert "Alice is vegan." in listing  # after the edit
+    assert "Alice used to eat fish." in listing  # before the deletion, from its snapshot
+    assert "Lisbon" in listing  # a thread, by its title
+
+
 def test_a_change_made_with_an_api_token_names_the_token(viewer_client, world, curator, agent_memory):
     entry = Curation(agent_memory, Actor(curator, via="api", token_name="nightly-audit")).delete_memory(
         world.old_fact_id
