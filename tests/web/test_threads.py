@@ -51,6 +51,15 @@ def test_the_list_shows_threads_with_their_owners_counts_and_metadata(viewer_cli
     assert thread.message_count == 4
 
 
+def test_a_thread_is_named_by_its_title_with_its_id_beneath(viewer_client, agent_memory):
+    agent_memory.create_thread(thread_id="t-9f1c", user_id="u-ana", metadata={"title": "Booking a quiet hotel"})
+
+    html = viewer_client.get(THREAD_LIST).content.decode()
+
+    link = reverse("memory:thread_detail", args=["t-9f1c"])
+    assert f'<a href="{link}">Booking a quiet hotel</a><div class="small"><code class="text-body-secondary"' in html
+
+
 def test_the_list_shows_the_seeded_demo_threads(viewer_client, agent_memory):
     from django.core.management import call_command
 
