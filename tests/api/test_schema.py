@@ -233,14 +233,20 @@ def test_bodies_are_json_only(schema):
 
 
 class AssetUrls(HTMLParser):
-    """The URLs a page loads from: src and href attributes."""
+    """The URLs a page loads from (src and href attributes), and apart from them the links it
+    offers (an <a>'s href), which load nothing."""
 
     def __init__(self) -> None:
         super().__init__()
         self.urls: list[str] = []
+        self.links: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.urls += [value for name, value in attrs if name in ("src", "href") and value]
+        found = [value for name, value in attrs if name in ("src", "href") and value]
+        if tag == "a":
+            self.links += found
+        else:
+            self.urls += found
 
 
 @pytest.mark.parametrize("path", DOCS)
@@ -256,6 +262,7 @@ def test_the_docs_pages_load_their_assets_from_our_static_files(client, viewer, 
     assert parser.urls, "no script or stylesheet?"
     assert all(url.startswith("/static/") for url in parser.urls), parser.urls
     assert any(url.startswith("/static/drf_spectacular_sidecar/") and url.endswith(".js") for url in parser.urls)
+    assert "/" in parser.links and all(link.startswith("/") for link in parser.links)  # back to the dashboard
     # Nor anywhere else in the page (inline scripts, settings): no URL to another host.
     hosts = {urlparse(url).netloc for url in re.findall(r"https?://[^\s\"'<>)]+", html)}
     assert hosts <= {"testserver"}, hosts
