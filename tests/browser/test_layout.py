@@ -131,3 +131,5 @@ def test_a_desktop_shows_the_navigation_without_a_menu_button(logged_in_page: Pa
     page.goto(reverse("memory:memory_list"))
     expect(page.locator("nav.oam-nav").get_by_role("link", name="Threads")).to_be_visible()
     expect(page.locator("label.oam-menu-button")).to_be_hidden()
+    header = page.locator("header.oam-topbar").bounding_box()
+    assert header is not None and header["height"] <= 60, f"the top bar wraps to a second line: {header}"
