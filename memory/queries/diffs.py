@@ -27,6 +27,7 @@ FIELD_LABELS = {
 }
 
 TIME_FIELDS = frozenset({"timestamp", "expires_at"})
+REWRITTEN = 0.4
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,27 @@ class RecordDiff:
     @property
     def empty(self) -> bool:
         return self.content is None and not self.metadata and not self.fields
+
+    @property
+    def content_before(self) -> list[Piece]:
+        """The old text alone, its deleted words marked: the left side of a side-by-side diff."""
+        return [piece for piece in self.content or () if piece.op != "insert"]
+
+    @property
+    def content_after(self) -> list[Piece]:
+        """The new text alone, its inserted words marked: the right side."""
+        return [piece for piece in self.content or () if piece.op != "delete"]
+
+    @property
+    def rewritten(self) -> bool:
+        """Whether most of the text changed (more than REWRITTEN of its characters on either side):
+        interleaved, such a diff reads as a jumble of struck and added words, so the page shows
+        the two texts side by side unless asked otherwise."""
+        if not self.content:
+            return False
+        changed = sum(len(piece.text) for piece in self.content if piece.op != "equal")
+        total = sum(len(piece.text) for piece in self.content)
+        return total > 0 and changed / total > REWRITTEN
 
 
 def word_diff(old: str, new: str) -> list[Piece]:

@@ -203,8 +203,14 @@ def history_entry(request: HttpRequest, entry_id: int) -> HttpResponse:
             "object_url": object_url(entry),
             "undo_label": UNDO_LABELS[entry.action],
             "reverted_by": entry.reverted_by.order_by("-at").first(),
+            "diff_split": DIFF_LAYOUTS.get(request.GET.get("diff", "")),
+            "diff_toggle": True,
         },
     )
+
+
+DIFF_LAYOUTS = {"split": True, "inline": False}
+"""`?diff=` on an entry's page: its content side by side or inline (else: side by side when rewritten)."""
 
 
 @curator_required

@@ -440,3 +440,21 @@ def test_a_megabyte_memory_edited_throughout_has_its_history_entry_shown_with_ev
     page = viewer_client.get(reverse("memory:history_entry", args=[entry.pk])).content.decode()
 
     assert page.count("<ins>EDIT") == len(range(0, 150_000, 50))
+
+
+def test_a_rewritten_text_is_shown_side_by_side_and_a_small_edit_inline(viewer_client, world, curation, agent_memory):
+    rewritten = edit_fact(curation, agent_memory, world.fact_id, content="Since May she eats fish again, mostly cod.")
+    url = reverse("memory:history_entry", args=[rewritten.pk])
+
+    split = viewer_client.get(url).content.decode()
+    before, after = split.split(">Before<", 1)[1].split(">After<", 1)
+    assert "<del>" in before and "<ins>" not in before
+    assert "<ins>" in after and "<del>" not in after.split("</div></div>", 1)[0]
+    assert 'href="?diff=inline"' in split
+
+    inline = viewer_client.get(url + "?diff=inline").content.decode()
+    assert ">Before<" not in inline and 'href="?diff=split"' in inline
+
+    small = edit_fact(curation, agent_memory, world.fact_id, content="Since May she eats fish again, mostly hake.")
+    page = viewer_client.get(reverse("memory:history_entry", args=[small.pk])).content.decode()
+    assert ">Before<" not in page and "<del>cod.</del>" in page
