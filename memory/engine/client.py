@@ -41,6 +41,7 @@ from .stores.arguments import (
     DEFAULT_DUPLICATE_DISTANCE,
     DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
+    DEFAULT_LINKED_OWNERS,
     DEFAULT_LIST_LIMIT,
     check_positive_int,
     check_record_types,
@@ -72,6 +73,7 @@ from .types import (
     ImageInputLimitConfig,
     ImageRecord,
     Lifecycle,
+    LinkedOwner,
     MemoryExtractionConfig,
     MemoryGraph,
     MemoryRecord,
@@ -902,6 +904,13 @@ class AgentMemory:
             relation_ids=relation_ids,
             metadata_filter=metadata_filter,
         )
+
+    def linked_owners(self, owner: str, *, limit: int = DEFAULT_LINKED_OWNERS) -> list[LinkedOwner]:
+        """The users (`owner` "user") or agents ("agent") with the most links, most first, the
+        first `limit`: each with how many links touch its live memories and how many of those
+        memories have one (MemoryStore.linked_owners), in one grouped query: where a link graph
+        can start."""
+        return self.store.linked_owners(owner, limit=limit)
 
     # --- users and agents -------------------------------------------------------------------
 

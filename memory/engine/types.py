@@ -575,6 +575,18 @@ class Lifecycle:
         return RecordStatus.VALID if valid else RecordStatus.INVALID
 
 
+@dataclass(frozen=True)
+class LinkedOwner:
+    """A user or an agent by its links (AgentMemory.linked_owners): `owner_id`; `links`, how many
+    links touch its live memories (links whose both ends are live memories, one of them at least
+    its own: the edges of its memory_graph that start or end at one of its memories); and
+    `memories`, how many of its live memories have such a link (its memory_graph's own nodes)."""
+
+    owner_id: str
+    links: int
+    memories: int
+
+
 @dataclass
 class MemoryGraph:
     """Memories and the links among them (AgentMemory.memory_graph): `nodes` (live memories, as

@@ -807,6 +807,17 @@ SPECS = [
     ),
     Spec(
         "client",
+        "linked_owners",
+        {
+            "owner": choice(
+                "user", "agent", hostile=st.one_of(st.sampled_from(["users", "thread", ""]), hostile_scalar)
+            ).req(),
+            "limit": int_param(st.integers(1, 20), 0, -1),
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
         "snapshot",
         {
             "record_ids": P(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.engine import AgentMemory, MemoryGraph, MemoryRecord, RecordRelation
+from memory.engine import AgentMemory, LinkedOwner, MemoryGraph, MemoryRecord, RecordRelation
 
 
 @pytest.fixture
@@ -212,3 +212,53 @@ def test_bad_arguments_are_value_errors(world, arguments):
 def test_arguments_are_keyword_only(world):
     with pytest.raises(TypeError):
         world.memory_graph("u1")
+
+
+# --- linked_owners: where a graph can start -------------------------------------------------------
+
+
+def test_linked_owners_are_counted_by_their_links_and_linked_memories(world):
+    # u1: b-a, c-b, a-x, d-c, z-c touch its live memories a, b, c, d (e-a is e's, expired; lonely
+    # has no link); u2: a-x, x-y, on x and y; the agent a1: z-c, on z.
+    assert world.linked_owners("user") == [LinkedOwner("u1", 5, 4), LinkedOwner("u2", 2, 2)]
+    assert world.linked_owners("agent") == [LinkedOwner("a1", 1, 1)]
+    assert world.linked_owners("user", limit=1) == [LinkedOwner("u1", 5, 4)]
+
+
+def test_linked_owners_agree_with_each_owners_graph(world):
+    """An owner's links are its graph's edges that touch its memories, its memories the graph's own."""
+    link(world, "lonely", "y", "supports")
+    for owner, column in (("user", "user_id"), ("agent", "agent_id")):
+        for found in world.linked_owners(owner, limit=100):
+            graph = world.memory_graph(**{column: found.owner_id})
+            own = {node.id for node in graph.nodes if getattr(node, column) == found.owner_id}
+            touching = [edge for edge in graph.edges if {edge.source_record_id, edge.target_record_id} & own]
+            assert (found.links, found.memories) == (len(touching), len(own)), found
+
+
+def test_linked_owners_rank_by_links_then_memories_then_id_and_follow_writes(world):
+    for name in ("p", "q", "r"):
+        world.add_memory(f"memory {name}", user_id="u3", memory_id=name)
+    link(world, "p", "q", "supports")
+    link(world, "q", "r", "supports")
+    # u2 and u3: two links each; u3 has three memories linked to u2's two.
+    assert [owner.owner_id for owner in world.linked_owners("user")] == ["u1", "u3", "u2"]
+    world.delete_memory("r")  # memoised counts move with every write
+    assert world.linked_owners("user")[1:] == [LinkedOwner("u2", 2, 2), LinkedOwner("u3", 1, 2)]
+    world.update_memory("q", expires_at="2000-01-01T00:00:00Z")
+    assert [owner.owner_id for owner in world.linked_owners("user")] == ["u1", "u2"]
+
+
+def test_a_store_without_links_has_no_linked_owners(memory):
+    assert memory.linked_owners("user") == [] and memory.linked_owners("agent") == []
+    memory.add_memory("alone", user_id="u1", agent_id="a1")
+    assert memory.linked_owners("user") == [] and memory.linked_owners("agent") == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [{"owner": "users"}, {"owner": None}, {"owner": "user", "limit": 0}, {"owner": "user", "limit": True}],
+)
+def test_linked_owners_refuse_bad_arguments(world, arguments):
+    with pytest.raises(ValueError):
+        world.linked_owners(**arguments)

@@ -42,6 +42,7 @@ from memory.engine import (
     ImageMimeType,
     ImageRecord,
     Lifecycle,
+    LinkedOwner,
     MemoryGraph,
     MemoryRecord,
     MessageRecord,
@@ -1023,6 +1024,17 @@ def _() -> list[Statement]:
     conn.answer(r"'thread' AS kind", [{"owner": "a1", "kind": "thread", "n": 2}])
     assert store.owner_counts("agent", ["a1", "a2"])["a1"]["threads"] == 2
     assert store.owner_counts("agent", ["a1", "a2"])["a1"]["threads"] == 2
+    return conn.statements
+
+
+@scenario("linked_owners")
+def _() -> list[Statement]:
+    """One grouped query over the links and their two memories, then memoised as stats() is."""
+    conn, store = open_store()
+    _stats_answers(conn)
+    conn.answer(r"count\(DISTINCT o\.memory_pk\)", [{"owner_id": "u1", "links": 3, "memories": 2}])
+    assert store.linked_owners("user", limit=5) == [LinkedOwner("u1", 3, 2)]
+    assert store.linked_owners("user", limit=5) == [LinkedOwner("u1", 3, 2)]
     return conn.statements
 
 

@@ -44,6 +44,8 @@ DEFAULT_LIST_LIMIT = 100
 MAX_HOPS = 5
 DEFAULT_GRAPH_NODES = 2000
 MAX_GRAPH_NODES = 10_000
+DEFAULT_LINKED_OWNERS = 10
+"""linked_owners' default limit: the starting points a graph page offers."""
 DEFAULT_DUPLICATE_DISTANCE = 0.25
 """find_duplicates' default threshold (cosine distance): rewordings of one fact with the local
 hashing embedder fall within it (0.1-0.21: "Alice is vegetarian." and "Alice is a vegetarian."),
@@ -525,3 +527,10 @@ def record_id_list(record_id: Any) -> list[str]:
     if not isinstance(ids, (list, tuple)) or not all(isinstance(i, str) for i in ids):
         raise ValueError(f"record_id must be a string or a list of strings, not {record_id!r}")
     return list(ids)
+
+
+def check_owner_kind(owner: Any) -> str:
+    """An owner kind, "user" or "agent", as its id column ("user_id", "agent_id")."""
+    if not isinstance(owner, str) or owner not in ("user", "agent"):
+        raise ValueError(f"owner must be 'user' or 'agent', not {owner!r}")
+    return f"{owner}_id"

@@ -25,6 +25,7 @@ from ..types import (
     Duplicates,
     ImageRecord,
     Lifecycle,
+    LinkedOwner,
     MemoryGraph,
     MemoryRetentionConfig,
     MessageRecord,
@@ -45,6 +46,7 @@ from .arguments import (
     DEFAULT_DUPLICATE_DISTANCE,
     DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
+    DEFAULT_LINKED_OWNERS,
     DEFAULT_LIST_LIMIT,
     SearchRequest,
     check_positive_int,
@@ -603,6 +605,17 @@ class MemoryStore(ABC):
         in creation order (as list_relations lists them). ValueError for bad arguments; an empty
         graph for a missing or expired `memory_id` (AgentMemory.memory_graph: KeyError). One
         consistent read: a query per hop, or the in-memory indexes."""
+
+    @abstractmethod
+    def linked_owners(self, owner: str, *, limit: int = DEFAULT_LINKED_OWNERS) -> list[LinkedOwner]:
+        """The users (`owner` "user") or agents ("agent") with the most links, most first (then
+        the most linked memories, then by id), the first `limit` (a positive integer): each a
+        LinkedOwner with its links (those whose both ends are live memories, at least one of
+        them the owner's, by the memory's `user_id` or `agent_id`: the edges of
+        memory_graph(user_id=...)'s first hop that touch the owner's memories) and how many of
+        its live memories have one (that graph's own nodes). Owners without such a link are left
+        out; memories without an owner count for nobody. One grouped query over the links,
+        no record read; memoised as stats() is. ValueError for bad arguments."""
 
     @abstractmethod
     def find_duplicates(

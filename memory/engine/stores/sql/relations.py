@@ -28,6 +28,7 @@ from ...types import (
     DuplicateGroup,
     Duplicates,
     Lifecycle,
+    LinkedOwner,
     MemoryGraph,
     Page,
     Record,
@@ -38,11 +39,13 @@ from ..arguments import (
     DEFAULT_DUPLICATE_DISTANCE,
     DEFAULT_DUPLICATE_GROUPS,
     DEFAULT_GRAPH_NODES,
+    DEFAULT_LINKED_OWNERS,
     DEFAULT_LIST_LIMIT,
     DuplicatesRequest,
     GraphRequest,
     check_link_end,
     check_link_end_found,
+    check_owner_kind,
     check_positive_int,
     check_relation_selector,
     check_version,
@@ -330,6 +333,40 @@ class RelationMixin:
             params,
         )
         return int(row["n"])
+
+    def linked_owners(self, owner: str, *, limit: int = DEFAULT_LINKED_OWNERS) -> list[LinkedOwner]:
+        """The users or agents with the most links (MemoryStore.linked_owners): one grouped query
+        over the links and their two memories, memoised as stats() is."""
+        column = check_owner_kind(owner)
+        check_positive_int("limit", limit)
+        return self._memoised(
+            ("linked_owners", column, limit), lambda cursor, now: self._linked_owners(cursor, column, limit, now)
+        )
+
+    def _linked_owners(self, cursor: Any, column: str, limit: int, now: str) -> tuple[list[LinkedOwner], str | None]:
+        # The links with both ends live (as memory_graph has them) and an owner at either end,
+        # joined to their memories once; then each link counted for the owner of its source and
+        # for the owner of its target unless the same (one owner's link between two of its own
+        # memories counts once), and each owner's memories at their ends, each once.
+        params: dict[str, Any] = {"now": self.dialect.db_time(now), "limit": limit}
+        rows = self._fetch(
+            f"WITH ends AS (SELECT s.{column} AS source_owner, t.{column} AS target_owner, s.pk AS source_pk, "
+            f"t.pk AS target_pk FROM {self._relations} rel "
+            f"JOIN {self._records} s ON s.kind = 'memory' AND s.id = rel.source_id "
+            f"JOIN {self._records} t ON t.kind = 'memory' AND t.id = rel.target_id "
+            "WHERE (s.expires_at IS NULL OR s.expires_at > :now) AND (t.expires_at IS NULL OR t.expires_at > :now) "
+            f"AND (s.{column} IS NOT NULL OR t.{column} IS NOT NULL)) "
+            "SELECT o.owner_id, sum(o.counted) AS links, count(DISTINCT o.memory_pk) AS memories FROM ("
+            "SELECT source_owner AS owner_id, 1 AS counted, source_pk AS memory_pk FROM ends "
+            "WHERE source_owner IS NOT NULL UNION ALL SELECT target_owner, CASE WHEN source_owner = target_owner "
+            "THEN 0 ELSE 1 END, target_pk FROM ends WHERE target_owner IS NOT NULL"
+            ") o GROUP BY o.owner_id ORDER BY links DESC, memories DESC, o.owner_id"
+            + self.dialect.first_rows(":limit"),
+            params,
+            cursor,
+        )
+        owners = [LinkedOwner(row["owner_id"], int(row["links"]), int(row["memories"])) for row in rows]
+        return owners, self._next_expiry(cursor, now)
 
     def _relation_conditions(
         self, record_id: Any, thread_id: Any, user_id: Any, agent_id: Any, relation_types: Any
