@@ -36,6 +36,15 @@ class DemoLink:
 
 
 @dataclass(frozen=True)
+class DemoCorrection:
+    """A reviewer's edit of a memory at the dashboard: the memory as an agent wrote it, and as corrected."""
+
+    reviewer: str
+    content: str
+    corrected: str
+
+
+@dataclass(frozen=True)
 class DemoThread:
     slug: str
     user_id: str
@@ -96,7 +105,7 @@ AGENTS = {
 USER_MEMORIES = {
     "alice": (
         fact("Alice lives in Lyon and works as a product designer.", "profile", "work"),
-        fact("Alice's partner is Sam; they often travel together.", "profile", "family", key="alice-sam"),
+        fact("Alice's partner is Sam; they often travel together.", "profile", "family", "travel", key="alice-sam"),
         preference("Alice prefers concise answers with bullet points.", "communication"),
         preference("Alice prefers the train to short flights when the journey takes under five hours.", "travel"),
     ),
@@ -123,7 +132,7 @@ NEAR_DUPLICATES = {
         fact("Alice works as a product designer and lives in Lyon.", "profile", "work"),
         preference("Alice prefers concise answers in bullet points.", "communication"),
         preference("Alice prefers short, concise answers with bullet points.", "communication"),
-        preference("Alice dislikes coriander; use parsley or mint instead.", "food"),
+        preference("Alice dislikes coriander; use parsley or mint instead.", "diet", "cooking"),
     ),
     "bruno": (preference("Bruno prefers recipes in grams and Celsius.", "cooking", "units"),),
     "chen": (fact("Chen is allergic to shellfish (shrimp, crab).", "health", "food"),),
@@ -231,18 +240,19 @@ THREADS = (
             ),
             (
                 "I think Feira da Ladra is only on Tuesdays and Saturdays.",
-                "You're right. Let's move it to Saturday morning before LX Factory and keep Monday for a long "
-                "lunch at the Campo de Ourique market.",
+                "You're right. Let's move Feira da Ladra to the weekend, before LX Factory, and keep Monday for "
+                "the Campo de Ourique market before the flight back to Lyon.",
             ),
             (
-                "How should we get around?",
-                "Get a Navegante card at the airport metro station and load it with Zapping credit: it works "
+                "How should we get around Lisbon? We'd rather walk than take taxis.",
+                "Get a Navegante card at the airport metro station and load it with Zapping credit: it is valid "
                 "on the metro, trams, buses and the Sintra train. The metro to the centre takes 25 minutes.",
             ),
             (
-                "Perfect. Can you remind me a week before to book the fado dinner?",
-                "Will do: a reminder on the 19th to reserve the fado dinner for Sunday the 29th. I've saved "
-                "your dates and preferences so we can pick this up any time.",
+                "Perfect. Can you remind me a week before to book the fado dinner in Alfama?",
+                "Will do: a reminder on the 19th to book the fado dinner for the 29th. I've saved the Lisbon "
+                "trip (26 to 30 March, the guesthouse in Príncipe Real, quiet neighbourhoods and walking "
+                "everywhere, vegetarian-friendly places for you and Sam) so we can pick this up any time.",
             ),
         ),
         memories=(
@@ -282,9 +292,11 @@ THREADS = (
                 "travel",
                 "lisbon",
                 key="lisbon-principe-real",
-                said_in=(2,),
+                said_in=(2, 8),
             ),
-            fact("Alice is vegetarian; Sam eats everything.", "diet", key="lisbon-vegetarian", said_in=(4,)),
+            fact(
+                "Alice is vegetarian; Sam eats everything.", "diet", "vegetarian", key="lisbon-vegetarian", said_in=(4,)
+            ),
         ),
     ),
     DemoThread(
@@ -348,18 +360,19 @@ THREADS = (
             ),
             (
                 "When should I book?",
-                "Kyoto hotels for the autumn peak fill early: book 5–6 months ahead, ideally by June. "
+                "Kyoto hotels for the autumn peak fill early: reserve about five months ahead, ideally by June. "
                 "Shinkansen tickets go on sale a month before travel.",
             ),
             (
                 "Okay, I'll aim for June for the hotels.",
-                "Noted: five nights near Shijo, one ryokan night in Ohara, book by June, shellfish allergy card. "
-                "Would you like a reminder in May?",
+                "Noted: five nights near Shijo, one ryokan night in Ohara, reserve by June, individual shinkansen "
+                "tickets rather than a Rail Pass, shellfish allergy card. Would you like a reminder in May?",
             ),
             (
                 "Yes, early May please.",
-                "Done: a reminder in early May to book the Kyoto hotel and the ryokan. I'll bring up the allergy "
-                "card when we plan restaurants.",
+                "Done: a reminder in early May to reserve the Kyoto hotel near Shijo and the ryokan in Ohara for "
+                "your November trip to Japan. As you're allergic to shellfish, I'll bring up the allergy card "
+                "when we choose restaurants.",
             ),
         ),
         memories=(
@@ -457,18 +470,18 @@ THREADS = (
             ),
             (
                 "Second loaf is much better, open crumb! But the bottom burned a little.",
-                "Congratulations! Put a baking sheet on the rack below the pot or bake one rack higher; some "
-                "ovens have a strong bottom element.",
+                "Congratulations on the open crumb! Put a baking sheet on the rack below the pot or bake one rack "
+                "higher; some ovens have a strong bottom element.",
             ),
             (
-                "Can I keep the starter in the fridge? I only bake at weekends.",
+                "Can I keep the sourdough starter in the fridge? I only bake at weekends.",
                 "Yes. Feed it, leave it an hour, then refrigerate. Take it out Thursday evening, feed it twice on "
                 "Friday, and it'll be ready for a Saturday mix.",
             ),
             (
                 "Great, that schedule works for me.",
-                "Saved: fridge during the week, feed Thursday night and twice on Friday, mix Saturday morning, "
-                "bake Sunday morning after the overnight proof.",
+                "Saved: the starter lives in the fridge during the week; feed it Thursday night and twice on "
+                "Friday, mix Saturday morning, bake Sunday morning after the overnight proof.",
             ),
         ),
         memories=(
@@ -494,6 +507,7 @@ THREADS = (
                 "Bruno's oven has a strong bottom element; bake one rack higher.", "baking", "equipment", said_in=(10,)
             ),
             fact("Bruno feeds his starter 1:1:1 once a day.", "baking", key="starter-1-1-1", said_in=(1,)),
+            fact("Bruno's starter flour is plain white with 10–20% wholemeal rye.", "baking", said_in=(3,)),
             fact(
                 "Bruno feeds his starter 1:3:3 twice a day at room temperature, discarding before each feed.",
                 "baking",
@@ -556,30 +570,31 @@ THREADS = (
                 "Noted: no coriander. I'll use parsley, mint or spring onion for freshness instead.",
             ),
             (
-                "How do I avoid spending the whole afternoon?",
-                "Start the oven things first, then the grains, then the stovetop dish; chop salad vegetables "
-                "while things cook. Most people get it down to about two hours by the third week.",
-            ),
-            (
                 "Any snack ideas for after long runs?",
                 "Greek yoghurt with honey and oats, a banana with peanut butter, or a cheese toastie. After runs "
                 "over 90 minutes, aim for carbohydrates plus 15–20 g of protein within an hour.",
             ),
             (
-                "Can you alternate the two rotations automatically?",
-                "Yes: rotation A on odd weeks and B on even weeks, with the shopping list sent on Saturday "
-                "mornings so you can shop before Sunday's prep.",
+                "How do I avoid spending the whole afternoon?",
+                "Start the oven things first, then the grains, then the stovetop dish; chop salad vegetables "
+                "while things cook. Most people halve their prep time by the third week.",
             ),
             (
-                "Saturday morning works. Thanks!",
-                "You're welcome. Enjoy the prep, and good luck with the training block.",
+                "Can you alternate the rotations automatically?",
+                "Yes: rotation A on odd weeks and B on even weeks, with the shopping list sent the evening before "
+                "each prep.",
+            ),
+            (
+                "That works for the shopping list. Thanks!",
+                "You're welcome. Saved: vegetarian lunch rotations A and B on alternate weeks, no coriander, and "
+                "the shopping list the morning before each prep.",
             ),
         ),
         memories=(
             fact(
                 "Alice is vegetarian; she eats eggs and dairy but dislikes plain milk.",
                 "diet",
-                "health",
+                "vegetarian",
                 key="meal-prep-vegetarian",
                 said_in=(2,),
             ),
@@ -587,10 +602,16 @@ THREADS = (
                 "Alice dislikes coriander; use parsley, mint or spring onion instead.", "diet", "cooking", said_in=(8,)
             ),
             preference(
-                "Alice meal-preps five work lunches on Sunday afternoons; send the shopping list on Saturday mornings.",
+                "Alice meal-preps five work lunches on Sunday afternoons; send the shopping list the evening before.",
                 "cooking",
                 "schedule",
-                said_in=(0,),
+                said_in=(0, 11),
+            ),
+            fact(
+                "Alice wants about 25 g of protein in every lunch for her half-marathon build-up.",
+                "meal-prep",
+                "nutrition",
+                said_in=(1,),
             ),
             memory(
                 "Alice's lunch rotations: A (chickpea-spinach curry, lentil salad with feta, baked tofu) on odd "
@@ -728,7 +749,8 @@ THREADS = (
         tags=("python", "testing", "timezones"),
         exchanges=(
             (
-                "A pytest test fails only on CI, and only sometimes. It checks a report's totals for yesterday.",
+                "CI on main is red again: a pytest test fails only on CI, and only sometimes, so merges are "
+                "blocked. It checks a report's totals for yesterday.",
                 "Tests about 'today' or 'yesterday' are often time-dependent. Does CI run in UTC while your laptop "
                 "is in Europe/Warsaw? Does it fail at a particular time of day?",
             ),
@@ -822,6 +844,7 @@ THREADS = (
                 "ci",
                 "incident",
                 expired=True,
+                said_in=(0,),
             ),
         ),
     ),
@@ -1031,7 +1054,7 @@ THREADS = (
                 "finance",
                 "savings",
                 key="saves-488",
-                said_in=(3,),
+                said_in=(3, 10),
             ),
             memory(
                 "Bruno cleared his £800 credit card balance (24% APR) and now pays it in full by direct debit.",
@@ -1040,7 +1063,10 @@ THREADS = (
                 said_in=(7,),
             ),
             preference(
-                "Bruno wants a savings check-in on the 2nd of each month.", "finance", "reminders", said_in=(11,)
+                "Bruno wants a check-in on the 2nd of each month comparing his savings balance with the £6,000 target.",
+                "finance",
+                "reminders",
+                said_in=(11,),
             ),
         ),
     ),
@@ -1109,12 +1135,12 @@ THREADS = (
                 "I'll run a poll. Can you send me both summaries?",
                 "Braiding Sweetgrass: a botanist weaves science and Indigenous knowledge into essays about plants "
                 "and reciprocity. The Sixth Extinction: a journalist explains the ongoing mass extinction one "
-                "species per chapter.",
+                "species at a time.",
             ),
             (
                 "Perfect. The poll is out.",
-                "I'll remember: Piranesi this month, questions a week before, split by half and whole book, and "
-                "the non-fiction poll for next month.",
+                "I'll remember: Piranesi this month for the book club, discussion questions a week before (split "
+                "by half and whole book), and the non-fiction poll for next month's pick.",
             ),
         ),
         memories=(
@@ -1222,7 +1248,7 @@ THREADS = (
             (
                 "Garlic planted! A plan for next year?",
                 "Start seeds a week earlier, add a second drip line for the chillies and try dwarf beans. I'll "
-                "keep your balcony notes for the spring plan.",
+                "keep your balcony garden notes for the spring plan.",
             ),
         ),
         memories=(
@@ -1232,6 +1258,12 @@ THREADS = (
                 said_in=(0,),
             ),
             memory("Dana planted garlic in a deep pot in October to overwinter.", "gardening", "garlic", said_in=(11,)),
+            memory(
+                "Dana's chillies had aphids; she sprays them with mild soap and grows marigolds for the ladybirds.",
+                "gardening",
+                "pests",
+                said_in=(8,),
+            ),
             preference(
                 "Dana travels in summer and wants low-maintenance watering: a drip kit with a timer.",
                 "gardening",
@@ -1244,8 +1276,8 @@ THREADS = (
                 expired=True,
             ),
             memory(
-                "Dana's plan for next season: start seeds a week earlier, add a drip line for the chillies, try "
-                "dwarf beans.",
+                "Dana's balcony plan for next season: start seeds a week earlier, add a drip line for the "
+                "chillies, try dwarf beans.",
                 "gardening",
                 "plan",
                 ttl_days=200,
@@ -1259,7 +1291,7 @@ THREADS = (
         agent_id="atlas",
         title="Travel Japanese in a year",
         topic="languages",
-        tags=("japanese", "language-learning"),
+        tags=("japanese", "language-learning", "japan"),
         exchanges=(
             (
                 "I want to learn enough Japanese for my Kyoto trip next year. I'm starting from zero.",
@@ -1312,8 +1344,8 @@ THREADS = (
             ),
             (
                 "Booked a tutor, Yuki, Saturdays at 9:00.",
-                "Great. Prepare three things to say each week and ask Yuki to correct you gently; save the "
-                "corrections in Anki.",
+                "Great. Prepare three things to say in Japanese for each lesson and ask Yuki to correct you "
+                "gently; save the corrections in Anki.",
             ),
             (
                 "I'm on chapter 6 of Genki now.",
@@ -1322,12 +1354,13 @@ THREADS = (
             ),
             (
                 "Any podcast suggestion?",
-                "Look for a slow, natural beginners' podcast in Japanese and listen without a transcript for 10 "
-                "minutes a day.",
+                "Look for a slow, natural beginners' podcast in Japanese and listen without a transcript: ten "
+                "minutes of listening fits your 20-minute weekday study.",
             ),
         ),
         memories=(
             memory("Chen plans to learn kanji with WaniKani.", "japanese", key="japanese-wanikani", said_in=(2,)),
+            memory("Chen learned hiragana and katakana in three weeks.", "japanese", "progress", said_in=(4,)),
             fact(
                 "Chen is learning Japanese with Anki and the Genki I textbook, now around chapter 6.",
                 "japanese",
@@ -1336,6 +1369,12 @@ THREADS = (
             ),
             preference(
                 "Chen studies Japanese about 20 minutes on weekdays and longer at weekends.", "japanese", said_in=(1,)
+            ),
+            memory(
+                "Chen listens to a slow beginners' podcast in Japanese for ten minutes a day.",
+                "japanese",
+                "listening",
+                said_in=(12,),
             ),
             fact("Chen has a Japanese tutor, Yuki, on Saturdays at 9:00.", "japanese", "schedule", said_in=(10,)),
         ),
@@ -1403,12 +1442,13 @@ THREADS = (
             ),
             (
                 "The meeting went great! Ten people came, and the object round was the highlight.",
-                "Congratulations on a successful first hosting. The object round sounds like a tradition worth "
-                "keeping.",
+                "Congratulations on a successful first hosting. The object round for the Museum of Civilization "
+                "sounds like a book club tradition worth keeping.",
             ),
             (
                 "We voted: Educated is next, at Ola's place.",
-                "Noted: Educated by Tara Westover, hosted by Ola. I can prepare questions a week before if you like.",
+                "Noted: Educated by Tara Westover is the next read of your book club, hosted by Ola. I can prepare "
+                "discussion questions for the group, in plain English for the non-native speakers.",
             ),
         ),
         memories=(
@@ -1416,6 +1456,13 @@ THREADS = (
                 "Dana is in an English-language book club in Kraków of about ten people, half non-native speakers.",
                 "book-club",
                 said_in=(0, 1),
+            ),
+            preference("Dana's book club alternates genres from one read to the next.", "book-club", said_in=(8,)),
+            preference(
+                "For Dana's book club, keep discussion questions concrete, open and in plain English, without idioms.",
+                "book-club",
+                "hosting",
+                said_in=(1,),
             ),
             memory(
                 "Dana hosted the Station Eleven meeting; the 'bring an object for the Museum of Civilization' "
@@ -1478,3 +1525,20 @@ DEMO_LINKS = (
     DemoLink("club-rounds", "inspired", "museum-round", opposite="inspired_by"),
 )
 """The links between demo memories, created in this order after every memory is written."""
+
+# What reviewers did at the dashboard the day before the demo ends, so that the curation history
+# has changes to show and undo: corrections, then an agent's guidelines approved in one bulk change.
+CORRECTIONS = (
+    DemoCorrection(
+        "moderator-1",
+        "Chen likes reminders a week before any deadline.",
+        "Chen likes reminders a week before any deadline, trip bookings included.",
+    ),
+    DemoCorrection(
+        "moderator-1",
+        "Dana's first language is Polish; English is fine for technical topics.",
+        "Dana's first language is Polish; English is fine for technical topics and for her book club.",
+    ),
+)
+GUIDELINES_APPROVED = ("moderator-2", "patch")
+"""(reviewer, agent): the reviewer approves every guideline of the agent at once."""
