@@ -113,6 +113,7 @@ def test_extract_memories_retries_what_failed_and_reports_failures_without_the_k
     assert out.getvalue().strip().endswith("t1: 0 new memories")
 
 
+@pytest.mark.django_db  # seed_demo writes the reviewers' changes in Django's history
 def test_seed_demo_never_calls_the_llm(fake_llm):
     call_command("seed_demo", "--seed=7", "--end-date=2026-01-15", stdout=StringIO())
 

@@ -419,8 +419,8 @@ def test_memory_content_is_escaped(viewer_client, agent_memory):
 
 
 def test_the_demo_store_fills_the_queues(viewer_client, agent_memory):
-    """A new user sees the queues working: the demo has two automatic retirements, an unresolved
-    contradiction, expired memories and invalid ones."""
+    """A new user sees every queue working: the demo has two automatic retirements, an unresolved
+    contradiction, a memory expiring this week, expired memories and invalid ones."""
     from django.core.management import call_command
 
     call_command("seed_demo")
@@ -428,6 +428,7 @@ def test_the_demo_store_fills_the_queues(viewer_client, agent_memory):
     tallies = counts(page(viewer_client))
     assert tallies["llm"] == 2 and tallies["contradictions"] == 1
     assert tallies["expired"] >= 5 and tallies["invalid"] == 11
+    assert tallies["expiring"] >= 1
 
 
 def test_the_top_bar_links_the_review_page_and_marks_it_current(viewer_client, queues):

@@ -1,4 +1,7 @@
-"""seed_demo and ensure_demo_user, run against each test's temporary store."""
+"""seed_demo and ensure_demo_user, run against each test's temporary store.
+
+seed_demo also writes the reviewers' changes in the curation history, in Django's database.
+"""
 
 from __future__ import annotations
 
@@ -12,10 +15,16 @@ from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
 from memory.engine import RecordStatus
+from memory.management.demo_data import THREADS
+from memory.models import BulkChange, CurationEntry
+
+pytestmark = pytest.mark.django_db
 
 MEMORY_TYPES = ("memory", "fact", "preference", "guideline")
+END = datetime.combine(datetime.now(UTC).date(), datetime.min.time(), UTC)
+"""Where the demo's timeline ends: today, so that memories with a lifetime are as the demo means them."""
 # As on the command line, so that argparse converts them.
-SEED_ARGS = ("--seed=7", "--end-date=2026-01-15")
+SEED_ARGS = ("--seed=7", f"--end-date={END.date().isoformat()}")
 
 
 def everything(list_page, **kwargs) -> list:
@@ -32,18 +41,24 @@ def everything(list_page, **kwargs) -> list:
 def snapshot(agent_memory) -> dict:
     return {
         "threads": [
-            (t.id, t.user_id, t.agent_id, t.message_count, t.metadata) for t in everything(agent_memory.list_threads)
+            (t.id, t.user_id, t.agent_id, t.message_count, t.metadata, t.created_at, t.updated_at)
+            for t in everything(agent_memory.list_threads)
         ],
         "messages": [
-            (m.id, m.role, m.content, m.timestamp, m.metadata) for m in everything(agent_memory.list_messages)
+            (m.id, m.role, m.content, m.timestamp, m.metadata, m.created_at)
+            for m in everything(agent_memory.list_messages)
         ],
         "memories": [
-            (m.id, m.record_type, m.content, m.timestamp, m.metadata, m.status)
+            (m.id, m.record_type, m.content, m.timestamp, m.metadata, m.status, m.created_at, m.expires_at)
             for m in everything(agent_memory.list_memories)
         ],
         "links": [
             (r.id, r.source_record_id, r.target_record_id, r.relation_type, r.opposite_relation_type, r.timestamp)
             for r in everything(agent_memory.list_relations)
+        ],
+        "calls": [
+            (e.id, e.time, e.kind, e.caller, e.query, [r.record_id for r in e.results])
+            for e in agent_memory.list_activity(limit=None)
         ],
     }
 
@@ -237,7 +252,7 @@ def test_demo_conversations_span_several_weeks(agent_memory):
     call_command("seed_demo", *SEED_ARGS)
 
     moments = sorted(datetime.fromisoformat(m.timestamp) for m in everything(agent_memory.list_messages))
-    assert moments[-1] < datetime(2026, 1, 15, tzinfo=UTC)
+    assert moments[-1] < END
     assert moments[-1] - moments[0] > timedelta(weeks=3)
 
 
@@ -337,3 +352,158 @@ def test_the_demo_agents_have_searched_and_read_cards_so_activity_is_not_empty(a
     assert all(event.caller.endswith("-bot") and event.scope["thread_id"] for event in calls)
     searches = [event for event in calls if event.kind == "search"]
     assert all(event.results and event.content for event in searches)
+
+
+# --- the demo happens in time -------------------------------------------------------------------
+
+
+def moment(text: str | None) -> datetime:
+    assert text is not None
+    return datetime.fromisoformat(text)
+
+
+def thread_memories(agent_memory, thread_id: str) -> list:
+    return list(agent_memory.store.list(list(MEMORY_TYPES), limit=None, thread_id=thread_id, include_expired=True))
+
+
+def test_messages_are_stored_when_they_were_said(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    messages = everything(agent_memory.list_messages)
+    assert all(message.created_at == message.timestamp for message in messages)
+    assert max(moment(message.created_at) for message in messages) < END
+
+
+def test_a_thread_starts_with_its_first_message_and_was_last_active_at_its_latest_record(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    for thread in everything(agent_memory.list_threads):
+        messages = agent_memory.list_thread_messages(thread.id, limit=None)
+        images = agent_memory.list_images(thread_id=thread.id, limit=None)
+        stored = [*messages, *images, *thread_memories(agent_memory, thread.id)]
+        assert thread.created_at == messages[0].created_at, thread.id
+        assert thread.updated_at == max(record.created_at for record in stored), thread.id
+        # Its memories and images came within the hour after its last message.
+        last_message = moment(messages[-1].created_at)
+        assert last_message <= moment(thread.updated_at) <= last_message + timedelta(hours=1), thread.id
+
+
+def test_threads_were_last_active_at_different_times_over_the_last_weeks(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    last_active = [moment(thread.updated_at) for thread in everything(agent_memory.list_threads)]
+    assert len(set(last_active)) == len(THREADS)
+    assert len({when.date() for when in last_active}) >= len(THREADS) // 2
+    assert END - timedelta(days=22) < min(last_active) and max(last_active) < END
+    assert max(last_active) - min(last_active) > timedelta(weeks=1)
+    # Each conversation went on over days, not in one sitting.
+    for thread in everything(agent_memory.list_threads):
+        assert moment(thread.updated_at) - moment(thread.created_at) > timedelta(days=1), thread.id
+
+
+def test_memories_are_stored_a_moment_after_the_messages_they_came_from(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    for demo in THREADS:
+        thread_id = f"demo-{demo.slug}"
+        first = moment(agent_memory.list_thread_messages(thread_id, limit=1)[0].created_at)
+        for memory in thread_memories(agent_memory, thread_id):
+            assert memory.created_at == memory.timestamp, memory.content
+            assert moment(memory.created_at) > first, memory.content
+            sources = memory.metadata.get("source_message_ids", [])
+            if sources:
+                said = max(moment(agent_memory.get_message_record(thread_id, source).created_at) for source in sources)
+                assert said < moment(memory.created_at) <= said + timedelta(minutes=2), memory.content
+
+
+def test_links_are_stored_after_both_their_memories(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    for link in everything(agent_memory.list_relations):
+        ends = [agent_memory.get_memory(link.source_record_id), agent_memory.get_memory(link.target_record_id)]
+        assert link.created_at == link.timestamp
+        assert all(moment(link.created_at) > moment(end.created_at) for end in ends)
+
+
+def test_the_card_as_of_a_threads_last_message_finds_what_was_said_before_it(agent_memory):
+    """The card page's "as of": what the agent would have been handed right after the message.
+    Every demo memory stamped after every message found nothing there."""
+    call_command("seed_demo", *SEED_ARGS)
+
+    for demo in THREADS:
+        thread = agent_memory.get_thread(f"demo-{demo.slug}")
+        [last] = agent_memory.list_thread_messages_by_seq_no(thread.thread_id, last_n=1)
+        card = thread.get_context_card(as_of_message_id=last.id, refresh_summary_if_due=False)
+        found = [result.record for result in card.relevant_results]
+        assert len(found) >= 3, demo.slug
+        assert all(moment(record.created_at) <= moment(last.created_at) for record in found), demo.slug
+        assert any(record.thread_id == thread.thread_id for record in found), demo.slug
+        # Earlier in the conversation, the card knew less.
+        [first] = agent_memory.list_thread_messages(thread.thread_id, limit=1)
+        then = thread.get_context_card(as_of_message_id=first.id, refresh_summary_if_due=False)
+        assert not any(result.record.thread_id == thread.thread_id for result in then.relevant_results), demo.slug
+
+
+def about(record, demo) -> bool:
+    """Whether a record is about a demo thread's subject as the demo data declares it: drawn from
+    the thread, or tagged with the thread's topic or one of its tags."""
+    subject = {demo.topic, *demo.tags}
+    return record.thread_id == f"demo-{demo.slug}" or bool(subject & set((record.metadata or {}).get("tags", ())))
+
+
+def test_each_threads_card_holds_memories_about_its_subject(agent_memory):
+    """What a person would pick: the Lisbon trip's card holds the trip and Alice's travel
+    preferences, not her meal prep. The default embedder is lexical, so this is the demo's words
+    at work: each thread's last messages and its memories share them, and share few with the rest."""
+    call_command("seed_demo", *SEED_ARGS)
+
+    for demo in THREADS:
+        thread = agent_memory.get_thread(f"demo-{demo.slug}")
+        now = thread.get_context_card(refresh_summary_if_due=False).relevant_results
+        assert len(now) >= 4, demo.slug
+        assert [result.content for result in now if not about(result.record, demo)] == [], demo.slug
+        # As of its last message too (its latest memories are not written yet): the top three.
+        [last] = agent_memory.list_thread_messages_by_seq_no(thread.thread_id, last_n=1)
+        then = thread.get_context_card(as_of_message_id=last.id, refresh_summary_if_due=False).relevant_results
+        assert [result.content for result in then[:3] if not about(result.record, demo)] == [], demo.slug
+
+
+def test_the_agents_read_memory_as_the_questions_came(agent_memory):
+    """Their calls are logged at the times they were made: each right after a user's message of
+    its thread, before the reply, at that message's card (as the thread's pages place it)."""
+    call_command("seed_demo", *SEED_ARGS)
+
+    calls = list(agent_memory.list_activity(kind=["search", "card"], caller_kind="agent", limit=None))
+    assert len(calls) >= 2 * len(THREADS)
+    assert {call.scope["thread_id"] for call in calls} == {f"demo-{demo.slug}" for demo in THREADS}
+    for call in calls:
+        messages = agent_memory.list_thread_messages(call.scope["thread_id"], limit=None)
+        before = [message for message in messages if message.created_at <= call.time]
+        after = [message for message in messages if message.created_at > call.time]
+        assert before and before[-1].role == "user", call
+        assert after and moment(call.time) - moment(before[-1].created_at) < timedelta(seconds=4), call
+        assert call.caller == f"{messages[0].agent_id}-bot" and call.on_behalf_of == messages[0].user_id
+        if call.kind == "search":
+            assert call.query == before[-1].content[:200]
+    assert END - timedelta(days=29) < min(moment(call.time) for call in calls)
+
+
+def test_some_live_demo_memories_expire_within_the_week(agent_memory):
+    """For the review page's "Expiring soon"."""
+    call_command("seed_demo", *SEED_ARGS)
+
+    soon = agent_memory.list_memories(expires_before=datetime.now(UTC) + timedelta(days=7), limit=None)
+    assert soon
+
+
+def test_the_history_shows_the_reviewers_changes(agent_memory):
+    call_command("seed_demo", *SEED_ARGS)
+
+    entries = list(CurationEntry.objects.all())
+    [bulk] = BulkChange.objects.all()
+    assert len(entries) >= 3 and any(entry.bulk_id == bulk.pk for entry in entries)
+    assert {entry.actor_name for entry in entries} == {"moderator-1", "moderator-2"}
+    assert all(END - timedelta(days=2) < entry.at < END for entry in entries)
+    for entry in entries:  # each as the store holds it, so that it can be undone
+        memory = agent_memory.get_memory(entry.object_id)
+        assert (memory.content, memory.version) == (entry.after["content"], entry.after["version"])

@@ -36,7 +36,7 @@ def use_store(settings, path: Path) -> None:
 
 
 @pytest.fixture
-def demo_export(tmp_path) -> Path:
+def demo_export(tmp_path, db) -> Path:  # seed_demo writes the reviewers' changes in Django's history
     call_command("seed_demo", *SEED_ARGS, stdout=StringIO())
     path = tmp_path / "demo.jsonl"
     call_command("oam_export", "--output", str(path), "--no-progress", stdout=StringIO(), stderr=StringIO())
