@@ -509,6 +509,37 @@ class AgentMemory:
             expires_before=expires_before,
         )
 
+    def memory_facets(
+        self,
+        facets: Sequence[str],
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        thread_id: Any = NOT_SET,
+        memory_types: Any = None,
+        metadata_filter: Any = NOT_SET,
+        *,
+        status: Any = NOT_SET,
+        text: Any = NOT_SET,
+    ) -> dict[str, list[tuple[Any, int]]]:
+        """For each facet ("memory_type", "status", "user_id", "agent_id", "tag"), the counts of
+        its values among the memories list_memories lists with these filters, most first
+        (MemoryStore.facet_counts, one grouping query a facet). What a listing shows beside each
+        filter value, as Datasette's facets do."""
+        types = MEMORY_TYPES if memory_types is None else check_record_types(memory_types, MEMORY_TYPES)
+        counted = {}
+        for facet in facets:
+            counted[facet] = self.store.facet_counts(
+                types,
+                "record_type" if facet == "memory_type" else facet,
+                thread_id=thread_id,
+                user_id=user_id,
+                agent_id=agent_id,
+                metadata_filter=metadata_filter,
+                status=status,
+                text=text,
+            )
+        return counted
+
     def count_expired(self, user_id: Any = NOT_SET, agent_id: Any = NOT_SET, thread_id: Any = NOT_SET) -> int:
         """How many records list_expired lists (what purge_expired would delete, of this scope):
         one count query."""

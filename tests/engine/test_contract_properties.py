@@ -618,6 +618,58 @@ SPECS = [
     ),
     Spec(
         "client",
+        "count_memories",
+        {
+            key: param
+            for key, param in record_listing(
+                **scope_args(),
+                memory_types=memory_types,
+                metadata_filter=filter_param(),
+                expires_before=P(valid_timestamp.filter(lambda value: value is not None), hostile_timestamp),
+            ).items()
+            if key not in ("limit", "cursor", "newest_first")
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
+        "memory_facets",
+        {
+            "facets": P(
+                st.lists(
+                    st.sampled_from(["memory_type", "status", "user_id", "agent_id", "tag"]), max_size=3, unique=True
+                ),
+                st.one_of(st.sampled_from([["content"], ["record_type"], [None], [5], "tags"]), hostile_scalar),
+                required=True,
+            ),
+            **{
+                key: param
+                for key, param in record_listing(
+                    **scope_args(), memory_types=memory_types, metadata_filter=filter_param()
+                ).items()
+                if key not in ("limit", "cursor", "newest_first")
+            },
+        },
+        readonly=True,
+    ),
+    Spec("client", "count_expired", scope_args(), readonly=True),
+    Spec(
+        "client",
+        "count_relations",
+        {
+            "record_id": id_param("memory"),
+            **scope_args(),
+            "relation_types": relation_types,
+            "relation_ids": P(
+                st.lists(st.sampled_from([*IDS["relation"], "missing-id"]), max_size=3),
+                st.one_of(st.sampled_from(["rel-1", [None], [["rel-1"]], {"rel-1": 1}]), hostile_scalar),
+            ),
+            "metadata_filter": filter_param(),
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
         "memory_vectors",
         {
             "user_id": id_param("user").req(),
@@ -726,6 +778,27 @@ SPECS = [
         },
         readonly=True,
         bases=(("", {}), ("user", {"user_id": "u1", "max_distance": 0.5})),
+    ),
+    Spec(
+        "client",
+        "duplicate_group_counts",
+        {
+            "user_ids": P(
+                st.lists(st.sampled_from([*IDS["user"], "missing-id"]), max_size=3),
+                st.one_of(st.sampled_from(["u1", [None], [["u1"]], [""], {"u1": 1}]), hostile_scalar),
+                required=True,
+            ),
+            "max_distance": P(
+                st.one_of(st.sampled_from([0, 0.25, 0.5]), st.floats(0, 0.5)),
+                st.one_of(st.sampled_from([-0.01, 0.51, 2, float("nan"), float("inf"), "0.2", True]), hostile_scalar),
+            ),
+            "memory_types": memory_types,
+            "statuses": P(
+                st.one_of(st.none(), st.sampled_from(["valid", "invalid"]), st.just(["valid", "invalid"])),
+                st.one_of(st.sampled_from([[], ["expired"], "Valid", [None]]), hostile_scalar),
+            ),
+        },
+        readonly=True,
     ),
     Spec(
         "client",

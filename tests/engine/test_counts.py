@@ -72,6 +72,43 @@ def test_count_memories_is_the_length_of_the_listing(stocked, filters):
     assert stocked.count_memories(**filters) == len(stocked.list_memories(limit=None, **filters))
 
 
+def facets_by_listing(memory: AgentMemory, filters: dict) -> dict[str, dict]:
+    """Each facet's counts as the listing gives them, record by record."""
+    listed = memory.list_memories(limit=None, **filters)
+    counted: dict[str, dict] = {"memory_type": {}, "status": {}, "user_id": {}, "agent_id": {}, "tag": {}}
+    for record in listed:
+        for facet, value in (
+            ("memory_type", record.record_type),
+            ("status", record.status.value),
+            ("user_id", record.user_id),
+            ("agent_id", record.agent_id),
+        ):
+            counted[facet][value] = counted[facet].get(value, 0) + 1
+        tags = (record.metadata or {}).get("tags")
+        for tag in tags if isinstance(tags, list) else ():
+            if isinstance(tag, str | int | float) and not isinstance(tag, bool):
+                counted["tag"][str(tag)] = counted["tag"].get(str(tag), 0) + 1
+    return counted
+
+
+@pytest.mark.parametrize("filters", [f for f in LISTINGS if "expires_before" not in f])
+def test_memory_facets_count_what_the_listing_lists(stocked, filters):
+    stocked.add_memory("Tagged.", memory_type="preference", user_id="u1", metadata={"tags": ["diet", "travel", 3]})
+    stocked.add_memory("Tagged too.", memory_type="fact", user_id="u2", metadata={"tags": ["diet", {"x": 1}, None]})
+    stocked.add_memory("Not a list.", memory_type="fact", user_id="u1", metadata={"tags": "diet"})
+
+    facets = stocked.memory_facets(["memory_type", "status", "user_id", "agent_id", "tag"], **filters)
+
+    assert {facet: dict(pairs) for facet, pairs in facets.items()} == facets_by_listing(stocked, filters)
+    for pairs in facets.values():
+        assert [count for _, count in pairs] == sorted((count for _, count in pairs), reverse=True)
+
+
+def test_a_facet_the_store_does_not_know_is_refused(stocked):
+    with pytest.raises(ValueError, match="facet must be one of"):
+        stocked.store.facet_counts("fact", "content")
+
+
 @pytest.mark.parametrize(
     "filters",
     [

@@ -825,6 +825,18 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("facet_counts")
+def _() -> list[Statement]:
+    """list()'s conditions grouped by a column, the effective status, and the items of the
+    metadata's tags (JSON_TABLE beside each row)."""
+    conn, store = open_store()
+    conn.answer(r"SELECT .* AS facet_value, count\(\*\) AS n FROM", [{"facet_value": "u1", "n": 2}])
+    assert store.facet_counts(["fact", "preference"], "user_id", agent_id="a1", text="lisbon") == [("u1", 2)]
+    store.facet_counts("fact", "status", user_id="u1", metadata_filter={"source": "chat"})
+    store.facet_counts("fact", "tag", status="valid")
+    return conn.statements
+
+
 @scenario("memory_graph_of_a_user")
 def _() -> list[Statement]:
     """The seeds (the user's memories passing the node filters), one query for the links touching

@@ -360,6 +360,24 @@ class MemoryStore(ABC):
         review queue's or a page's total, without reading the records."""
 
     @abstractmethod
+    def facet_counts(
+        self,
+        record_type: str | Sequence[str],
+        facet: str,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        *,
+        status: Any = NOT_SET,
+        text: Any = NOT_SET,
+    ) -> list[tuple[Any, int]]:
+        """How many of the records list() lists with these filters have each value of `facet`
+        (FACETS: "record_type", "status" (effective), "user_id", "agent_id", or "tag", an item of
+        the metadata's "tags" list), most first, then by value; None stands for no user or agent.
+        One grouping query, no record read: a listing's counts beside each filter value."""
+
+    @abstractmethod
     def list_thread_messages(
         self,
         thread_id: str,

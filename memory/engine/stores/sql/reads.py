@@ -29,6 +29,15 @@ from ..arguments import (
 from ..rows import build_record, scope_condition, seq_range_conditions
 from .common import INVALID_SQL, SCHEMA_VERSION, _ids_json, _types_condition
 
+FACETS = ("record_type", "status", "user_id", "agent_id", "tag")
+"""What facet_counts groups by."""
+FACET_SQL = {
+    "record_type": "r.record_type",
+    "status": f"CASE WHEN {INVALID_SQL} THEN 'invalid' ELSE 'valid' END",
+    "user_id": "r.user_id",
+    "agent_id": "r.agent_id",
+}
+
 STATS_MEMO_SIZE = 64
 """stats() keeps the counts of this many scopes (all cleared when full)."""
 
@@ -371,6 +380,48 @@ class ReadMixin:
         )
         [row] = self._fetch(f"SELECT count(*) AS n FROM {self._records} r WHERE {' AND '.join(where)}", params)
         return int(row["n"])
+
+    def facet_counts(
+        self,
+        record_type: str | Sequence[str],
+        facet: str,
+        thread_id: Any = NOT_SET,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        *,
+        status: Any = NOT_SET,
+        text: Any = NOT_SET,
+    ) -> list[tuple[Any, int]]:
+        """Each value of `facet` among what list() lists, with its count (MemoryStore.facet_counts):
+        one GROUP BY over the listing's conditions; tags through the dialect's rows of a JSON array."""
+        if facet not in FACETS:
+            raise ValueError(f"facet must be one of {', '.join(FACETS)}, not {facet!r}")
+        where, params = self._listing_conditions(
+            record_type,
+            thread_id=thread_id,
+            user_id=user_id,
+            agent_id=agent_id,
+            metadata_filter=metadata_filter,
+            record_id=NOT_SET,
+            include_expired=False,
+            status=status,
+            text=text,
+            expires_before=NOT_SET,
+        )
+        source = f"{self._records} r"
+        if facet == "tag":
+            items, value, is_item = self.dialect.json_array_items("r.metadata", "$.tags")
+            source += f", {items}"
+            where.append(is_item)
+        else:
+            value = FACET_SQL[facet]
+        rows = self._fetch(
+            f"SELECT {value} AS facet_value, count(*) AS n FROM {source} WHERE {' AND '.join(where)} GROUP BY {value}",
+            params,
+        )
+        counted = [(row["facet_value"], int(row["n"])) for row in rows]
+        return sorted(counted, key=lambda pair: (-pair[1], pair[0] is None, str(pair[0])))
 
     def _listing_conditions(
         self,
