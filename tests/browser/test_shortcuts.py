@@ -37,8 +37,8 @@ def test_slash_focuses_the_listings_filter_box(logged_in_page: Page, demo):
     page = logged_in_page
     memory_rows(page)
     page.keyboard.press("/")
-    expect(page.get_by_label("Text")).to_be_focused()
-    expect(page.get_by_label("Text")).to_have_value("")  # the slash itself was not typed
+    expect(page.get_by_label("Text", exact=True)).to_be_focused()
+    expect(page.get_by_label("Text", exact=True)).to_have_value("")  # the slash itself was not typed
 
 
 def test_j_and_k_move_the_current_row_and_enter_opens_it(logged_in_page: Page, demo):
@@ -194,7 +194,7 @@ def test_question_mark_lists_the_shortcuts_and_escape_closes_them(logged_in_page
 def test_typing_j_in_a_field_types_it(logged_in_page: Page, demo):
     page = logged_in_page
     rows = memory_rows(page)
-    text = page.get_by_label("Text")
+    text = page.get_by_label("Text", exact=True)
     text.click()
     page.keyboard.type("jk/e?")
     expect(text).to_have_value("jk/e?")
