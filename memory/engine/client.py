@@ -325,6 +325,26 @@ class AgentMemory:
             user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, limit=limit, cursor=cursor, text=text
         )
 
+    def thread_facets(
+        self,
+        facets: Sequence[str],
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        *,
+        text: Any = NOT_SET,
+    ) -> dict[str, list[tuple[Any, int]]]:
+        """For each facet ("user_id", "agent_id", "tag"), the counts of its values among the
+        threads list_threads lists with these filters, most first (MemoryStore.thread_facet_counts,
+        one grouping query a facet). Every thread has one user value (None too): the user
+        facet's counts add up to how many threads the listing lists."""
+        return {
+            facet: self.store.thread_facet_counts(
+                facet, user_id=user_id, agent_id=agent_id, metadata_filter=metadata_filter, text=text
+            )
+            for facet in facets
+        }
+
     # --- memories ---------------------------------------------------------------------------
 
     def add_memory(

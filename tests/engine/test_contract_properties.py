@@ -655,6 +655,22 @@ SPECS = [
     Spec("client", "count_expired", scope_args(), readonly=True),
     Spec(
         "client",
+        "thread_facets",
+        {
+            "facets": P(
+                st.lists(st.sampled_from(["user_id", "agent_id", "tag"]), max_size=3, unique=True),
+                st.one_of(st.sampled_from([["thread_id"], ["status"], [None], [5], "tags"]), hostile_scalar),
+                required=True,
+            ),
+            "user_id": scope_param("user"),
+            "agent_id": scope_param("agent"),
+            "metadata_filter": filter_param(),
+            "text": listing_text,
+        },
+        readonly=True,
+    ),
+    Spec(
+        "client",
         "count_relations",
         {
             "record_id": id_param("memory"),

@@ -104,7 +104,33 @@ def test_memory_facets_count_what_the_listing_lists(stocked, filters):
         assert [count for _, count in pairs] == sorted((count for _, count in pairs), reverse=True)
 
 
+@pytest.mark.parametrize(
+    "filters",
+    [{}, {"user_id": "u1"}, {"agent_id": None}, {"metadata_filter": {"topic": "trips"}}, {"text": "t-"}],
+)
+def test_thread_facets_count_what_the_thread_listing_lists(stocked, filters):
+    stocked.create_thread(thread_id="t-2", user_id="u2", metadata={"topic": "trips", "tags": ["lisbon", "food"]})
+    stocked.create_thread(thread_id="t-3", user_id="u1", metadata={"tags": ["lisbon", {"x": 1}]})
+    stocked.create_thread(thread_id="t-4", metadata={"topic": "trips", "tags": "lisbon"})
+
+    facets = stocked.thread_facets(["user_id", "agent_id", "tag"], **filters)
+
+    listed = stocked.list_threads(limit=None, **filters)
+    expected: dict[str, dict] = {"user_id": {}, "agent_id": {}, "tag": {}}
+    for thread in listed:
+        for facet, value in (("user_id", thread.user_id), ("agent_id", thread.agent_id)):
+            expected[facet][value] = expected[facet].get(value, 0) + 1
+        tags = (thread.metadata or {}).get("tags")
+        for tag in tags if isinstance(tags, list) else ():
+            if isinstance(tag, str):
+                expected["tag"][tag] = expected["tag"].get(tag, 0) + 1
+    assert {facet: dict(pairs) for facet, pairs in facets.items()} == expected
+    assert sum(count for _, count in facets["user_id"]) == len(listed)
+
+
 def test_a_facet_the_store_does_not_know_is_refused(stocked):
+    with pytest.raises(ValueError, match="facet must be one of"):
+        stocked.store.thread_facet_counts("metadata")
     with pytest.raises(ValueError, match="facet must be one of"):
         stocked.store.facet_counts("fact", "content")
 

@@ -837,6 +837,16 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("thread_facet_counts")
+def _() -> list[Statement]:
+    """list_threads()' conditions grouped by an owner, and by the items of the metadata's tags."""
+    conn, store = open_store()
+    conn.answer(r"SELECT .* AS facet_value, count\(\*\) AS n FROM", [{"facet_value": None, "n": 3}])
+    assert store.thread_facet_counts("agent_id", user_id="u1", text="lisbon") == [(None, 3)]
+    store.thread_facet_counts("tag", metadata_filter={"topic": "trips"})
+    return conn.statements
+
+
 @scenario("memory_graph_of_a_user")
 def _() -> list[Statement]:
     """The seeds (the user's memories passing the node filters), one query for the links touching

@@ -515,6 +515,20 @@ class MemoryStore(ABC):
         (a case-insensitive substring of the thread id or its metadata as JSON text); cursor-paged."""
 
     @abstractmethod
+    def thread_facet_counts(
+        self,
+        facet: str,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        *,
+        text: Any = NOT_SET,
+    ) -> list[tuple[Any, int]]:
+        """How many of the threads list_threads lists with these filters have each value of
+        `facet` ("user_id", "agent_id", or "tag", an item of the metadata's "tags" list), most
+        first; None stands for no user or agent. One grouping query, no thread read."""
+
+    @abstractmethod
     def list_users(self, limit: int | None = DEFAULT_LIST_LIMIT, cursor: str | None = None) -> Page:
         """Every user id that owns a profile, thread or record, by id, with its profile if any."""
 

@@ -341,11 +341,11 @@ class OracleDialect(SQLDialect):
     def json_merge_patch(self, column: str, bind: str) -> str:
         return f"JSON_MERGEPATCH(COALESCE({column}, JSON('{{}}')), JSON(:{bind}))"
 
-    def json_array_items(self, column: str, path: str) -> tuple[str, str, str]:
+    def json_array_items(self, column: str, path: str, alias: str) -> tuple[str, str, str]:
         return (
-            f"JSON_TABLE({column}, '{path}[*]' COLUMNS (item VARCHAR2(4000) PATH '$' NULL ON ERROR)) t",
-            "t.item",
-            "t.item IS NOT NULL",
+            f"JSON_TABLE({column}, '{path}[*]' COLUMNS (item VARCHAR2(4000) PATH '$' NULL ON ERROR)) {alias}",
+            f"{alias}.item",
+            f"{alias}.item IS NOT NULL",
         )
 
     def is_empty_object(self, column: str) -> str:

@@ -321,13 +321,13 @@ class SQLiteDialect(SQLDialect):
     def json_merge_patch(self, column: str, bind: str) -> str:
         return f"json_patch(COALESCE({column}, '{{}}'), :{bind})"
 
-    def json_array_items(self, column: str, path: str) -> tuple[str, str, str]:
+    def json_array_items(self, column: str, path: str, alias: str) -> tuple[str, str, str]:
         # json_each of something that is no array gives an object's members or the scalar itself:
         # only an array's scalar items count.
         return (
-            f"json_each({column}, '{path}') t",
-            "CAST(t.value AS TEXT)",
-            f"json_type({column}, '{path}') = 'array' AND t.type IN ('text', 'integer', 'real')",
+            f"json_each({column}, '{path}') {alias}",
+            f"CAST({alias}.value AS TEXT)",
+            f"json_type({column}, '{path}') = 'array' AND {alias}.type IN ('text', 'integer', 'real')",
         )
 
     def is_empty_object(self, column: str) -> str:

@@ -105,9 +105,9 @@ class SQLDialect(ABC):
         """The JSON column merged with the JSON text of a bind (RFC 7396)."""
 
     @abstractmethod
-    def json_array_items(self, column: str, path: str) -> tuple[str, str, str]:
+    def json_array_items(self, column: str, path: str, alias: str) -> tuple[str, str, str]:
         """The scalar items of the JSON array at `path` (a fixed literal such as '$.tags') of each
-        row's `column`, as (a table expression aliased t, joined beside the row; the item's
+        row's `column`, as (a table expression named `alias`, joined beside the row; the item's
         expression; a condition keeping only the items of an array). None when it is missing."""
 
     @abstractmethod

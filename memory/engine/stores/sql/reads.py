@@ -411,7 +411,7 @@ class ReadMixin:
         )
         source = f"{self._records} r"
         if facet == "tag":
-            items, value, is_item = self.dialect.json_array_items("r.metadata", "$.tags")
+            items, value, is_item = self.dialect.json_array_items("r.metadata", "$.tags", "t")
             source += f", {items}"
             where.append(is_item)
         else:

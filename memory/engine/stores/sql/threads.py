@@ -30,6 +30,9 @@ from ..arguments import (
 from ..plans import summary_topics, thread_changes
 from ..rows import scope_condition
 
+THREAD_FACETS = ("user_id", "agent_id", "tag")
+"""What thread_facet_counts groups by."""
+
 
 class ThreadMixin:
     """SQLMemoryStore's threads and the listings of threads, users and agents."""
@@ -164,19 +167,8 @@ class ThreadMixin:
     ) -> Page:
         """Threads, latest activity first; `cursor` continues from an earlier page."""
         check_positive_int("limit", limit, allow_none=True)
-        where: list[str] = []
-        params: dict[str, Any] = {"now": self.dialect.db_time(utc_now())}
-        matching = self._text_condition(["t.id", self.dialect.json_text("t.metadata")], text, params)
-        if matching is not None:
-            where.append(matching)
-        for column, value in (("user_id", user_id), ("agent_id", agent_id)):
-            if value is not NOT_SET:
-                check_scope_value(column, value)
-                where.append(scope_condition(f"t.{column}", column, value, params))
-        if metadata_filter is not NOT_SET and metadata_filter is not None:
-            compiler = self.dialect.filter_compiler()
-            where.append(compiler.compile(parse_filter(metadata_filter), "t.metadata"))
-            params.update(compiler.params)
+        where, params = self._thread_conditions(user_id, agent_id, metadata_filter, text)
+        params["now"] = self.dialect.db_time(utc_now())
         if cursor is not None:
             updated_at, last_id = decode_cursor(cursor, (str, str))
             try:
@@ -191,6 +183,51 @@ class ThreadMixin:
         records = [self._thread_record(row) for row in rows[:limit]]
         more = limit is not None and len(rows) > limit
         return Page(records, encode_cursor(records[-1].updated_at, records[-1].id) if more else None)
+
+    def thread_facet_counts(
+        self,
+        facet: str,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        metadata_filter: Any = NOT_SET,
+        *,
+        text: Any = NOT_SET,
+    ) -> list[tuple[Any, int]]:
+        """Each value of `facet` among the threads list_threads lists, with its count
+        (MemoryStore.thread_facet_counts): one GROUP BY over the listing's conditions."""
+        if facet not in THREAD_FACETS:
+            raise ValueError(f"facet must be one of {', '.join(THREAD_FACETS)}, not {facet!r}")
+        where, params = self._thread_conditions(user_id, agent_id, metadata_filter, text)
+        source = f"{self._threads} t"
+        if facet == "tag":
+            items, value, is_item = self.dialect.json_array_items("t.metadata", "$.tags", "tag")
+            source += f", {items}"
+            where.append(is_item)
+        else:
+            value = f"t.{facet}"
+        sql = f"SELECT {value} AS facet_value, count(*) AS n FROM {source}"
+        rows = self._fetch(f"{sql} {'WHERE ' + ' AND '.join(where) if where else ''} GROUP BY {value}", params)
+        counted = [(row["facet_value"], int(row["n"])) for row in rows]
+        return sorted(counted, key=lambda pair: (-pair[1], pair[0] is None, str(pair[0])))
+
+    def _thread_conditions(
+        self, user_id: Any, agent_id: Any, metadata_filter: Any, text: Any
+    ) -> tuple[list[str], dict[str, Any]]:
+        """The conditions (on alias t) and binds of list_threads' and thread_facet_counts' filters, checked."""
+        where: list[str] = []
+        params: dict[str, Any] = {}
+        matching = self._text_condition(["t.id", self.dialect.json_text("t.metadata")], text, params)
+        if matching is not None:
+            where.append(matching)
+        for column, value in (("user_id", user_id), ("agent_id", agent_id)):
+            if value is not NOT_SET:
+                check_scope_value(column, value)
+                where.append(scope_condition(f"t.{column}", column, value, params))
+        if metadata_filter is not NOT_SET and metadata_filter is not None:
+            compiler = self.dialect.filter_compiler()
+            where.append(compiler.compile(parse_filter(metadata_filter), "t.metadata"))
+            params.update(compiler.params)
+        return where, params
 
     def _list_owners(self, column: str, profile_type: str, limit: int | None, cursor: str | None) -> Page:
         check_positive_int("limit", limit, allow_none=True)
