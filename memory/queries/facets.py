@@ -1,6 +1,6 @@
 """A listing's facets, as Datasette and Langfuse show them: the total the filters match, and beside
-each value of type, status, user, agent and tag how many of those memories have it, each a link
-that narrows the listing to it (or, for a value already chosen, widens it again)."""
+each value of type, status, user, agent and tag how many of those memories (or threads) have it,
+each a link that narrows the listing to it (or, for a value already chosen, widens it again)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ FACETS = (
     ("agent_id", "Agent"),
     ("tag", "Tag"),
 )
+THREAD_FACETS = (("user_id", "User"), ("agent_id", "Agent"), ("tag", "Tag"))
 PAGING = ("cursor",)
 """Parameters a narrower listing starts without: it starts at its own first page."""
 
@@ -31,8 +32,9 @@ class FacetValue:
     label: str
     count: int
     chosen: bool
-    query: str
-    """The listing's query string with this value chosen (or, when it is, without it)."""
+    query: str | None
+    """The listing's query string with this value chosen (or, when it is, without it); None where
+    the listing has no filter for it (threads without a user)."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class Facet:
 class Facets:
     total: int
     facets: list[Facet]
+    noun: str = "memory"
     expired: int = 0
     """Memories the filters match but the listing leaves out, past their expiry (awaiting purge)."""
 
@@ -65,16 +68,34 @@ def memory_facets(agent_memory: AgentMemory, arguments: dict[str, Any], query: Q
     elif "status" not in filters:  # the live ones are listed and counted; the expired apart
         expired = agent_memory.count_memories(**{**filters, "status": "expired"})
         counted["status"] += [("expired", expired)] if expired else []
+    return Facets(total, shown_facets(FACETS, counted, query), expired=expired)
+
+
+def thread_facets(agent_memory: AgentMemory, arguments: dict[str, Any], query: QueryDict) -> Facets:
+    """The facets of the thread listing the engine `arguments` (ThreadFilters.engine_arguments)
+    list: its total (the user facet's counts: every thread has one user value) and the counts of
+    each facet's values."""
+    filters = {name: value for name, value in arguments.items() if name not in ("cursor", "limit")}
+    counted = agent_memory.thread_facets([name for name, _ in THREAD_FACETS], **filters)
+    total = sum(count for _, count in counted["user_id"])
+    return Facets(total, shown_facets(THREAD_FACETS, counted, query, unscoped=False), noun="thread")
+
+
+def shown_facets(
+    names: tuple[tuple[str, str], ...], counted: dict[str, list], query: QueryDict, *, unscoped: bool = True
+) -> list[Facet]:
+    """The facets with values, each value's first FACET_VALUES with their links."""
     facets = []
-    for name, label in FACETS:
-        values = [facet_value(name, value, count, query) for value, count in counted[name][:FACET_VALUES]]
+    for name, label in names:
+        values = [facet_value(name, value, count, query, unscoped) for value, count in counted[name][:FACET_VALUES]]
         if values:
             facets.append(Facet(name, label, values, max(0, len(counted[name]) - FACET_VALUES)))
-    return Facets(total, facets, expired)
+    return facets
 
 
-def facet_value(name: str, value: Any, count: int, query: QueryDict) -> FacetValue:
-    """One value of a facet with the query string that chooses it, or drops it when chosen."""
+def facet_value(name: str, value: Any, count: int, query: QueryDict, unscoped: bool = True) -> FacetValue:
+    """One value of a facet with the query string that chooses it, or drops it when chosen; no
+    query for None (no user, no agent) where the listing has no `unscoped` filter."""
     narrowed = query.copy()
     for parameter in PAGING:
         narrowed.pop(parameter, None)
@@ -83,6 +104,9 @@ def facet_value(name: str, value: Any, count: int, query: QueryDict) -> FacetVal
         chosen_filter = json.dumps({"tags": {"$array_contains": value}}, ensure_ascii=False)
         chosen = query.get("metadata_filter", "").strip() == chosen_filter
         narrowed.setlist("metadata_filter", [] if chosen else [chosen_filter])
+    elif value is None and not unscoped:
+        label = {"user_id": "no user", "agent_id": "no agent"}[name]
+        return FacetValue(value, label, count, False, None)
     elif value is None:  # no user, no agent: the listing's "unscoped" choice
         chosen = name in query.getlist("unscoped")
         others = [item for item in narrowed.getlist("unscoped") if item != name]

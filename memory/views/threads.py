@@ -11,6 +11,7 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.models import CurationEntry, ObjectKind
+from memory.queries.facets import thread_facets
 from memory.queries.thread_activity import thread_calls
 from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
@@ -25,12 +26,16 @@ THREAD_MEMORIES_SHOWN = 50
 @viewer_required
 @vary_on_headers("HX-Request")
 def thread_list(request: HttpRequest) -> HttpResponse:
-    """Threads, latest activity first, filtered by owner, metadata and text; cursor-paged."""
+    """Threads, latest activity first, filtered by owner, metadata and text; cursor-paged. With
+    `facets=1`, their total and facets too (fetched after the page, as the memory list's)."""
     form = ThreadFilters(request.GET)
-    page, status = [], 200
+    page, facets, status = [], None, 200
     if form.is_valid():
+        agent_memory, arguments = get_agent_memory(), form.engine_arguments()
         try:
-            page = get_agent_memory().list_threads(**form.engine_arguments())
+            page = agent_memory.list_threads(**arguments)
+            if request.GET.get("facets") == "1":
+                facets = thread_facets(agent_memory, arguments, request.GET)
         except ValueError as error:  # a cursor from elsewhere, or a filter past the engine's limits
             refuse(form, error)
     if form.errors:
@@ -41,6 +46,7 @@ def thread_list(request: HttpRequest) -> HttpResponse:
         {
             "form": form,
             "threads": page,
+            "facets": facets,
             "query": form.cleaned_data.get("q", ""),  # see search(): a name of its own is cheaper
             "next_cursor": getattr(page, "next_cursor", None),
             "active_filters": active_filters(form, request.GET),

@@ -92,5 +92,22 @@ def test_the_page_comes_first_and_fetches_its_facets_after(viewer_client, stocke
     page = viewer_client.get(LIST + "?user_id=alice").content.decode()
 
     assert "oam-facets" not in page
-    assert 'hx-get="/memories/?user_id=alice&amp;facets=1" hx-trigger="load" hx-select="#memory-facets"' in page
+    assert 'hx-get="/memories/?user_id=alice&amp;facets=1" hx-trigger="load" hx-select="#facets"' in page
     assert '<a href="?user_id=alice&amp;facets=1">Count them by type, status, user, agent and tag</a>' in page
+
+
+def test_the_thread_list_counts_its_threads_by_user_agent_and_tag(viewer_client, agent_memory):
+    agent_memory.create_thread(thread_id="t1", user_id="alice", agent_id="atlas", metadata={"tags": ["lisbon"]})
+    agent_memory.create_thread(thread_id="t2", user_id="alice", agent_id="iris", metadata={"tags": ["lisbon", "food"]})
+    agent_memory.create_thread(thread_id="t3", user_id="bob", agent_id="atlas")
+
+    response = viewer_client.get(reverse("memory:thread_list") + "?facets=1")
+    shown = facets(response)
+
+    assert '<span class="fw-semibold">3 threads</span>' in response.content.decode()
+    assert {value: count for value, (count, _) in shown["User"].items()} == {"alice": 2, "bob": 1}
+    assert {value: count for value, (count, _) in shown["Tag"].items()} == {"lisbon": 2, "food": 1}
+    assert parse_qs(shown["User"]["alice"][1]) == {"user_id": ["alice"]}
+    assert {value: count for value, (count, _) in shown["Agent"].items()} == {"atlas": 2, "iris": 1}
+    narrowed = viewer_client.get(reverse("memory:thread_list") + "?" + shown["Tag"]["food"][1])
+    assert [thread.id for thread in narrowed.context["threads"]] == ["t2"]
