@@ -430,3 +430,27 @@ class CheckRun(Authored):
     def problems(self) -> list[dict]:
         """The findings with something found (repaired or not)."""
         return [finding for finding in self.findings if finding.get("found") or finding.get("remaining")]
+
+
+class SavedView(models.Model):
+    """A listing's filters a person saved under a name (the memory or thread list's query string),
+    to open again from that list: each person's own, as Langfuse's and Datasette's saved views."""
+
+    class Listing(models.TextChoices):
+        MEMORIES = "memories"
+        THREADS = "threads"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_views")
+    listing = models.CharField(max_length=20, choices=Listing.choices)
+    name = models.CharField(max_length=80)
+    query = models.CharField(max_length=4000, help_text="The listing's query string, without paging.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ("name", "id")
+        constraints = (
+            models.UniqueConstraint(fields=("user", "listing", "name"), name="saved_view_name_per_listing"),
+        )
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.listing}: {self.name}"

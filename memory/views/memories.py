@@ -13,12 +13,13 @@ from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
 from memory.engine import LIFECYCLE_RELATIONS, MemoryRecord, RecordRelation
-from memory.models import CurationEntry, ObjectKind
+from memory.models import CurationEntry, ObjectKind, SavedView
 from memory.queries.facets import memory_facets
 from memory.queries.record_activity import record_activity, sources_of
 from memory.queries.review.invalid import invalid_rows
 from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
+from memory.views.saved_views import saved_views_of
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import MemoryFilters, active_filters
 from memory.web.forms.bulk import filter_query
@@ -84,6 +85,8 @@ def memory_list(request: HttpRequest) -> HttpResponse:
             "form": form,
             "memories": page,
             "facets": facets,
+            "saved_views": saved_views_of(request, SavedView.Listing.MEMORIES),
+            "listing": SavedView.Listing.MEMORIES,
             "next_cursor": getattr(page, "next_cursor", None),
             "active_filters": active_filters(form, request.GET),
             "q": form.cleaned_data.get("q") if form.is_valid() else "",

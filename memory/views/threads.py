@@ -10,11 +10,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.models import CurationEntry, ObjectKind
+from memory.models import CurationEntry, ObjectKind, SavedView
 from memory.queries.facets import thread_facets
 from memory.queries.thread_activity import thread_calls
 from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
+from memory.views.saved_views import saved_views_of
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import ThreadFilters, active_filters
 from memory.web.forms.records import ThreadMetadataForm
@@ -47,6 +48,8 @@ def thread_list(request: HttpRequest) -> HttpResponse:
             "form": form,
             "threads": page,
             "facets": facets,
+            "saved_views": saved_views_of(request, SavedView.Listing.THREADS),
+            "listing": SavedView.Listing.THREADS,
             "query": form.cleaned_data.get("q", ""),  # see search(): a name of its own is cheaper
             "next_cursor": getattr(page, "next_cursor", None),
             "active_filters": active_filters(form, request.GET),

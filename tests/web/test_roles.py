@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from memory import urls as dashboard_urls
 from memory.curation import Actor, Curation
-from memory.models import ApiToken, BulkChange, CurationEntry
+from memory.models import ApiToken, BulkChange, CurationEntry, SavedView
 from memory.web.access import role_of
 from memory.web.context_processors import THEME_COOKIE
 from memory.web.tokens import create_token
@@ -98,7 +98,7 @@ def write_urls(world: World) -> dict[str, str]:
 ACTIVITY_ROUTES = {"activity", "activity_event", "activity_replay"}
 """Read pages over the activity log, an event's id in two of them (tests/web/test_activity_pages.py)."""
 HISTORY_ROUTES = {"history_entry", "history_revert", "history_bulk", "history_bulk_revert"}
-PERSONAL_ROUTES = {"set_theme", "token_revoke"}
+PERSONAL_ROUTES = {"set_theme", "token_revoke", "saved_view_create", "saved_view_delete"}
 POST_ONLY = {"image_describe", "summary_refresh", "memories_extract", "check_run"}
 # Routes of one import job (curators only: tests/web/test_transfer.py).
 IMPORT_ROUTES = {"import_job", "import_resume"}
@@ -179,7 +179,7 @@ def test_a_viewers_post_to_any_dashboard_page_is_a_403_and_changes_nothing(
         "activity_event": reverse("memory:activity_event", args=[event_id]),
         "activity_replay": reverse("memory:activity_replay", args=[event_id]),
     }
-    own_settings = {"tokens", "token_revoke", "set_theme"}
+    own_settings = {"tokens", "token_revoke", "set_theme", "saved_view_create", "saved_view_delete"}
     assert {pattern.name for pattern in dashboard_urls.urlpatterns} == set(urls) | own_settings
     store = agent_memory.snapshot().to_json()
     history = (list(CurationEntry.objects.values()), list(BulkChange.objects.values()))
@@ -197,7 +197,7 @@ def test_a_viewers_post_to_any_dashboard_page_is_a_403_and_changes_nothing(
 
 def test_a_viewer_still_posts_to_their_own_settings(viewer_client, viewer):
     """The pages where a viewer changes what is theirs, not the store: the theme, their API
-    tokens (made and revoked), and logging out."""
+    tokens (made and revoked), their saved views (saved and deleted), and logging out."""
     theme = viewer_client.post(reverse("memory:set_theme"), {"theme": "dark", "next": "/memories/"})
     assert theme.status_code == 302
     assert (theme["Location"], theme.cookies[THEME_COOKIE].value) == ("/memories/", "dark")
@@ -207,6 +207,12 @@ def test_a_viewer_still_posts_to_their_own_settings(viewer_client, viewer):
     token.refresh_from_db()
     assert token.revoked_at is not None
     assert ApiToken.objects.filter(user=viewer, name="reader").exists()
+    saved = viewer_client.post(
+        reverse("memory:saved_view_create"), {"name": "mine", "listing": "memories", "query": "user_id=alice"}
+    )
+    assert saved.status_code == 302
+    view = SavedView.objects.get(user=viewer)
+    assert viewer_client.post(reverse("memory:saved_view_delete", args=[view.pk])).status_code == 302
     assert viewer_client.post(reverse("logout")).status_code == 302
     assert viewer_client.get(reverse("memory:overview")).status_code == 302  # logged out: to the login page
 
