@@ -1,19 +1,43 @@
 """The link graph's query and data, shared by the dashboard's graph (memory.views.graph) and the
 API's /api/v1/graph/: the graph its filter form (memory.web.filters.GraphFilters: one scope, hops,
 filters on links and nodes) asks the engine for, and that graph as JSON, laid out on the server
-(memory.queries.graph_layout)."""
+(memory.queries.graph_layout); and where a graph asked for without a scope starts (the users and
+agents with the most links)."""
 
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any
+from typing import Any, NamedTuple
 
-from memory.engine import AgentMemory, MemoryGraph
+from memory.engine import AgentMemory, LinkedOwner, MemoryGraph
 from memory.queries.graph_layout import IDEAL_LENGTH, layout
 from memory.text import clip
 from memory.web.filters import GraphFilters
 
 CONTENT_CHARS = 200
+STARTING_POINTS = 5
+"""How many users, and how many agents, a graph page without a scope offers to start from."""
+
+
+class Start(NamedTuple):
+    """Where a graph can start: a user or an agent (`kind`), by its query parameter (`param`,
+    "user_id" or "agent_id"), with its links and linked memories (`owner`)."""
+
+    kind: str
+    param: str
+    owner: LinkedOwner
+
+
+def starting_points(agent_memory: AgentMemory, limit: int = STARTING_POINTS) -> list[Start]:
+    """The users with the most links, then the agents with the most, `limit` of each, most first:
+    the first is where a graph without a scope opens (the busiest user, else the busiest agent).
+    Empty when no two memories are linked. Two grouped queries (AgentMemory.linked_owners),
+    memoised by the store until the next write, whatever the number of memories."""
+    return [
+        Start(kind, f"{kind}_id", owner)
+        for kind in ("user", "agent")
+        for owner in agent_memory.linked_owners(kind, limit=limit)
+    ]
 
 
 def load(agent_memory: AgentMemory, form: GraphFilters) -> MemoryGraph:

@@ -2,9 +2,11 @@
 
 The page is a filter form, a canvas that static/js/graph.js fills from /graph/data/ (same query
 string), a legend and the controls; without JavaScript it links to the same graph as tables
-(`?view=table`). The data is laid out once on the server (memory.queries.graph_layout), so the browser
-only draws. Cytoscape.js draws it: measured in headless Chromium against sigma.js (see docs/dashboard.md,
-"The link graph"). The query and the data are memory.queries.graph's, shared with the API.
+(`?view=table`). Asked for without a scope, it opens on the user (else the agent) with the most
+links and offers the others with the most as starting points. The data is laid out once on the
+server (memory.queries.graph_layout), so the browser only draws. Cytoscape.js draws it: measured
+in headless Chromium against sigma.js (see docs/dashboard.md, "The link graph"). The query and
+the data are memory.queries.graph's, shared with the API.
 """
 
 from __future__ import annotations
@@ -19,14 +21,14 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory.engine import MAX_GRAPH_NODES, MEMORY_TYPES, MemoryGraph, MemoryRecord
 from memory.models import ObjectKind
-from memory.queries.graph import degrees, graph_json, load
+from memory.queries.graph import Start, degrees, graph_json, load, starting_points
 from memory.services import get_agent_memory
 from memory.text import plural
 from memory.views.common import gone, render_page
 from memory.views.memories import links_of
 from memory.web.access import viewer_required
 from memory.web.converters import path_to
-from memory.web.filters import MISSING_MEMORY, GraphFilters
+from memory.web.filters import GRAPH_SCOPES, MISSING_MEMORY, GraphFilters
 
 PANEL_LINKS = 50
 
@@ -123,18 +125,51 @@ SCOPE_PAGES = {
 }
 
 
+class Opening(NamedTuple):
+    """A graph asked for without a scope: whose graph it opens on (`chosen`, the first of the
+    starting points) and the others offered, each with the page's URL from it."""
+
+    chosen: Start
+    others: list[tuple[Start, str]]
+
+
+def opening(query: QueryDict, starts: list[Start]) -> Opening:
+    """The opening graph of a page asked for without a scope: the busiest user's (else agent's),
+    the others one click away with the same filters."""
+    cleared: dict[str, Any] = dict.fromkeys(GRAPH_SCOPES)
+    others = [(start, with_query(query, **{**cleared, start.param: start.owner.owner_id})) for start in starts[1:]]
+    return Opening(starts[0], others)
+
+
 @viewer_required
 @vary_on_headers("HX-Request")
 def graph_page(request: HttpRequest) -> HttpResponse:
     """The page. It draws nothing itself (the browser fetches /graph/data/), so it costs no store
-    call, except as tables (`view=table`, the page without JavaScript)."""
-    asked = any(name in GraphFilters.base_fields for name in request.GET)
-    form = GraphFilters(request.GET if asked else None)
+    call, except as tables (`view=table`, the page without JavaScript), and without a scope: then
+    it opens on the user (else the agent) with the most links, says so, and offers the others
+    with the most as starting points (two grouped counts, memoised by the store); with no link in
+    the store it says how to make one. Its links and data URL name the scope it shows."""
+    query = request.GET.copy()
+    start = None
+    unlinked = False
+    if not any(query.get(name) for name in GRAPH_SCOPES):
+        starts = starting_points(get_agent_memory())
+        for name in GRAPH_SCOPES:
+            query.pop(name, None)
+        if starts:
+            start = opening(query, starts)
+            query[start.chosen.param] = start.chosen.owner.owner_id
+        else:
+            unlinked = True  # no two memories linked: the page says how to link them
+    asked = not unlinked and any(name in GraphFilters.base_fields for name in query)
+    form = GraphFilters(query if asked else None)
     context: dict[str, Any] = {
         "form": form,
         "memory_types": MEMORY_TYPES,
-        "table": request.GET.get("view") == "table",
+        "table": query.get("view") == "table",
         "max_graph_nodes": f"{MAX_GRAPH_NODES:,}",
+        "start": start,
+        "unlinked": unlinked,
     }
     status = 200
     if asked:
@@ -147,7 +182,6 @@ def graph_page(request: HttpRequest) -> HttpResponse:
         if form.is_valid():
             name, value = form.scope()
             kind, route = SCOPE_PAGES[name]
-            query = request.GET.copy()
             query.pop("view", None)
             context.update(
                 scope_kind=kind,

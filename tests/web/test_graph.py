@@ -179,14 +179,87 @@ def test_long_content_is_cut_in_the_json(viewer_client, agent_memory):
 # --- the page -------------------------------------------------------------------------------
 
 
-def test_the_page_without_a_scope_asks_for_one(viewer_client, world):
+def test_the_page_without_a_scope_opens_on_the_most_linked_user_and_offers_the_others(
+    viewer_client, world, agent_memory
+):
+    agent_memory.add_memory("Bob likes trains.", memory_id="bob-trains", user_id="bob")
+    agent_memory.add_memory("Bob takes the night train.", memory_id="bob-night", user_id="bob")
+    agent_memory.link_records("bob-night", "memory", "bob-trains", "memory", "refines")
+
     response = viewer_client.get(PAGE)
 
     html = response.content.decode()
     assert response.status_code == 200
-    assert "Choose a user, an agent, a thread or a memory" in html
-    assert 'id="graph"' not in html
+    # alice's graph at once, the scope stated and in every URL the page makes: never an empty canvas.
+    assert 'id="graph"' in html and 'data-url="/graph/data/?user_id=alice"' in html
+    assert "Link graph of user" in html and 'href="/users/alice/"' in html
+    assert 'value="alice"' in html  # the form says whose graph it is
+    start = html[html.index('id="graph-start"') :]
+    start = start[: start.index("</p>")]
+    assert "Showing" in start and 'href="/graph/?user_id=alice"' in start
+    assert "the user with the most links (3 links, 3 memories)" in start
+    # The others, one click away: users first, then agents, each with its links and memories.
+    assert start.index('href="/graph/?user_id=bob"') < start.index('href="/graph/?agent_id=atlas"')
+    assert "(1 link, 2 memories)" in start and "(agent, 3 links, 3 memories)" in start
     assert 'href="/graph/"' in html and ">Graph</a>" in html  # in the navigation
+
+
+def test_without_a_scope_the_filters_are_kept_and_the_table_view_lists_the_most_linked(viewer_client, world):
+    html = viewer_client.get(PAGE, {"hops": "2", "user_id": "", "status": "valid"}).content.decode()
+    assert 'data-url="/graph/data/?hops=2&amp;status=valid&amp;user_id=alice"' in html
+    assert 'href="/graph/?hops=2&amp;status=valid&amp;agent_id=atlas"' in html
+
+    response = viewer_client.get(PAGE, {"view": "table"})
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert "4 memories and 3 links" in html and "<code>supersedes</code>" in html
+    assert 'id="graph-start"' in html and 'href="/graph/?user_id=alice"' in html
+
+
+def test_the_opening_graph_is_chosen_without_reading_the_memories(viewer_client, world, agent_memory, monkeypatch):
+    """Two grouped counts (linked_owners), memoised by the store; the graph itself is the browser's
+    to fetch from /graph/data/."""
+    calls = []
+    for name in ("memory_graph", "list_memories", "list_relations"):  # (the navigation's badge counts links)
+        monkeypatch.setattr(
+            agent_memory, name, lambda *args, name=name, **kwargs: calls.append(name) or pytest.fail(name)
+        )
+    linked_owners = agent_memory.linked_owners
+    monkeypatch.setattr(
+        agent_memory,
+        "linked_owners",
+        lambda *args, **kwargs: calls.append("linked_owners") or linked_owners(*args, **kwargs),
+    )
+
+    assert viewer_client.get(PAGE).status_code == 200
+    assert calls == ["linked_owners", "linked_owners"]
+
+
+def test_the_page_of_a_store_without_links_says_how_to_make_one(client, curator, viewer, agent_memory):
+    agent_memory.add_memory("Alice is vegetarian.", memory_id="lonely", user_id="alice")
+    client.force_login(curator)
+
+    response = client.get(PAGE)
+
+    html = response.content.decode()
+    assert response.status_code == 200
+    assert 'id="graph"' not in html and "js/graph.js" not in html  # no canvas to leave empty
+    assert "No two memories are linked yet, so there is no graph to draw." in html
+    assert 'href="/links/new/?next=/graph/"' in html and "Link two memories" in html
+    assert "Add a link" in html
+
+    client.force_login(viewer)
+    html = client.get(PAGE, {"view": "table"}).content.decode()
+    assert "No two memories are linked yet" in html and "A curator can link two memories" in html
+    assert "Link two memories" not in html
+
+
+def test_a_scope_with_nothing_linked_is_said_in_words_not_an_empty_canvas(viewer_client, world):
+    html = viewer_client.get(PAGE, {"user_id": "nobody"}).content.decode()
+
+    assert 'id="graph-empty" hidden' in html  # graph.js shows it when the data has no memory
+    assert "No memory of this user is linked to another, so there is nothing to draw." in html
+    assert "Start from the most linked" in html
 
 
 def test_the_page_holds_the_canvas_its_data_url_legend_controls_and_a_way_back(viewer_client, world):
@@ -207,7 +280,8 @@ def test_the_page_holds_the_canvas_its_data_url_legend_controls_and_a_way_back(v
 
 def test_graph_js_is_loaded_on_the_graph_page_only(viewer_client, world):
     assert "js/graph.js" not in viewer_client.get(reverse("memory:overview")).content.decode()
-    assert "js/graph.js" not in viewer_client.get(PAGE).content.decode()
+    assert "js/graph.js" in viewer_client.get(PAGE).content.decode()
+    assert "js/graph.js" not in viewer_client.get(PAGE, {"user_id": "alice", "view": "table"}).content.decode()
 
 
 def test_the_truncation_notice_links_to_narrower_scopes(viewer_client, world):
