@@ -259,3 +259,176 @@ def test_on_a_phone_a_tapped_memory_is_scrolled_to_and_read_out(logged_in_page: 
     expect(heading).to_be_focused()
     expect(heading).to_be_in_viewport()
     expect(page.locator("#graph-panel")).to_contain_text(demo.get_memory(memory_id).content[:40])
+
+
+# --- where the graph opens --------------------------------------------------------------------
+
+
+def test_without_a_scope_the_graph_opens_on_the_most_linked_user(logged_in_page: Page, demo):
+    page = logged_in_page
+    busiest = demo.linked_owners("user", limit=1)[0]
+    agent = demo.linked_owners("agent", limit=1)[0]
+
+    page.goto("/graph/")
+    expect(page.locator("#graph")).to_have_attribute("data-drawn", "true", timeout=30_000)
+
+    expect(page.locator("#graph-start")).to_contain_text(f"Showing {busiest.owner_id}, the user with the most links")
+    expect(page.locator("#graph")).to_have_attribute(
+        "data-nodes", str(len(demo.memory_graph(user_id=busiest.owner_id).nodes))
+    )
+    page.locator("#graph-start").get_by_role("link", name=agent.owner_id, exact=True).click()
+    expect(page).to_have_url(re.compile(rf"/graph/\?agent_id={agent.owner_id}$"))
+    expect(page.locator("#graph")).to_have_attribute("data-drawn", "true", timeout=30_000)
+    expect(page.locator("#graph-start")).to_have_count(0)  # a scope asked for is just drawn
+
+
+def test_a_scope_with_nothing_linked_says_so_instead_of_an_empty_canvas(logged_in_page: Page, demo):
+    page = logged_in_page
+    page.goto("/graph/?user_id=nobody")
+
+    expect(page.locator("#graph-empty")).to_be_visible(timeout=30_000)
+    expect(page.locator("#graph-empty")).to_contain_text("No memory of this user is linked to another")
+    expect(page.locator("#graph")).to_be_hidden()
+    page.get_by_role("link", name="Start from the most linked").click()
+    expect(page.locator("#graph-start")).to_be_visible()
+
+
+@pytest.mark.parametrize("context_options", [{"java_script_enabled": False}])
+def test_without_javascript_the_graph_without_a_scope_leads_to_the_most_linked_users_tables(logged_in_page: Page, demo):
+    page = logged_in_page
+    busiest = demo.linked_owners("user", limit=1)[0]
+    page.goto("/graph/")
+
+    expect(page.locator("#graph-start")).to_contain_text(f"Showing {busiest.owner_id}")
+    page.get_by_role("link", name="Show the graph as tables").click()
+
+    expect(page).to_have_url(re.compile(rf"user_id={busiest.owner_id}"))
+    expect(page.get_by_role("heading", name="Links")).to_be_visible()
+
+
+# --- labels -------------------------------------------------------------------------------------
+
+# The labels drawn, as Cytoscape draws them: each one's outline (turned along its link for a
+# relation; Cytoscape's label hit test uses the same), checked against its bounding box, and the
+# pairs that overlap (a relation with a relation or a memory's label or a memory; two memories'
+# labels). A label counts as drawn when its element is visible with a label and opaque text.
+LABELS = """() => {
+    const cy = window.oamGraph.cy;
+    const renderer = cy.renderer();
+    const drawn = (e) => e.visible() && e.pstyle("label").strValue !== "" && e.pstyle("text-opacity").value > 0;
+    const corners = (b) => [{x: b.x1, y: b.y1}, {x: b.x2, y: b.y1}, {x: b.x2, y: b.y2}, {x: b.x1, y: b.y2}];
+    const overlap = (a, b) => {
+        for (const shape of [a, b]) for (let i = 0; i < shape.length; i++) {
+            const p = shape[i], q = shape[(i + 1) % shape.length];
+            const axis = {x: p.y - q.y, y: q.x - p.x};
+            const span = (points) => {
+                const values = points.map((t) => t.x * axis.x + t.y * axis.y);
+                return [Math.min(...values), Math.max(...values)];
+            };
+            const [a1, a2] = span(a), [b1, b2] = span(b);
+            if (a2 <= b1 || b2 <= a1) return false;
+        }
+        return true;
+    };
+    const labels = cy.elements().filter(drawn).map((e) => {
+        const outline = renderer.getLabelHitPolygon(e, null, 0);
+        const box = e.boundingBox({includeNodes: false, includeEdges: false, includeOverlays: false});
+        const xs = outline.map((p) => p.x), ys = outline.map((p) => p.y);
+        const fits = Math.min(...xs) >= box.x1 - 1 && Math.max(...xs) <= box.x2 + 1
+            && Math.min(...ys) >= box.y1 - 1 && Math.max(...ys) <= box.y2 + 1;
+        return {id: e.id(), edge: e.isEdge(), text: e.pstyle("label").strValue, outline, fits};
+    });
+    const body = (n) => corners(n.boundingBox({includeLabels: false, includeOverlays: false}));
+    const bodies = cy.nodes().map((n) => ({id: n.id(), outline: body(n)}));
+    const clashes = [];
+    for (let i = 0; i < labels.length; i++) {
+        for (let j = i + 1; j < labels.length; j++) {
+            if (overlap(labels[i].outline, labels[j].outline)) clashes.push([labels[i].text, labels[j].text]);
+        }
+        for (const body of bodies) {
+            const own = body.id === labels[i].id;
+            if (!own && overlap(labels[i].outline, body.outline)) clashes.push([labels[i].text, body.id]);
+        }
+    }
+    return {
+        edges: cy.edges().length,
+        nodes: cy.nodes().length,
+        edgeLabels: labels.filter((l) => l.edge).length,
+        nodeLabels: labels.filter((l) => !l.edge).length,
+        outlinesFit: labels.every((l) => l.fits),
+        clashes,
+    };
+}"""
+
+
+def labels_drawn(page: Page) -> dict:
+    """The labels once placed for the view (graph.js marks the canvas when it has placed them)."""
+    page.wait_for_function("() => window.oamGraph && !window.oamGraph.cy.animated()")
+    page.wait_for_function("() => document.getElementById('graph').dataset.crowded !== undefined")
+    page.wait_for_timeout(300)  # a relabel after the last viewport change (120 ms)
+    return page.evaluate(LABELS)
+
+
+@pytest.mark.parametrize(
+    "context_options",
+    [{"viewport": {"width": 1400, "height": 900}}, {"viewport": {"width": 390, "height": 844}}],
+    ids=["1400px", "390px"],
+)
+@pytest.mark.parametrize("scope", ["user_id=alice", "agent_id=atlas"])
+def test_no_label_drawn_overlaps_another_or_a_memory_at_the_first_zoom(
+    logged_in_page: Page, demo, scope, context_options
+):
+    page = logged_in_page
+    open_graph(page, scope)
+
+    drawn = labels_drawn(page)
+
+    assert drawn["outlinesFit"]  # the outlines compared are the labels' as drawn
+    assert drawn["clashes"] == []
+    assert drawn["nodeLabels"] >= drawn["nodes"] / 3  # most memories are named at once
+    if context_options["viewport"]["width"] == 1400:
+        assert drawn["edgeLabels"] >= 1  # and relations shown where there is room
+
+
+def test_zooming_in_shows_more_relations_with_no_overlap(logged_in_page: Page, demo):
+    page = logged_in_page
+    open_graph(page, "agent_id=atlas")
+    before = labels_drawn(page)
+    assert before["edgeLabels"] < before["edges"]
+
+    page.locator("#graph").focus()
+    page.keyboard.press("+")
+    page.keyboard.press("+")
+    after = labels_drawn(page)
+
+    assert after["edgeLabels"] > before["edgeLabels"]  # labels keep their size on screen: more have room
+    assert after["clashes"] == []
+
+
+@pytest.mark.parametrize("context_options", [{"viewport": {"width": 390, "height": 844}}])
+def test_pointing_at_a_link_shows_its_relation_and_its_memories(logged_in_page: Page, demo):
+    page = logged_in_page
+    open_graph(page, "agent_id=atlas")
+    labels_drawn(page)
+    hidden = page.evaluate(
+        """() => {
+            const cy = window.oamGraph.cy;
+            const edge = cy.edges().filter((e) => e.pstyle("label").strValue === "")[0];
+            const at = edge.renderedMidpoint();
+            const box = document.getElementById("graph").getBoundingClientRect();
+            return {id: edge.id(), relation: edge.data("relation_type"), x: box.x + at.x, y: box.y + at.y};
+        }"""
+    )
+    label_of = f"""() => {{
+        const edge = window.oamGraph.cy.getElementById({hidden["id"]!r});
+        return [edge.pstyle("label").strValue, ...edge.connectedNodes().map((n) => n.pstyle("label").strValue)];
+    }}"""
+
+    page.mouse.move(hidden["x"], hidden["y"])
+
+    page.wait_for_function(f"() => ({label_of})()[0] !== ''")
+    relation, *ends = page.evaluate(label_of)
+    assert relation == hidden["relation"]
+    assert all(ends)  # both its memories named
+    page.mouse.move(1, 1)  # off the canvas: back as placed
+    page.wait_for_function(f"() => ({label_of})()[0] === ''")
