@@ -79,8 +79,8 @@ def test_a_deleted_memory_is_restored_from_the_history(logged_in_page: Page, wor
     page.get_by_role("link", name="Restore").click()
     page.get_by_role("button", name="Restore").click()
 
-    expect(page.get_by_text("Alice is vegetarian.")).to_be_visible()
-    expect(page.locator("h1")).to_contain_text(world.fact_id)
+    expect(page.get_by_role("region", name="Content").get_by_text("Alice is vegetarian.")).to_be_visible()
+    expect(page.locator(".oam-record-heading .oam-id")).to_contain_text(world.fact_id)
     assert agent_memory.get_memory(world.old_fact_id).status == "invalid"  # its link is back
 
 
