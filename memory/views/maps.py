@@ -1,20 +1,22 @@
-"""The embedding map of a user's memories (/users/<id>/map/): their vectors projected to 2-D on the
-server (memory.queries.map) and drawn as an inline SVG, each point a link to its memory with its
-content as the tooltip, beside a list of the same memories. static/js/map.js adds rectangle
-selection, which ticks the list's boxes; the list is a GET form to the bulk actions page, so the
-selection works without JavaScript too (tick the boxes)."""
+"""The embedding map of a user's memories (/users/<id>/map/): their vectors laid out in 2-D on the
+server by t-SNE (memory.queries.map; each layout kept in Django's cache, shared by the workers) and
+drawn as an inline SVG, each point a link to its memory with its content as the tooltip, beside a
+list of the same memories. static/js/map.js adds rectangle selection, which ticks the list's boxes;
+the list is a GET form to the bulk actions page, so the selection works without JavaScript too (tick
+the boxes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.core.cache import cache
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 
 from memory.engine import DEFAULT_MAP_MEMORIES, MEMORY_TYPES
 from memory.models import ObjectKind
-from memory.queries.map import HEIGHT, WIDTH, map_points
+from memory.queries.map import FEWEST_FOR_TSNE, HEIGHT, WIDTH, map_points
 from memory.queries.people import owns_anything
 from memory.services import get_agent_memory
 from memory.views.common import gone, refuse, render_page
@@ -68,10 +70,11 @@ def user_map(request: HttpRequest, owner_id: str) -> HttpResponse:
         except ValueError as error:
             refuse(form, error)
         else:
-            points, projection = map_points(found.records, found.matrix)
+            points, layout = map_points(found.records, found.matrix, cache)
             context.update(
                 points=points,
-                explained=[round(share * 100) for share in projection.explained],
+                method=layout.method,
+                fewest_for_tsne=FEWEST_FOR_TSNE,
                 radius=point_radius(len(points)),
                 capped=found.more,
                 limit=f"{arguments['limit']:,}",

@@ -11,7 +11,19 @@ from django.contrib.auth.models import User
 from django.urls import reverse
 
 from memory.engine import MemoryRecord
-from memory.queries.map import EXACT_BELOW, HEIGHT, MARGIN, WIDTH, fit_to_box, map_points, pca_2d
+from memory.queries import map as map_module
+from memory.queries.map import (
+    EXACT_BELOW,
+    FEWEST_FOR_TSNE,
+    HEIGHT,
+    MARGIN,
+    WIDTH,
+    fit_to_box,
+    map_points,
+    nearest_neighbours,
+    pca_2d,
+    project,
+)
 
 from .world import World, build_world
 
@@ -126,7 +138,190 @@ def test_a_user_with_no_memories_gets_an_empty_state_and_an_unknown_user_a_404(v
     assert viewer_client.get(map_url("nobody-at-all")).status_code == 404
 
 
-# --- the projection -------------------------------------------------------------------------
+def test_the_caption_says_what_the_layout_shows(viewer_client, agent_memory, world):
+    small = viewer_client.get(map_url()).content.decode()
+    assert "too few distinct ones to group (t-SNE needs 16)" in small and "(PCA)" in small
+    for i in range(FEWEST_FOR_TSNE):
+        agent_memory.add_memory(f"Alice note {i} about {'trains' if i % 2 else 'hotels'}.", user_id="alice")
+
+    caption = re.search(r'<p[^>]*id="map-caption">(.*?)</p>', viewer_client.get(map_url()).content.decode(), re.S)
+
+    assert caption and "laid out by t-SNE" in caption.group(1)
+    assert "nearby points are similar memories, so a group is memories about one thing" in caption.group(1)
+    assert "how far apart distant groups lie, and the axes, mean little" in caption.group(1)
+    assert "variance" not in caption.group(1)
+
+
+def test_a_failing_t_sne_draws_the_map_by_pca_rather_than_failing_the_page(
+    viewer_client, agent_memory, world, monkeypatch
+):
+    for i in range(FEWEST_FOR_TSNE):
+        agent_memory.add_memory(f"Alice note number {i}.", user_id="alice")
+
+    def broken(rows):
+        raise FloatingPointError("no")
+
+    monkeypatch.setattr(map_module, "tsne_2d", broken)
+    response = viewer_client.get(map_url())
+
+    assert response.status_code == 200
+    assert "(PCA)" in response.content.decode() and len(circles(response.content.decode())) == FEWEST_FOR_TSNE + 2
+
+
+# --- the layout -----------------------------------------------------------------------------
+
+
+def clustered(clusters: int = 5, per_cluster: int = 60, dim: int = 64, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors around `clusters` topic directions that share a common one (as text embeddings
+    do), and their cluster labels."""
+    rng = np.random.default_rng(seed)
+    common = rng.normal(size=dim)
+    centres = rng.normal(size=(clusters, dim)) + 0.8 * common / np.linalg.norm(common) * np.sqrt(dim)
+    centres /= np.linalg.norm(centres, axis=1, keepdims=True)
+    labels = np.repeat(np.arange(clusters), per_cluster)
+    vectors = centres[labels] + rng.normal(size=(len(labels), dim)) * (1.2 / np.sqrt(dim))
+    return vectors / np.linalg.norm(vectors, axis=1, keepdims=True), labels
+
+
+def separation(placed: np.ndarray, labels: np.ndarray) -> float:
+    """The smallest, over pairs of clusters, of the distance between their centres over the sum of
+    their radii (the distance within which 90% of each cluster's points lie): above 1, the discs
+    holding nine tenths of each cluster do not touch."""
+    centres = np.array([placed[labels == label].mean(axis=0) for label in np.unique(labels)])
+    radii = np.array(
+        [
+            np.percentile(np.linalg.norm(placed[labels == label] - centres[label], axis=1), 90)
+            for label in np.unique(labels)
+        ]
+    )
+    return min(
+        np.linalg.norm(centres[a] - centres[b]) / (radii[a] + radii[b])
+        for a in range(len(centres))
+        for b in range(a + 1, len(centres))
+    )
+
+
+def bulk_span(placed: np.ndarray) -> np.ndarray:
+    """How much of the drawing's width and height the middle 96% of the points spans."""
+    low, high = np.percentile(placed, 2, axis=0), np.percentile(placed, 98, axis=0)
+    return (high - low) / np.array([WIDTH - 2 * MARGIN, HEIGHT - 2 * MARGIN])
+
+
+def test_clusters_stay_apart_and_a_far_outlier_does_not_squash_the_rest_into_a_corner():
+    vectors, labels = clustered()
+    outlier = -50.0 * vectors.mean(axis=0)  # far away, and pointing away from all of them
+    matrix = np.vstack([vectors, outlier]).astype(np.float32)
+
+    layout = project(matrix)
+    placed = fit_to_box(layout.coordinates)
+
+    assert layout.method == "t-SNE"
+    bulk = placed[:-1]
+    assert separation(bulk, labels) > 1.0
+    nearest = nearest_neighbours(bulk, 1)[0][:, 0]
+    assert np.mean(labels[nearest] == labels) > 0.98  # each point's nearest neighbour on the map is of its cluster
+    # The bulk fills most of the drawing, outlier or not: nearly all of its longer side (t-SNE's
+    # layouts come out about round, the drawing is wide), and half of the other.
+    assert bulk_span(bulk).max() > 0.8 and bulk_span(bulk).min() > 0.45
+
+
+def test_pca_did_squash_the_clusters_beside_that_outlier():
+    """Why the map left PCA: the outlier takes the first axis, and the rest share a sliver."""
+    vectors, _ = clustered()
+    matrix = np.vstack([vectors, -50.0 * vectors.mean(axis=0)])
+    placed = fit_to_box(pca_2d(matrix).coordinates)
+    assert bulk_span(placed[:-1]).max() < 0.1
+
+
+def test_the_layout_is_deterministic_and_does_not_depend_on_the_row_order():
+    vectors, _ = clustered(clusters=3, per_cluster=30)
+    once = project(vectors).coordinates
+    order = np.random.default_rng(3).permutation(len(vectors))
+
+    assert np.array_equal(project(vectors).coordinates, once)
+    assert np.allclose(project(vectors[order]).coordinates, once[order])
+
+
+def test_identical_vectors_land_on_one_point():
+    vectors, _ = clustered(clusters=3, per_cluster=10)
+    matrix = np.vstack([vectors, vectors[:1], vectors[:1]])
+    coordinates = project(matrix).coordinates
+    assert np.array_equal(coordinates[0], coordinates[-1]) and np.array_equal(coordinates[0], coordinates[-2])
+    assert not np.array_equal(coordinates[0], coordinates[1])
+
+
+@pytest.mark.parametrize("count", [0, 1, 2, 3, FEWEST_FOR_TSNE - 1])
+def test_maps_too_small_for_t_sne_are_laid_out_by_pca(count):
+    vectors, _ = clustered(clusters=3, per_cluster=10)
+    layout = project(vectors[:count])
+
+    assert layout.method == "PCA" and layout.coordinates.shape == (count, 2)
+    assert np.isfinite(fit_to_box(layout.coordinates)).all()
+
+
+def test_many_copies_of_few_memories_are_too_few_for_t_sne_too():
+    vectors, _ = clustered(clusters=3, per_cluster=10)
+    layout = project(np.repeat(vectors[:4], 10, axis=0))
+    assert layout.method == "PCA" and len(np.unique(layout.coordinates, axis=0)) == 4
+
+
+def test_vectors_with_no_length_or_no_finite_values_still_get_places():
+    vectors, _ = clustered(clusters=3, per_cluster=10)
+    matrix = np.vstack([vectors, np.zeros((2, vectors.shape[1]))]).astype(np.float32)
+    matrix[0, 0], matrix[1, :] = np.nan, np.inf
+    layout = project(matrix)
+
+    assert layout.method == "t-SNE" and np.isfinite(layout.coordinates).all()
+    assert np.array_equal(layout.coordinates[-1], layout.coordinates[-2])  # the two empty ones together
+
+
+def test_the_nearest_neighbours_are_the_exact_ones():
+    rows = np.random.default_rng(2).normal(size=(700, 12)).astype(np.float32)
+    indices, distances = nearest_neighbours(rows, 5, block=128)
+
+    exact = np.linalg.norm(rows[:, None, :] - rows[None, :, :], axis=2)
+    np.fill_diagonal(exact, np.inf)
+    assert np.array_equal(indices, np.argsort(exact, axis=1)[:, :5])
+    assert np.allclose(distances, np.sort(exact, axis=1)[:, :5], atol=1e-4)
+
+
+class DictCache(dict):
+    def get(self, key, default=None):
+        return super().get(key, default)
+
+    def set(self, key, value, timeout=None):
+        self[key] = value
+
+
+def test_a_layout_is_computed_once_and_then_read_from_the_cache(monkeypatch):
+    vectors, _ = clustered(clusters=3, per_cluster=10)
+    cache = DictCache()
+    first = project(vectors, cache).coordinates
+    assert len(cache) == 1
+    monkeypatch.setattr(map_module, "tsne_2d", lambda rows: pytest.fail("computed again"))
+
+    assert np.array_equal(project(vectors[::-1], cache).coordinates, first[::-1])  # the same set of vectors
+
+
+def test_a_broken_or_wrong_cache_only_costs_the_time():
+    vectors, _ = clustered(clusters=3, per_cluster=10)
+    expected = project(vectors).coordinates
+
+    class Broken:
+        def get(self, key, default=None):
+            raise OSError("disk full")
+
+        def set(self, key, value, timeout=None):
+            raise OSError("disk full")
+
+    assert np.array_equal(project(vectors, Broken()).coordinates, expected)
+    stale = DictCache()
+    project(vectors, stale)
+    stale[next(iter(stale))] = np.zeros((3, 2))  # not this map's shape
+    assert np.array_equal(project(vectors, stale).coordinates, expected)
+
+
+# --- PCA: the layout's start, and small maps' layout ------------------------------------------
 
 
 def test_the_first_axis_follows_the_largest_variance_and_the_second_the_next():
