@@ -5,6 +5,9 @@
 // hand. "Bulk actions for the selected" sends the ticked ids as one field, one id a line (ids hold
 // no line breaks): a box each would be a field each, and Django reads at most 1,000 fields of a
 // request, where the map selects up to 10,000. A click that did not drag still opens the memory.
+// Hovering or focusing a point shows its label beside it at once (type, status and content, from
+// the point's <title>, which becomes the link's aria-label so that the browser's own slower
+// tooltip does not show a second copy).
 (function () {
   "use strict";
 
@@ -18,10 +21,17 @@
     const count = document.getElementById("map-count");
     const bulk = document.getElementById("map-bulk");
     const clear = document.getElementById("map-clear");
+    const figure = document.getElementById("map-figure");
+    const label = document.getElementById("map-label");
     const boxes = new Map();
     form.querySelectorAll('input[name="ids"]').forEach((box) => boxes.set(box.value, box));
     const points = Array.from(svg.querySelectorAll(".oam-map-point")).map((link) => {
       const circle = link.querySelector("circle");
+      const title = link.querySelector("title");
+      if (title) {
+        link.setAttribute("aria-label", title.textContent);
+        title.remove();
+      }
       return {
         link: link,
         id: link.dataset.id,
@@ -57,6 +67,41 @@
       return matrix ? point.matrixTransform(matrix.inverse()) : point;
     }
 
+    // "fact, valid: Alice is vegetarian." -> the kind above, the content below.
+    function showLabel(link) {
+      if (!label || !figure) return;
+      const text = link.getAttribute("aria-label") || "";
+      const split = text.indexOf(": ");
+      label.firstElementChild.textContent = split >= 0 ? text.slice(0, split) : "";
+      label.lastElementChild.textContent = split >= 0 ? text.slice(split + 2) : text;
+      label.hidden = false;
+      const area = figure.getBoundingClientRect();
+      const dot = link.querySelector("circle").getBoundingClientRect();
+      const gap = 8;
+      let left = dot.right - area.left + gap;
+      let top = dot.top - area.top - label.offsetHeight - gap / 2;
+      if (left + label.offsetWidth > area.width) left = Math.max(0, dot.left - area.left - label.offsetWidth - gap);
+      if (top < 0) top = dot.bottom - area.top + gap / 2;
+      label.style.left = left + "px";
+      label.style.top = top + "px";
+    }
+    function hideLabel() {
+      if (label) label.hidden = true;
+    }
+    svg.addEventListener("pointerover", (event) => {
+      const link = event.target.closest(".oam-map-point");
+      if (link && !(press && press.dragging)) showLabel(link);
+    });
+    svg.addEventListener("pointerout", (event) => {
+      const link = event.target.closest(".oam-map-point");
+      if (link && !link.contains(event.relatedTarget)) hideLabel();
+    });
+    svg.addEventListener("focusin", (event) => {
+      const link = event.target.closest(".oam-map-point");
+      if (link) showLabel(link);
+    });
+    svg.addEventListener("focusout", hideLabel);
+
     let press = null; // {start (map units), screenX, screenY, dragging, add}
     let swallowClick = false;
 
@@ -72,6 +117,7 @@
         const moved = Math.hypot(event.clientX - press.screenX, event.clientY - press.screenY);
         if (moved < DRAG_THRESHOLD) return;
         press.dragging = true;
+        hideLabel();
         svg.setPointerCapture(event.pointerId);
         svg.classList.add("oam-map-selecting");
         lasso.setAttribute("visibility", "visible");
@@ -134,7 +180,9 @@
     form.addEventListener("change", refresh);
     clear.addEventListener("click", () => select(new Set(), false));
     document.addEventListener("keydown", (event) => {
-      if (event.key === "Escape" && !clear.disabled) select(new Set(), false);
+      if (event.key !== "Escape") return;
+      hideLabel();
+      if (!clear.disabled) select(new Set(), false);
     });
     refresh(); // boxes the browser kept ticked (back button) show on the map too
     svg.dataset.ready = "true"; // the selection works from here on (browser tests wait for it)

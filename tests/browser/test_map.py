@@ -31,10 +31,22 @@ def test_a_point_shows_its_content_on_hover_and_opens_its_memory(logged_in_page:
     page.goto("/users/alice/map/")
     expect(page.locator("#map[data-ready]")).to_be_attached()  # map.js has set up the selection
     point = page.locator('.oam-map-point[data-id="trains"]')
-    expect(point.locator("title")).to_have_text("preference, valid: Alice reads on night trains.")
+    # The server's <title> became the link's name (no second, slower tooltip from the browser).
+    expect(point).to_have_attribute("aria-label", "preference, valid: Alice reads on night trains.")
+    label = page.locator("#map-label")
+    expect(label).to_be_hidden()
 
     point.hover()
     expect(point.locator("circle")).to_have_css("stroke-width", "2px")  # the hovered point stands out
+    expect(label).to_be_visible()
+    expect(label).to_have_text("preference, validAlice reads on night trains.")
+    label_box, dot = label.bounding_box(), point.locator("circle").bounding_box()
+    assert (
+        abs(label_box["x"] - (dot["x"] + dot["width"])) < 40 or abs(label_box["x"] + label_box["width"] - dot["x"]) < 40
+    )
+    page.mouse.move(1, 1)
+    expect(label).to_be_hidden()
+    point.hover()
     point.click()
 
     expect(page).to_have_url(re.compile(r"/memories/trains/$"))
