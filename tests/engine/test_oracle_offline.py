@@ -1630,8 +1630,18 @@ def _() -> list[Statement]:
     """Most served, invalid still served, never served (a count and the oldest), the slowest calls:
     each statement binds only what it names."""
     conn, store = open_store()
-    conn.answer(r"COUNT\(DISTINCT ar\.event_pk\)", _served_rows())
-    conn.answer(r"SELECT COUNT\(\*\) AS n FROM", [{"n": 1}])
+    conn.answer(
+        r"GROUP BY ar\.record_id ORDER BY n DESC",
+        [{"record_id": "m1", "record_type": "fact", "n": 3, "last_at": ACTIVITY_AT}],
+    )
+    conn.answer(
+        r"AS invalid_n",
+        [
+            {"record_id": "m1", "caller": "support-bot", "n": 2, "invalid_n": 1},
+            {"record_id": "m1", "caller": "other-bot", "n": 1, "invalid_n": 0},
+        ],
+    )
+    conn.answer(r"SELECT \(SELECT COUNT\(\*\) FROM", [{"n": 1}])
     conn.answer(
         r"SELECT r\.id, r\.record_type, r\.created_at", [{"id": "m3", "record_type": "fact", "created_at": CREATED}]
     )
@@ -1641,6 +1651,8 @@ def _() -> list[Statement]:
         hygiene.never_served == [("m3", "fact", "2025-01-02T03:04:05.000000+00:00")] and hygiene.never_served_total == 1
     )
     assert hygiene.most_served[0].calls == 3 and [event.id for event in hygiene.slowest] == ["ev-1"]
+    assert hygiene.most_served[0].by_caller == {"support-bot": 2, "other-bot": 1}
+    assert hygiene.invalid_served[0].by_caller == {"support-bot": 1}
     store.activity_hygiene(since="2025-03-01T00:00:00Z")
     return conn.statements
 
@@ -1968,6 +1980,7 @@ def test_hostile_activity_values_travel_only_as_binds() -> None:
     h["event"] = f"ev{DANGER.replace(chr(10), '')}ev"
     conn.answer(r"SELECT a\.pk, a\.id FROM", [{"pk": 1, "id": h["event"]}])
     conn.answer(r"SELECT COUNT\(\*\) AS n FROM", [{"n": 0}])
+    conn.answer(r"SELECT \(SELECT COUNT\(\*\) FROM", [{"n": 0}])
     [search, _write] = activity_events()
     hostile_search = replace(
         search,

@@ -115,6 +115,8 @@ class OracleSchema:
             f'CREATE INDEX IF NOT EXISTS "{n["records"]}_TYPE" ON {r} (record_type, status)',
             f'CREATE INDEX IF NOT EXISTS "{n["records"]}_EXPIRY" ON {r} (expires_at)',
             f'CREATE INDEX IF NOT EXISTS "{n["records"]}_MESSAGE" ON {r} (message_id)',
+            # Records by creation: the memories stored before a day (activity hygiene), from the index.
+            f'CREATE INDEX IF NOT EXISTS "{n["records"]}_CREATED" ON {r} (kind, created_at, expires_at)',
             # Image bytes live apart, so that reading records never drags megabytes along.
             f"""CREATE TABLE IF NOT EXISTS {img} (
     record_pk NUMBER(19) PRIMARY KEY REFERENCES {r} (pk) ON DELETE CASCADE, bytes BLOB NOT NULL)""",

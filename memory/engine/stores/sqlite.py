@@ -94,6 +94,13 @@ class SQLiteSchema:
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_USER" ON {r} (user_id) WHERE user_id IS NOT NULL',
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_AGENT" ON {r} (agent_id) WHERE agent_id IS NOT NULL',
             f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_MESSAGE" ON {r} (message_id) WHERE message_id IS NOT NULL',
+            # Memories by creation (kind first, so that a condition on it picks this index over the
+            # (kind, id) key): what the overview's hygiene panel counts as stored before its 30 days,
+            # read from the index alone, and the oldest of them, walked in order (at 100k memories,
+            # 0.1 ms instead of 50-90 ms reading the table through). Memories only: a few
+            # hundredths of their ingest speed (bench/ingest.py, 0.53-0.55x raw, 0.55-0.58x without).
+            f'CREATE INDEX IF NOT EXISTS "{raw["records"]}_CREATED" ON {r} (kind, created_at, expires_at) '
+            "WHERE kind = 'memory'",
             f"""CREATE TABLE IF NOT EXISTS {n["images"]} (
     record_pk INTEGER PRIMARY KEY REFERENCES {r} (pk) ON DELETE CASCADE, bytes BLOB NOT NULL)""",
             f"""CREATE TABLE IF NOT EXISTS {rel} (

@@ -259,7 +259,13 @@ class ActivityLogMixin:
     def activity_hygiene(self, *, since: Any, limit: int = 10, caller_kind: Any = None) -> ActivityHygiene:
         """The log's view of memory hygiene since `since`, counting the calls of `caller_kind`
         (None: any): the most served records, memories never served (created before `since`,
-        oldest first), invalid records still served, and the slowest calls."""
+        oldest first), invalid records still served, and the slowest calls.
+
+        Every write is logged with a row per record it changed, so retrievals are a small part of
+        the log's rows: the window's results are read through its retrieval events (their keys),
+        never by time alone. The busiest records are ranked in the database, and only those
+        returned are broken down by caller; the never-served count is the memories stored before
+        `since` (an index of memories by creation) less those of them served since."""
         check_positive_int("limit", limit)
         moment = normalize_timestamp(since, "since")
         # Each statement gets exactly the binds it names: Oracle refuses any other (DPY-4008).
@@ -269,56 +275,93 @@ class ActivityLogMixin:
             params["caller_kind"] = _caller_kind(caller_kind)
             whose, whose_event = " AND ar.caller_kind = :caller_kind", " AND a.caller_kind = :caller_kind"
         unserved_params = {**params, "now": self.dialect.db_time(utc_now())}
-        served = (
-            f"SELECT {_SERVED_COLUMNS} FROM {self._activity_records} ar "
-            f"WHERE ar.kind IN {_RETRIEVALS_SQL} AND ar.event_at >= :since{whose}"
-        )
-        unserved = (
-            f"FROM {self._records} r WHERE r.kind = 'memory' AND r.created_at < :since "
-            "AND (r.expires_at IS NULL OR r.expires_at > :now) AND NOT EXISTS (SELECT 1 FROM "
-            f"{self._activity_records} ar WHERE ar.record_id = r.id AND ar.kind IN {_RETRIEVALS_SQL} "
-            f"AND ar.event_at >= :since{whose})"
-        )
+        events = f"FROM {self._activity} a WHERE a.kind IN {_RETRIEVALS_SQL} AND a.event_at >= :since{whose_event}"
+        served = f"FROM {self._activity_records} ar WHERE ar.event_pk IN (SELECT a.pk {events})"
+        live = "(r.expires_at IS NULL OR r.expires_at > :now)"
+        stored_before = f"r.kind = 'memory' AND r.created_at < :since AND {live}"
         with self._read() as cursor:
-            by_record = self._served(
-                self._fetch(f"{served} GROUP BY ar.record_id, ar.record_type, ar.caller", params, cursor)
-            )
-            invalid = self._served(
-                self._fetch(
-                    f"{served} AND ar.status = 'invalid' GROUP BY ar.record_id, ar.record_type, ar.caller",
-                    params,
+
+            def busiest(condition: str) -> list[dict[str, Any]]:
+                busy_params = dict(params)
+                return self._fetch(
+                    "SELECT ar.record_id, MAX(ar.record_type) AS record_type, COUNT(DISTINCT ar.event_pk) AS n, "
+                    f"MAX(ar.event_at) AS last_at {served}{condition} GROUP BY ar.record_id "
+                    f"ORDER BY n DESC, ar.record_id{self._fetch_first(limit, busy_params)}",
+                    busy_params,
                     cursor,
-                )
+                )[:limit]
+
+            most, invalid = busiest(""), busiest(" AND ar.status = 'invalid'")
+            by_caller = self._served_by_caller([row["record_id"] for row in most + invalid], params, whose, cursor)
+            [total] = self._fetch(
+                f"SELECT (SELECT COUNT(*) FROM {self._records} r WHERE {stored_before}) - (SELECT COUNT(*) FROM "
+                f"(SELECT DISTINCT ar.record_id {served}) s WHERE EXISTS (SELECT 1 FROM {self._records} r "
+                f"WHERE r.id = s.record_id AND {stored_before})) AS n{self.dialect.from_nothing}",
+                unserved_params,
+                cursor,
             )
-            [total] = self._fetch(f"SELECT COUNT(*) AS n {unserved}", unserved_params, cursor)
             never_params = dict(unserved_params)
             never = self._fetch(
-                f"SELECT r.id, r.record_type, r.created_at {unserved} ORDER BY r.created_at, r.pk"
-                f"{self._fetch_first(limit, never_params)}",
+                f"SELECT r.id, r.record_type, r.created_at FROM {self._records} r WHERE {stored_before} "
+                f"AND NOT EXISTS (SELECT 1 FROM {self._activity_records} ar WHERE ar.record_id = r.id "
+                f"AND ar.kind IN {_RETRIEVALS_SQL} AND ar.event_at >= :since{whose}) "
+                f"ORDER BY r.created_at, r.pk{self._fetch_first(limit, never_params)}",
                 never_params,
                 cursor,
             )[:limit]
             slow_params = dict(params)
             slowest = self._fetch(
-                f"SELECT {_EVENT_COLUMNS} FROM {self._activity} a WHERE a.kind IN {_RETRIEVALS_SQL} "
-                f"AND a.event_at >= :since{whose_event} ORDER BY a.duration_ms DESC, a.pk DESC"
+                f"SELECT {_EVENT_COLUMNS} {events} ORDER BY a.duration_ms DESC, a.pk DESC"
                 f"{self._fetch_first(limit, slow_params)}",
                 slow_params,
                 cursor,
             )[:limit]
         text_time = self.dialect.text_time
 
-        def busiest(records: dict[str, ServedRecord]) -> list[ServedRecord]:
-            return sorted(records.values(), key=lambda record: (-record.calls, record.record_id))[:limit]
+        def records(rows: list[dict[str, Any]], counts: str) -> list[ServedRecord]:
+            return [
+                ServedRecord(
+                    row["record_id"],
+                    row["record_type"],
+                    int(row["n"]),
+                    text_time(row["last_at"]),
+                    {caller: n[counts] for caller, n in by_caller.get(row["record_id"], {}).items() if n[counts]},
+                )
+                for row in rows
+            ]
 
         return ActivityHygiene(
             since=moment,
-            most_served=busiest(by_record),
+            most_served=records(most, "calls"),
             never_served=[(row["id"], row["record_type"], text_time(row["created_at"])) for row in never],
             never_served_total=int(total["n"]),
-            invalid_served=busiest(invalid),
+            invalid_served=records(invalid, "invalid"),
             slowest=[self._event(row) for row in slowest],
         )
+
+    def _served_by_caller(
+        self, record_ids: list[str], params: dict[str, Any], whose: str, cursor: Any
+    ) -> dict[str, dict[str, dict[str, int]]]:
+        """For each of these records, its retrievals since :since by each caller: {"calls": n,
+        "invalid": n of them that served it invalid}; one grouped query by the records' index."""
+        ids = list(dict.fromkeys(record_ids))
+        if not ids:
+            return {}
+        rows = self._fetch(
+            "SELECT ar.record_id, ar.caller, COUNT(DISTINCT ar.event_pk) AS n, "
+            "COUNT(DISTINCT CASE WHEN ar.status = 'invalid' THEN ar.event_pk END) AS invalid_n "
+            f"FROM {self._activity_records} ar WHERE {self._in('ar.record_id', 'ids')} "
+            f"AND ar.kind IN {_RETRIEVALS_SQL} AND ar.event_at >= :since{whose} GROUP BY ar.record_id, ar.caller",
+            {**params, "ids": json.dumps(ids)},
+            cursor,
+        )
+        callers: dict[str, dict[str, dict[str, int]]] = {}
+        for row in rows:
+            callers.setdefault(row["record_id"], {})[row["caller"]] = {
+                "calls": int(row["n"]),
+                "invalid": int(row["invalid_n"]),
+            }
+        return callers
 
     # --- helpers ----------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 -- snapshot: schema_create_if_necessary
--- statements: 36
+-- statements: 37
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
@@ -56,10 +56,13 @@ CREATE INDEX IF NOT EXISTS "OAM_RECORDS_EXPIRY" ON "OAM_RECORDS" (expires_at)
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_MESSAGE" ON "OAM_RECORDS" (message_id)
 
 -- [14] execute
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_CREATED" ON "OAM_RECORDS" (kind, created_at, expires_at)
+
+-- [15] execute
 CREATE TABLE IF NOT EXISTS "OAM_IMAGE_BYTES" (
     record_pk NUMBER(19) PRIMARY KEY REFERENCES "OAM_RECORDS" (pk) ON DELETE CASCADE, bytes BLOB NOT NULL)
 
--- [15] execute
+-- [16] execute
 CREATE TABLE IF NOT EXISTS "OAM_RELATIONS" (
     pos NUMBER(19) GENERATED ALWAYS AS IDENTITY, id VARCHAR2(512) PRIMARY KEY,
     source_id VARCHAR2(512) NOT NULL, source_type VARCHAR2(20) NOT NULL,
@@ -68,18 +71,18 @@ CREATE TABLE IF NOT EXISTS "OAM_RELATIONS" (
     event_at TIMESTAMP(6), metadata JSON, created_at TIMESTAMP(6) NOT NULL,
     pair VARCHAR2(1100) NOT NULL CONSTRAINT "OAM_RELATIONS_PAIR" UNIQUE, version NUMBER(19) DEFAULT 1 NOT NULL)
 
--- [16] execute
+-- [17] execute
 CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_FROM" ON "OAM_RELATIONS" (source_id, created_at, id, target_id)
 
--- [17] execute
+-- [18] execute
 CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_TO" ON "OAM_RELATIONS" (target_id, created_at, id, source_id)
 
--- [18] execute
+-- [19] execute
 CREATE TABLE IF NOT EXISTS "OAM_CHANGES" (
     seq NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) PRIMARY KEY,
     entity VARCHAR2(10) NOT NULL, first_key NUMBER(19) NOT NULL, last_key NUMBER(19) NOT NULL)
 
--- [19] execute
+-- [20] execute
 CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY" (
     pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     id VARCHAR2(64) NOT NULL CONSTRAINT "OAM_ACTIVITY_ID" UNIQUE, kind VARCHAR2(10) NOT NULL,
@@ -90,22 +93,22 @@ CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY" (
     content_chars NUMBER(19) DEFAULT 0 NOT NULL, tokens NUMBER(19) DEFAULT 0 NOT NULL,
     duration_ms BINARY_DOUBLE DEFAULT 0 NOT NULL, cause CLOB, history_ref VARCHAR2(200))
 
--- [20] execute
+-- [21] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_AT" ON "OAM_ACTIVITY" (event_at)
 
--- [21] execute
+-- [22] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_CALLER_AT" ON "OAM_ACTIVITY" (caller, event_at, pk)
 
--- [22] execute
+-- [23] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_THREAD_AT" ON "OAM_ACTIVITY" (thread_id, event_at, pk)
 
--- [23] execute
+-- [24] execute
 DROP INDEX IF EXISTS "OAM_ACTIVITY_CALLER"
 
--- [24] execute
+-- [25] execute
 DROP INDEX IF EXISTS "OAM_ACTIVITY_THREAD"
 
--- [25] execute
+-- [26] execute
 CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
     event_pk NUMBER(19) NOT NULL REFERENCES "OAM_ACTIVITY" (pk) ON DELETE CASCADE,
     result_pos NUMBER(10) NOT NULL, record_id VARCHAR2(512) NOT NULL, record_type VARCHAR2(20) NOT NULL,
@@ -113,45 +116,45 @@ CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
     event_at TIMESTAMP(6) NOT NULL, caller VARCHAR2(512) NOT NULL, caller_kind VARCHAR2(10) NOT NULL,
     CONSTRAINT "OAM_ACTIVITY_RECORDS_PK" PRIMARY KEY (event_pk, result_pos))
 
--- [26] execute
+-- [27] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_RECORD" ON "OAM_ACTIVITY_RECORDS" (record_id, event_at)
 
--- [27] execute
+-- [28] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_AT" ON "OAM_ACTIVITY_RECORDS" (event_at)
 
--- [28] execute
-CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
-
 -- [29] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "7"}
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
 
 -- [30] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+-- binds: {"meta_key": "schema_version", "meta_value": "7"}
 
 -- [31] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+-- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [32] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+-- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
 
 -- [33] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+
+-- [34] execute
 SELECT meta_value FROM "OAM_META" WHERE meta_key = :meta_key
 -- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
--- [34] execute
+-- [35] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
 -- options: fetch_lobs=False
 
--- [35] execute
+-- [36] execute
 SELECT meta_key, meta_value FROM "OAM_META"
 -- options: fetch_lobs=False
 
--- [36] execute
+-- [37] execute
 SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False
