@@ -10,14 +10,21 @@ trivial view's p95.
 The verdict is on every list and detail page as it opens; listings with filters are timed too and
 those over target named (a metadata or text filter that few rows match reads the table through).
 Prints one summary line on stdout and a table of every page on stderr (* marks one over target).
+`--profile PAGE` (a name of the table, such as overview) also tells where that page's time goes,
+before the table: the store's statements of one request, slowest first, and cProfile's busiest
+functions over --requests requests.
 
     python bench/pages.py [--memories 100000] [--users 1000] [--threads 10000] [--requests 50]
+                          [--profile PAGE]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import io
 import os
+import pstats
 import sys
 import tempfile
 import time
@@ -195,12 +202,53 @@ def timed(client, url: str, requests: int) -> tuple[float, float]:
     return float(np.percentile(times, 50)), float(np.percentile(times, 95))
 
 
+def profile(client, url: str, requests: int) -> None:
+    """Where a page's time goes: its store statements in one request (slowest first), then
+    cProfile over `requests` requests (its own overhead included: compare, do not add up)."""
+    from memory.services import get_agent_memory
+
+    store = get_agent_memory().store
+    statements: list[tuple[float, str]] = []
+    fetch = store._fetch
+
+    def timed_fetch(sql, params=None, cursor=None):
+        started = time.perf_counter()
+        try:
+            return fetch(sql, params, cursor)
+        finally:
+            statements.append(((time.perf_counter() - started) * 1000, " ".join(sql.split())))
+
+    store._fetch = timed_fetch
+    try:
+        started = time.perf_counter()
+        client.get(url)
+        total = (time.perf_counter() - started) * 1000
+    finally:
+        del store._fetch
+    print(
+        f"\n{url}: one request {total:.1f} ms, {len(statements)} store statements "
+        f"{sum(ms for ms, _ in statements):.1f} ms:",
+        file=sys.stderr,
+    )
+    for ms, sql in sorted(statements, reverse=True)[:12]:
+        print(f"{ms:8.2f} ms  {sql[:150]}", file=sys.stderr)
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(requests):
+        client.get(url)
+    profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(30)
+    print(out.getvalue(), file=sys.stderr)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--memories", type=int, default=100_000)
     parser.add_argument("--users", type=int, default=1_000)
     parser.add_argument("--threads", type=int, default=10_000)
     parser.add_argument("--requests", type=int, default=50)
+    parser.add_argument("--profile", metavar="PAGE", help="tell where this page's time goes (a name in the table)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         configure(Path(directory) / "memory.sqlite3")
@@ -216,8 +264,12 @@ def main() -> None:
         client.force_login(reader)
         baseline = timed(client, "/bench/trivial/", args.requests)
         plain, filtered = pages(ids)
+        if args.profile and args.profile not in {**plain, **filtered}:
+            parser.error(f"--profile: no page named {args.profile!r} (one of {', '.join({**plain, **filtered})})")
         results = {name: timed(client, url, args.requests) for name, url in plain.items()}
         variants = {name: timed(client, url, args.requests) for name, url in filtered.items()}
+        if args.profile:
+            profile(client, {**plain, **filtered}[args.profile], args.requests)
     print(f"{'page':<28} {'p50 ms':>8} {'p95 ms':>8} {'p95 / trivial':>14}", file=sys.stderr)
     print(f"{'trivial view (baseline)':<28} {baseline[0]:>8.1f} {baseline[1]:>8.1f}", file=sys.stderr)
     for name, (p50, p95) in {**results, **variants}.items():
