@@ -7,18 +7,20 @@ joins the edge of the map instead of squashing the rest into a corner, as it did
 page drew before (whose two axes also explained only a tenth of the variance of real embeddings).
 What t-SNE does not keep: the distances between groups far apart, and any meaning of the axes.
 
-Chosen over UMAP (umap-learn) and PaCMAP after measuring them (bench/map.py; docs/dashboard.md):
-openTSNE is compiled ahead of time (no numba: UMAP's JIT costs each new process 10-15 s, and numba's
-on-disk cache barely shortens it), its neighbours here are exact, and it keeps local neighbourhoods
-best. It needs SciPy and scikit-learn, which it imports only when a map is drawn.
+Chosen over UMAP (umap-learn), PaCMAP and scikit-learn's TSNE after measuring them (the figures are
+in docs/dashboard.md; bench/map.py times this layout against PCA): openTSNE is compiled ahead of
+time (no numba: UMAP's JIT costs each new process 10-15 s, and numba's on-disk cache barely shortens
+it), its neighbours here are exact, and it keeps local neighbourhoods best. It needs SciPy and
+scikit-learn, which it imports only when a map is drawn.
 
 How: rows are scaled to unit length (the engine ranks by cosine), identical vectors are projected
 once (so they land on one point; at least a few distinct vectors are needed, below which PCA places
 them), the exact nearest neighbours come from a blocked matrix product, the start is the PCA layout
 (deterministic, each axis's sign fixed), and the optimisation uses a fixed seed and one thread. The
-same vectors therefore always give the same picture, in whatever order they come. A projection takes
-seconds (about 2 s for 2,000 memories, 7 s for 10,000 on a 2-core machine), so it is cached, keyed by
-a digest of the distinct vectors (`ProjectionCache`, Django's cache in the view).
+same vectors therefore always give the same picture, in whatever order they come. A layout takes
+seconds (on a 2-core machine about 1.5 s for 2,000 memories, 6 s for 10,000, 10 s for 10,000 of 1,536
+dimensions), so it is cached, keyed by a digest of the distinct vectors (`ProjectionCache`, Django's
+cache in the view).
 """
 
 from __future__ import annotations
