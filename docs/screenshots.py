@@ -146,6 +146,27 @@ def send_a_too_large_form(page: Page) -> None:
         page.click('button:has-text("Create the memory")')
 
 
+def save_a_view(page: Page) -> None:
+    """The memory list with its filters just saved as a view (the view named in its bar)."""
+    from unittest import mock
+
+    from memory.models import SavedView
+
+    with mock.patch.dict(os.environ, DJANGO_ALLOW_ASYNC_UNSAFE="true"):
+        SavedView.objects.filter(name="Alice's preferences").delete()  # the previous variant's
+    page.get_by_label("Save these filters as").fill("Alice's preferences")
+    with page.expect_navigation(wait_until="networkidle"):
+        page.get_by_role("button", name="Save the view").click()
+    page.wait_for_selector(".oam-facets")
+
+
+def open_the_menu(page: Page) -> None:
+    """On a phone, the top bar's Menu opened (on a wide screen there is no Menu: the bar as it is)."""
+    button = page.locator("label.oam-menu-button")
+    if button.is_visible():
+        button.click()
+
+
 RESOLVED: dict[str, str] = {}
 """The review page a contradiction was resolved on (the first variant resolves it, the others show it)."""
 
@@ -198,9 +219,13 @@ PAGES = [
     Shot("form-too-large", "/memories/new/", act=send_a_too_large_form),
     Shot("form-too-many-fields", "/memories/", act=send_too_many_fields),
     Shot("overview", "/", narrow=True),
-    Shot("threads", "/threads/", narrow=True),
+    Shot("threads", "/threads/", narrow=True, ready=".oam-facets"),
     Shot("thread", "/threads/demo-balcony-vegetable-garden/?start=0", narrow=True),
-    Shot("memories", "/memories/", narrow=True),
+    Shot("memories", "/memories/", narrow=True, ready=".oam-facets"),
+    Shot("memories-saved-view", "/memories/?user_id=alice&memory_type=preference", narrow=True, act=save_a_view),
+    Shot("menu", "/memories/", narrow=True, act=open_the_menu),
+    Shot("memory-superseded-edit", "/memories/{superseded}/edit/"),
+    Shot("history-rewritten", "/history/{rewritten}/"),
     Shot("memory", "/memories/{memory}/"),
     Shot("memory-edit", "/memories/{memory}/edit/"),
     Shot("image", "/images/{image}/"),
@@ -301,7 +326,21 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
         review_a_thread(agent_memory, Curation(agent_memory, Actor(curator)), "demo-lisbon-long-weekend").pk
     )
     ids |= add_transfer_examples(curator, agent_memory)
+    ids |= add_review_examples(agent_memory, Curation(agent_memory, Actor(curator)))
     return USERNAME, password, ids | add_activity(agent_memory, Curation(agent_memory, Actor(curator)))
+
+
+def add_review_examples(agent_memory, curation) -> dict[str, str]:
+    """A memory a link retires (its edit form says where its status comes from), and a memory
+    rewritten through the curation service (its history entry reads side by side)."""
+    invalid = agent_memory.list_memories(status="invalid", limit=None)
+    states = agent_memory.lifecycle([memory.id for memory in invalid])
+    superseded = next(memory for memory in invalid if states[memory.id].retired_by)
+    [memory] = agent_memory.list_memories(user_id="chen", memory_types=["preference"], limit=1)
+    entry = curation.update_memory(
+        memory.id, version=memory.version, content="Chen would rather read short essays on trains than long novels."
+    )
+    return {"superseded": superseded.id, "rewritten": str(entry.pk)}
 
 
 ACTIVITY_SEARCHES = (
