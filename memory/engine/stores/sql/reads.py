@@ -37,6 +37,7 @@ FACET_SQL = {
     "user_id": "r.user_id",
     "agent_id": "r.agent_id",
 }
+"""Each facet's value on alias r; "tag" has none (the items of the metadata's tags: _value_counts)."""
 
 STATS_MEMO_SIZE = 64
 """stats() keeps the counts of this many scopes (all cleared when full)."""
@@ -409,18 +410,21 @@ class ReadMixin:
             text=text,
             expires_before=NOT_SET,
         )
-        source = f"{self._records} r"
-        if facet == "tag":
-            items, value, is_item = self.dialect.json_array_items("r.metadata", "$.tags", "t")
-            source += f", {items}"
-            where.append(is_item)
-        else:
-            value = FACET_SQL[facet]
-        rows = self._fetch(
-            f"SELECT {value} AS facet_value, count(*) AS n FROM {source} WHERE {' AND '.join(where)} GROUP BY {value}",
-            params,
-        )
-        counted = [(row["facet_value"], int(row["n"])) for row in rows]
+        return self._value_counts(f"{self._records} r", "r", FACET_SQL.get(facet), where, params)
+
+    def _value_counts(
+        self, source: str, alias: str, value: str | None, where: list[str], params: dict[str, Any]
+    ) -> list[tuple[Any, int]]:
+        """The rows of `source` (named `alias`) that pass `where`, counted by `value`, or, given
+        None, by each item of their metadata's "tags" list (the dialect's rows of it, joined
+        beside each row): most first, then by value, None last among equals. Both listings'
+        facets (facet_counts, thread_facet_counts)."""
+        if value is None:
+            items, value, is_item = self.dialect.json_array_items(f"{alias}.metadata", "$.tags", "tag")
+            source, where = f"{source}, {items}", [*where, is_item]
+        conditions = f" WHERE {' AND '.join(where)}" if where else ""
+        sql = f"SELECT {value} AS facet_value, count(*) AS n FROM {source}{conditions} GROUP BY {value}"
+        counted = [(row["facet_value"], int(row["n"])) for row in self._fetch(sql, params)]
         return sorted(counted, key=lambda pair: (-pair[1], pair[0] is None, str(pair[0])))
 
     def _listing_conditions(

@@ -198,17 +198,7 @@ class ThreadMixin:
         if facet not in THREAD_FACETS:
             raise ValueError(f"facet must be one of {', '.join(THREAD_FACETS)}, not {facet!r}")
         where, params = self._thread_conditions(user_id, agent_id, metadata_filter, text)
-        source = f"{self._threads} t"
-        if facet == "tag":
-            items, value, is_item = self.dialect.json_array_items("t.metadata", "$.tags", "tag")
-            source += f", {items}"
-            where.append(is_item)
-        else:
-            value = f"t.{facet}"
-        sql = f"SELECT {value} AS facet_value, count(*) AS n FROM {source}"
-        rows = self._fetch(f"{sql} {'WHERE ' + ' AND '.join(where) if where else ''} GROUP BY {value}", params)
-        counted = [(row["facet_value"], int(row["n"])) for row in rows]
-        return sorted(counted, key=lambda pair: (-pair[1], pair[0] is None, str(pair[0])))
+        return self._value_counts(f"{self._threads} t", "t", None if facet == "tag" else f"t.{facet}", where, params)
 
     def _thread_conditions(
         self, user_id: Any, agent_id: Any, metadata_filter: Any, text: Any

@@ -12,6 +12,6 @@ SELECT CASE WHEN (r.status <> 'valid' OR r.lifecycle_links <> 0) THEN 'invalid' 
 -- options: fetch_lobs=False
 
 -- [3] execute
-SELECT t.item AS facet_value, count(*) AS n FROM "OAM_RECORDS" r, JSON_TABLE(r.metadata, '$.tags[*]' COLUMNS (item VARCHAR2(4000) PATH '$' NULL ON ERROR)) t WHERE r.record_type IN (:type0) AND (r.expires_at IS NULL OR r.expires_at > :now) AND r.status = 'valid' AND r.lifecycle_links = 0 AND t.item IS NOT NULL GROUP BY t.item
+SELECT tag.item AS facet_value, count(*) AS n FROM "OAM_RECORDS" r, JSON_TABLE(r.metadata, '$.tags[*]' COLUMNS (item VARCHAR2(4000) PATH '$' NULL ON ERROR)) tag WHERE r.record_type IN (:type0) AND (r.expires_at IS NULL OR r.expires_at > :now) AND r.status = 'valid' AND r.lifecycle_links = 0 AND tag.item IS NOT NULL GROUP BY tag.item
 -- binds: {"type0": "fact", "now": "<timestamp>"}
 -- options: fetch_lobs=False
