@@ -720,6 +720,42 @@ class RestoreReport:
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
 
+ERASURE_KINDS = ("profile", "threads", "messages", "memories", "images", "links", "activity_events", "activity_served")
+"""What an erasure counts: the person's records by kind, the links touching their memories, the
+activity events that were theirs (deleted, or kept without their text when they record who read or
+exported something), and other callers' events that had served their records (those results and
+that text cut out)."""
+
+
+@dataclass(frozen=True)
+class ErasureReport:
+    """What MemoryStore.erase_user removed (or, previewed, would remove): `counts` per kind of
+    ERASURE_KINDS, and `erased` the (kind, id) of every record, thread and link that went, sorted:
+    ids only, so that a receipt can digest them without keeping any content."""
+
+    user_id: str
+    counts: dict[str, int]
+    erased: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
+class ScrubReport:
+    """What MemoryStore.scrub_files did to the files that hold the store: the keyword index
+    purged of deleted entries, the write-ahead log emptied into the file (`checkpointed`), the
+    file rewritten (`vacuumed`: free pages may have held deleted rows), the search index written
+    again from the rows alone and its earlier generations removed (`index_generations_removed`)."""
+
+    keyword_index_purged: bool = False
+    checkpointed: bool = False
+    vacuumed: bool = False
+    index_rewritten: bool = False
+    index_generations_removed: int = 0
+
+
 @dataclass(frozen=True)
 class CheckFinding:
     """One kind of inconsistency MemoryStore.check looks for: `name` (a stable key), a sentence

@@ -708,6 +708,35 @@ def _() -> list[Statement]:
     return conn.statements
 
 
+@scenario("erase_user")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"SELECT t\.id FROM", [{"id": "t1"}])
+    conn.answer(
+        r"SELECT r\.pk, r\.id, r\.kind FROM",
+        [
+            {"pk": 9, "id": "u1", "kind": "user_profile"},
+            {"pk": 4, "id": "msg-1", "kind": "message"},
+            {"pk": 5, "id": "m1", "kind": "memory"},
+        ],
+    )
+    conn.answer(r"SELECT rel\.id FROM", [{"id": "l1"}])
+    conn.answer(r"SELECT COUNT\(\*\) AS n FROM", [{"n": 1}])
+    conn.answer(r"SELECT a\.pk FROM", [{"pk": 7}])
+    conn.answer(r"SELECT DISTINCT ar\.event_pk", [{"event_pk": 8}])
+    conn.answer(r"SELECT a\.pk, a\.results", [{"pk": 8, "results": '[{"record_id":"m1","record_type":"fact"}]'}])
+    store.erase_user("u1")
+    return conn.statements
+
+
+@scenario("scrub_files")
+def _() -> list[Statement]:
+    conn, store = open_store()
+    conn.answer(r"FROM user_indexes", [{"n": 1, "failed": 0}])
+    store.scrub_files()
+    return conn.statements
+
+
 @scenario("delete_agent_profile_only")
 def _() -> list[Statement]:
     conn, store = open_store()

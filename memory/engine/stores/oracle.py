@@ -330,6 +330,11 @@ class OracleDialect(SQLDialect):
             "FROM user_indexes WHERE index_name = :name AND index_type = 'DOMAIN'"
         )
 
+    def purge_text_index_sql(self, text_index: str) -> list[str]:
+        """Oracle Text keeps a deleted row's tokens in the index's $I table until a FULL
+        optimisation rewrites it (the index's name is the store's, never a user's value)."""
+        return [f"CALL CTX_DDL.OPTIMIZE_INDEX('{text_index}', 'FULL')"]
+
     def ids(self, bind: str, numeric: bool = False) -> str:
         column_type = "NUMBER(19)" if numeric else ID_TYPE
         return f"SELECT jt.v FROM JSON_TABLE(:{bind}, '$[*]' COLUMNS (v {column_type} PATH '$')) jt"

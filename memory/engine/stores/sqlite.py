@@ -21,6 +21,7 @@ import os
 import re
 import sqlite3
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from operator import itemgetter
 from typing import Any
@@ -29,6 +30,7 @@ import numpy as np
 
 from ..embedders import Embedder
 from ..filters import SQLiteFilterCompiler
+from ..ttl import utc_now
 from ..types import NOT_SET, MemoryRetentionConfig, SchemaPolicy, SearchStrategy
 from .index import IndexRebuild
 from .keywords import query_words
@@ -316,6 +318,10 @@ class SQLiteDialect(SQLDialect):
             f"WHERE pk IN ({keys}) AND search_text IS NOT NULL",
         ]
 
+    def purge_text_index_sql(self, text_index: str) -> list[str]:
+        """FTS5's 'optimize' merges its segments into one, leaving out every deleted row's words."""
+        return [f'INSERT INTO "{text_index}" ("{text_index}") VALUES (\'optimize\')']
+
     def ids(self, bind: str, numeric: bool = False) -> str:
         return f"SELECT value FROM json_each(:{bind})"
 
@@ -482,7 +488,10 @@ class SQLiteConnection:
         self._connection = sqlite3.connect(
             path, check_same_thread=False, isolation_level=None, uri=path.startswith("file:")
         )
-        for pragma in ("foreign_keys = ON", "busy_timeout = 10000", "cache_size = -65536"):
+        # secure_delete FAST: a deleted row's bytes are zeroed in the pages that keep living (no
+        # extra I/O); pages freed whole may still hold them, which scrub_files' VACUUM rewrites.
+        pragmas = ("foreign_keys = ON", "busy_timeout = 10000", "cache_size = -65536", "secure_delete = FAST")
+        for pragma in pragmas:
             self._connection.execute(f"PRAGMA {pragma}")
         if not _in_memory(path):
             # In WAL mode readers never wait for the writer; NORMAL keeps the file consistent through
@@ -497,6 +506,10 @@ class SQLiteConnection:
 
     def cursor(self) -> _Cursor:
         return _Cursor(self._connection.cursor())
+
+    def run(self, sql: str) -> list[tuple]:
+        """One statement outside any transaction (a PRAGMA, VACUUM), with its rows."""
+        return self._connection.execute(sql).fetchall()
 
     def commit(self) -> None:
         self._connection.commit()
@@ -605,3 +618,42 @@ class SQLiteMemoryStore(SQLMemoryStore):
         except BaseException:
             pool.close()
             raise
+
+    def _scrub_database_files(self, vacuum: bool | None) -> tuple[bool, bool]:
+        """The file's own copies of deleted rows: the write-ahead log, checkpointed into the file
+        and truncated, and free pages, which the file is rewritten without (VACUUM) when it has
+        any, or when it was never rewritten so (rows deleted before secure_delete was on may
+        linger in any page); `vacuum` True or False decides instead."""
+        if _in_memory(self.path):
+            return False, False
+        with self._read() as cursor:
+            scrubbed_before = self._meta_value(cursor, SCRUBBED_META) is not None
+        with self._acquire() as connection:
+            _checkpoint(connection)
+            (free,) = connection.run("PRAGMA freelist_count")[0]
+            rewrite = vacuum if vacuum is not None else bool(free) or not scrubbed_before
+            if rewrite:
+                connection.run("VACUUM")
+        if rewrite and not scrubbed_before:
+            with self._write(schema=True) as cursor:
+                self._set_meta(cursor, SCRUBBED_META, utc_now())
+        with self._acquire() as connection:
+            _checkpoint(connection)
+        return True, rewrite
+
+
+SCRUBBED_META = "files_scrubbed_at"
+"""The meta row of when scrub_files first rewrote the file: pages written since hold no deleted row."""
+
+
+def _checkpoint(connection: SQLiteConnection, timeout: float = 30.0) -> None:
+    """Every frame of the write-ahead log into the file, and the log truncated to nothing; a
+    reader of another process holding an old snapshot makes it wait (TimeoutError at `timeout`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        (busy, _, _) = connection.run("PRAGMA wal_checkpoint(TRUNCATE)")[0]
+        if not busy:
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError("the store's write-ahead log stayed in use: it could not be emptied")
+        time.sleep(0.05)

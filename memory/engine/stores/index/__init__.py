@@ -390,6 +390,35 @@ class MemoryIndex:
             return False
         return True
 
+    def rewrite(self, source: ChangeSource, *, timeout: float = 60.0) -> int | None:
+        """Write a generation from the store's rows alone (never from an earlier generation,
+        whose vocabulary keeps every word it ever saw), serve it, and remove every other
+        generation at once: for an erasure or a redaction. Waits up to `timeout` seconds for a
+        writer in another thread or process to finish; returns how many generations went, None
+        when there is no folder. TimeoutError when the writer's claim never came."""
+        if self.generations is None:
+            with self._lock.writing():
+                self.records = _from_sql(self.dim, source)
+                state = source.log_state()
+                self.store_id, self.seq, self.generation, self._changed = state.store_id, state.last_seq, None, 0
+                if self.links is not None:
+                    self.links = LinkIndex(source.link_rows(None))
+            return None
+        claim = self.generations.wait_for_writer(timeout)
+        if claim is None:
+            raise TimeoutError(f"another process kept writing the search index in {self.generations.root}")
+        with claim, self._lock.writing():
+            state = source.log_state()
+            cache = _from_sql(self.dim, source)
+            name = self.generations.write(state.store_id, state.last_seq, cache.to_arrays())
+            generation = self.generations.open(name)
+            self.records, self.store_id, self.seq = None, state.store_id, state.last_seq
+            self._changed = 0
+            self._serve(generation, SearchCache.from_arrays(self.dim, generation.arrays), source, [])
+            if self.links is not None:
+                self.links = LinkIndex(source.link_rows(None))
+            return self.generations.remove_all_but(name)
+
     def close(self) -> None:
         """Wait for a generation being written to be complete. (A process killed midway leaves
         the previous one served and its unfinished folder to be removed later.)"""

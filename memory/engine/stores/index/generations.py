@@ -227,6 +227,26 @@ class Generations:
             except OSError:
                 pass
 
+    def remove_all_but(self, keep: str) -> int:
+        """Remove every generation but `keep` now, without the grace of remove_unused (after an
+        erasure no file may keep a removed word; a process that still maps one keeps its pages
+        until it moves on, but no file holds them). Returns how many went."""
+        removed = 0
+        for name in self.names():
+            if name != keep:
+                shutil.rmtree(self.root / name, ignore_errors=True)
+                removed += 1
+        for aside in self.root.glob("tmp-*"):
+            shutil.rmtree(aside, ignore_errors=True)
+        return removed
+
+    def wait_for_writer(self, timeout: float) -> IO[str] | None:
+        """claim_writer, tried until `timeout` seconds have passed (None then)."""
+        deadline = time.monotonic() + timeout
+        while (claim := self.claim_writer()) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return claim
+
     def claim_writer(self) -> IO[str] | None:
         """The right to write the next generation, or None while another thread or process
         holds it (they skip, not wait): an advisory lock on a file in the folder, held until the

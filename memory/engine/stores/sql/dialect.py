@@ -88,6 +88,11 @@ class SQLDialect(ABC):
         them), for a text index kept from the change log; none where the database keeps it."""
         return []
 
+    def purge_text_index_sql(self, text_index: str) -> list[str]:
+        """Statements that rid the keyword index of deleted rows' words (which text indexes keep
+        until their segments are merged), run in a write transaction; none without a keyword index."""
+        return []
+
     @abstractmethod
     def ids(self, bind: str, numeric: bool = False) -> str:
         """A subquery of the values of a JSON array bind."""
