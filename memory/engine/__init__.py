@@ -34,6 +34,8 @@ from .limits import MAX_CONTENT_CHARS, MAX_INT, MAX_JSON_DEPTH, MAX_SEARCH_TEXT_
 from .llm import Llm, OpenAICompatibleLlm, llm_from_settings
 from .scope import Scope, SearchScope
 from .search import SearchResult, estimate_tokens
+from .sensitive import KINDS as SENSITIVE_KINDS
+from .sensitive import SensitiveFinding, SensitivePolicy, mask, scan
 from .snapshot import (
     Snapshot,
     record_from_json,
@@ -140,6 +142,7 @@ def connect(
     *,
     caller: str | None = None,
     record_activity: bool = True,
+    sensitive_policy: Any = None,
     **options: Any,
 ) -> AgentMemory:
     """An AgentMemory over the store a URL names.
@@ -147,7 +150,8 @@ def connect(
     "sqlite:///path/file.sqlite3" or "sqlite://:memory:" open the embedded store;
     "oracle://user@host:port/service" opens Oracle Database through a connection pool (options
     `password` (default: OAM_ORACLE_PASSWORD), `pool_min`, `pool_max`). `llm` and
-    `memory_extraction_config` go to the client; other options to the store's constructor
+    `memory_extraction_config` go to the client, and `sensitive_policy` (engine/sensitive.py); other
+    options to the store's constructor
     (vector_dim, table_name_prefix, vector_index, …). Without an embedder, the local hashing
     embedder is used.
     """
@@ -172,7 +176,12 @@ def connect(
     config = NOT_SET if memory_extraction_config is None else memory_extraction_config
     try:
         return AgentMemory(
-            store, llm=llm, memory_extraction_config=config, caller=caller, record_activity=record_activity
+            store,
+            llm=llm,
+            memory_extraction_config=config,
+            caller=caller,
+            record_activity=record_activity,
+            sensitive_policy=sensitive_policy,
         )
     except BaseException:
         store.close()
@@ -338,4 +347,13 @@ __all__ += [
 # Schema management of the Oracle store (the oam_schema command).
 __all__ += [
     "OracleSchema",
+]
+
+# Secrets and personal data: the detectors, the write policy and the stored findings.
+__all__ += [
+    "SENSITIVE_KINDS",
+    "SensitiveFinding",
+    "SensitivePolicy",
+    "mask",
+    "scan",
 ]

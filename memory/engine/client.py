@@ -35,6 +35,8 @@ from .records import (
 )
 from .scope import resolve_client_scope, search_scope_from_args
 from .search import SearchResult, search_records
+from .sensitive import KINDS as SENSITIVE_KINDS
+from .sensitive import SensitiveFinding, policy_from
 from .snapshot import Snapshot
 from .stores.arguments import (
     DEFAULT_BATCH_SIZE,
@@ -110,6 +112,10 @@ class AgentMemory:
     store's activity log under `caller` (default: OAM_CALLER, else the program's name), as
     `activity_config` says (default: the OAM_ACTIVITY* variables); `record_activity=False`
     records nothing from this process (engine/activity/).
+
+    Every write's text is screened for secrets and personal data: `sensitive_policy` ("flag",
+    "redact" or "refuse"; default: OAM_SENSITIVE_POLICY, else flag) says what a write does with
+    what it finds (engine/sensitive.py).
     """
 
     def __init__(
@@ -125,6 +131,7 @@ class AgentMemory:
         caller: str | None = None,
         record_activity: bool = True,
         activity_config: ActivityConfig | None = None,
+        sensitive_policy: Any = None,
     ) -> None:
         if not isinstance(store, MemoryStore):
             raise ValueError(f"store must be a MemoryStore, not {type(store).__name__}")
@@ -133,6 +140,8 @@ class AgentMemory:
         if not isinstance(image_input_limit_config, ImageInputLimitConfig):
             raise ValueError("image_input_limit_config must be an ImageInputLimitConfig")
         self.store = store
+        if sensitive_policy is not None:  # else the store's own (OAM_SENSITIVE_POLICY, else flag)
+            store.sensitive_policy = policy_from(sensitive_policy)
         self.llm = llm_from(llm)
         self.memory_extraction_config = extraction_config_from(memory_extraction_config, {})
         self.image_input_limit_config = image_input_limit_config
@@ -1237,6 +1246,77 @@ class AgentMemory:
             capture.done(results)
         return results
 
+    # --- secrets and personal data (engine/sensitive.py, stores/sql/findings.py) ----------------
+
+    def list_findings(
+        self,
+        *,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        kinds: Any = NOT_SET,
+        record_id: Any = NOT_SET,
+        exclude: Any = NOT_SET,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+    ) -> Page:
+        """The secrets and personal data found in stored records (SensitiveFinding), newest first:
+        of a user, an agent or a record, of some kinds (sensitive.KINDS), less those `exclude`
+        names as "<record id> <digest>" (values a curator judged not sensitive)."""
+        _check_finding_filters(kinds, exclude, user_id=user_id, agent_id=agent_id, record_id=record_id)
+        return self.store.list_findings(
+            user_id=user_id,
+            agent_id=agent_id,
+            kinds=kinds,
+            record_id=record_id,
+            exclude=exclude,
+            limit=limit,
+            cursor=cursor,
+        )
+
+    def count_findings(
+        self,
+        *,
+        user_id: Any = NOT_SET,
+        agent_id: Any = NOT_SET,
+        kinds: Any = NOT_SET,
+        record_id: Any = NOT_SET,
+        exclude: Any = NOT_SET,
+    ) -> int:
+        """How many findings list_findings lists with these filters (counted in the store)."""
+        _check_finding_filters(kinds, exclude, user_id=user_id, agent_id=agent_id, record_id=record_id)
+        return self.store.count_findings(
+            user_id=user_id, agent_id=agent_id, kinds=kinds, record_id=record_id, exclude=exclude
+        )
+
+    def get_finding(self, finding_id: str) -> SensitiveFinding:
+        """One finding by id; KeyError when there is none (its record's text changed, or it went)."""
+        if not isinstance(finding_id, str) or not finding_id.isdigit() or len(finding_id) > 18:
+            raise KeyError(f"no finding {finding_id!r}")
+        found = self.store.list_findings(finding_ids=[int(finding_id)], limit=1)
+        if not found:
+            raise KeyError(f"no finding {finding_id!r}")
+        return found[0]
+
+    def rescan_findings(self, after: int = 0, batch: int = 500) -> tuple[int, int, int]:
+        """Scan stored records again, `batch` at a time in key order from after key `after`, and
+        keep their findings (what is stored is not changed, whatever the policy). Returns the
+        key to go on from (0: done), the records read and the findings kept; `count_texts()` is
+        how many records a whole scan reads."""
+        check_int_range("after", after)
+        check_positive_int("batch", batch)
+        return self.store.rescan_findings(after, batch)
+
+    def count_texts(self) -> int:
+        """How many stored records hold text: what a whole rescan_findings reads."""
+        return self.store.stored_records_with_text()
+
+    def redact_activity(self, value: str, replacement: str) -> int:
+        """Replace a text in every event of the activity log that holds it (its query, request,
+        results, content and cause): a redacted value leaves the log too. Returns the events changed."""
+        if not isinstance(value, str) or not value.strip() or not isinstance(replacement, str):
+            raise ValueError("value must be a non-empty string, and replacement a string")
+        return self.store.redact_activity(value, replacement)
+
     search_async = async_twin(search)
     add_image_async = async_twin(add_image)
     update_image_async = async_twin(update_image)
@@ -1248,6 +1328,18 @@ class AgentMemory:
     add_memory_async = async_twin(add_memory)
     update_memory_async = async_twin(update_memory)
     delete_memory_async = async_twin(delete_memory)
+
+
+def _check_finding_filters(kinds: Any, exclude: Any, **ids: Any) -> None:
+    for name, value in ids.items():
+        if value is not NOT_SET and value is not None:
+            check_id(name, value)
+    listed = kinds is not NOT_SET and kinds is not None
+    if listed and (isinstance(kinds, str) or not all(isinstance(k, str) and k in SENSITIVE_KINDS for k in kinds)):
+        raise ValueError(f"kinds must be a list of: {', '.join(SENSITIVE_KINDS)}")
+    listed = exclude is not NOT_SET and exclude is not None
+    if listed and (isinstance(exclude, str) or not all(isinstance(key, str) for key in exclude)):
+        raise ValueError('exclude must be a list of "<record id> <digest>" strings')
 
 
 def _check_seq_no(name: str, value: Any) -> None:

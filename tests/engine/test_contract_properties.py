@@ -369,6 +369,23 @@ def delete_link_params() -> dict[str, P]:
     }
 
 
+def finding_filters() -> dict[str, P]:
+    """The filters of the sensitive-data findings' listing and count."""
+    return {
+        "user_id": scope_param("user"),
+        "agent_id": scope_param("agent"),
+        "record_id": id_param("memory"),
+        "kinds": P(
+            st.lists(st.sampled_from(["card", "aws_key", "email"]), max_size=2),
+            st.one_of(st.sampled_from([["nope"], "card", [1]]), hostile_scalar),
+        ),
+        "exclude": P(
+            st.lists(st.sampled_from(["mem-1 abc", "x y"]), max_size=2),
+            st.one_of(st.sampled_from(["mem-1 abc", [1]]), hostile_scalar),
+        ),
+    }
+
+
 def listing(**params: P) -> dict[str, P]:
     return {**params, "limit": limit_param(), "cursor": cursor_param()}
 
@@ -935,6 +952,23 @@ SPECS = [
     Spec("client", "get_agent", {"agent_id": id_param("agent").req()}, LOOKUP, readonly=True),
     Spec("client", "delete_user", {"user_id": scope_param("user").req(), "cascade": flag_param()}),
     Spec("client", "delete_agent", {"agent_id": scope_param("agent").req(), "cascade": flag_param()}),
+    Spec("client", "list_findings", listing(**finding_filters()), readonly=True),
+    Spec("client", "count_findings", finding_filters(), readonly=True),
+    Spec("client", "get_finding", {"finding_id": P(st.sampled_from(["1", "2", "999"]), hostile_scalar).req()}, LOOKUP),
+    Spec(
+        "client",
+        "rescan_findings",
+        {"after": int_param(st.integers(0, 100)), "batch": int_param(st.integers(1, 600))},
+    ),
+    Spec("client", "count_texts", {}, readonly=True),
+    Spec(
+        "client",
+        "redact_activity",
+        {
+            "value": P(st.sampled_from(["pizza", "AKIAIOSFODNN7EXAMPLE"]), hostile_scalar).req(),
+            "replacement": P(st.sampled_from(["[REDACTED:aws_key]", ""]), hostile_scalar).req(),
+        },
+    ),
     Spec("client", "list_users", listing(), readonly=True),
     Spec("client", "list_agents", listing(), readonly=True),
     Spec(

@@ -162,6 +162,7 @@ class MemoryStore(ABC):
             statuses,
             content_parts,
         )
+        flagged = self._screen_rows(rows)  # refused, redacted or flagged before anything is embedded
         vectors = self._vectors_for(rows, embeddings)
         count = len(rows)
         ttl_list = ttl_days if isinstance(ttl_days, (list, tuple)) else [ttl_days] * count
@@ -185,7 +186,54 @@ class MemoryStore(ABC):
         if not rows:
             return []
         given_ids = record_ids is not NOT_SET and record_ids is not None
-        return self._insert(AddPlan(rows, vectors, checked, expiries, now), given_ids, batch_size)
+        plan = AddPlan(rows, vectors, checked, expiries, now)
+        if not flagged:
+            return self._insert(plan, given_ids, batch_size)
+        with self.transaction():  # the records and their findings, stored together
+            ids = self._insert(plan, given_ids, batch_size)
+            self._record_findings(record_type, {ids[i]: detections for i, detections in flagged.items()})
+        return ids
+
+    def _screen_rows(self, rows: list[NewRecord]) -> dict[int, list[Any]]:
+        """Screen an `add`'s rows for sensitive data by the store's policy (stores/sql/findings.py):
+        refuse (raises), redact (rewrites the rows), flag (returns the detections per row index)."""
+        return {}
+
+    def _record_findings(self, record_type: str, by_id: dict[str, list[Any]]) -> None:
+        """Keep the flagged detections of freshly added records, in the add's transaction."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no findings")
+
+    # --- sensitive-data findings (stores/sql/findings.py) ---------------------------------------
+
+    def list_findings(
+        self,
+        *,
+        limit: int | None = DEFAULT_LIST_LIMIT,
+        cursor: str | None = None,
+        finding_ids: Any = NOT_SET,
+        **filters: Any,
+    ) -> Page:
+        """The findings of secrets and personal data in stored records (SensitiveFinding), newest
+        first, filtered by `user_id`, `agent_id`, `record_id`, `kinds`, less `exclude` ("<record
+        id> <digest>" pairs); cursor-paged."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no findings")
+
+    def count_findings(self, **filters: Any) -> int:
+        """How many findings list_findings lists with these filters."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no findings")
+
+    def rescan_findings(self, after_pk: int = 0, batch: int = 500) -> tuple[int, int, int]:
+        """Scan `batch` stored records after key `after_pk` again and keep their findings;
+        returns (the key to go on from, 0 when done; records read; findings kept)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no findings")
+
+    def stored_records_with_text(self) -> int:
+        """How many stored records hold text (what a whole rescan reads)."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no findings")
+
+    def redact_activity(self, value: str, replacement: str) -> int:
+        """Replace a text in every activity event holding it; returns how many events held it."""
+        raise NotImplementedError(f"{type(self).__name__} keeps no activity log")
 
     def _with_bytes(self, records: list[Record], include_bytes: bool) -> list[Record]:
         """The records, with their bytes loaded into the images among them when asked."""

@@ -161,6 +161,14 @@ class OracleSchema:
             f'CREATE INDEX IF NOT EXISTS "{n["activity_records"]}_RECORD" ON "{n["activity_records"]}" '
             "(record_id, event_at)",
             f'CREATE INDEX IF NOT EXISTS "{n["activity_records"]}_AT" ON "{n["activity_records"]}" (event_at)',
+            # Sensitive-data findings (sql/findings.py): they go with their record.
+            f"""CREATE TABLE IF NOT EXISTS "{n["findings"]}" (
+    pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    record_pk NUMBER(19) NOT NULL REFERENCES {r} (pk) ON DELETE CASCADE,
+    field VARCHAR2(20) NOT NULL, kind VARCHAR2(40) NOT NULL, span_start NUMBER(10) NOT NULL,
+    span_end NUMBER(10) NOT NULL, preview VARCHAR2(1000) NOT NULL, digest VARCHAR2(64) NOT NULL,
+    found_at TIMESTAMP(6) NOT NULL)""",
+            f'CREATE INDEX IF NOT EXISTS "{n["findings"]}_RECORD" ON "{n["findings"]}" (record_pk)',
         ]
         if self.vector_index:
             statements.append(self.vector_index_sql())
@@ -258,7 +266,17 @@ class OracleSchema:
 
     def drop_sql(self) -> list[str]:
         """The DDL that removes the managed schema (SchemaPolicy.RECREATE runs it first)."""
-        order = ("activity_records", "activity", "images", "relations", "changes", "records", "threads", "meta")
+        order = (
+            "findings",
+            "activity_records",
+            "activity",
+            "images",
+            "relations",
+            "changes",
+            "records",
+            "threads",
+            "meta",
+        )
         return [f'DROP TABLE IF EXISTS "{self.names[key]}" CASCADE CONSTRAINTS PURGE' for key in order]
 
 

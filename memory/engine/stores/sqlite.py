@@ -139,6 +139,12 @@ class SQLiteSchema:
             f'CREATE INDEX IF NOT EXISTS "{raw["activity_records"]}_RECORD" ON {n["activity_records"]} '
             "(record_id, event_at)",
             f'CREATE INDEX IF NOT EXISTS "{raw["activity_records"]}_AT" ON {n["activity_records"]} (event_at)',
+            # Sensitive-data findings (sql/findings.py): they go with their record.
+            f"""CREATE TABLE IF NOT EXISTS {n["findings"]} (
+    pk INTEGER PRIMARY KEY AUTOINCREMENT, record_pk INTEGER NOT NULL REFERENCES {r} (pk) ON DELETE CASCADE,
+    field TEXT NOT NULL, kind TEXT NOT NULL, span_start INTEGER NOT NULL, span_end INTEGER NOT NULL,
+    preview TEXT NOT NULL, digest TEXT NOT NULL, found_at TEXT NOT NULL)""",
+            f'CREATE INDEX IF NOT EXISTS "{raw["findings"]}_RECORD" ON {n["findings"]} (record_pk)',
             # The keyword index: FTS5 over search_text. It is brought up to date from the change log
             # when a plain-SQL keyword search needs it (text_index_refresh), not by a trigger per row:
             # stores searching from their in-memory index (the default) never pay for it.
@@ -171,7 +177,17 @@ class SQLiteSchema:
 
     def drop_sql(self) -> list[str]:
         tables = [f'DROP TABLE IF EXISTS "{self.text_index}"', *self.drop_staging_sql()]
-        order = ("activity_records", "activity", "images", "relations", "changes", "records", "threads", "meta")
+        order = (
+            "findings",
+            "activity_records",
+            "activity",
+            "images",
+            "relations",
+            "changes",
+            "records",
+            "threads",
+            "meta",
+        )
         return tables + [f'DROP TABLE IF EXISTS "{self.names[key]}"' for key in order]
 
     # --- versions 1-4: the earlier embedded schema --------------------------------------------

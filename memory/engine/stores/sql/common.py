@@ -12,13 +12,24 @@ from ...types import LIFECYCLE_RELATIONS
 log = logging.getLogger(__package__)  # the store's one logger, as when it was one module
 
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 """5: one schema for SQLite and Oracle, with the change log (1-4 were the embedded store's own);
 6: a version on every record, thread and relation (optimistic concurrency); 7: the activity log
-(two new tables, which CREATE_IF_NECESSARY adds to a version 6 schema)."""
+(two new tables, which CREATE_IF_NECESSARY adds to a version 6 schema); 8: the sensitive-data
+findings (a new table, which CREATE_IF_NECESSARY adds to a version 7 schema)."""
 VERSIONED_TABLES = ("threads", "records", "relations")
 """The tables whose rows carry a version (schema 6)."""
-TABLE_KEYS = ("meta", "threads", "records", "relations", "images", "changes", "activity", "activity_records")
+TABLE_KEYS = (
+    "meta",
+    "threads",
+    "records",
+    "relations",
+    "images",
+    "changes",
+    "activity",
+    "activity_records",
+    "findings",
+)
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
@@ -41,6 +52,7 @@ def table_names(prefix: str) -> dict[str, str]:
         "OAM_CHANGES",
         "OAM_ACTIVITY",
         "OAM_ACTIVITY_RECORDS",
+        "OAM_FINDINGS",
     )
     return {key: f"{p}{suffix}" for key, suffix in zip(TABLE_KEYS, suffixes, strict=True)}
 

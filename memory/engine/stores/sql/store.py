@@ -8,6 +8,7 @@ from typing import Any
 
 from ...embedders import Embedder, HashingEmbedder
 from ...limits import MAX_INT
+from ...sensitive import policy_from
 from ...types import NOT_SET, MemoryRetentionConfig, SchemaPolicy, SearchStrategy, StoreStats, coerce_enum
 from ..arguments import check_positive_int
 from ..base import MemoryStore
@@ -17,6 +18,7 @@ from .changelog import ChangeLogMixin
 from .common import EFFECTIVE_STATUS_SQL
 from .connections import ConnectionMixin
 from .dialect import SQLDialect
+from .findings import FindingsMixin
 from .maintenance import MaintenanceMixin
 from .reads import ReadMixin
 from .recorded import RecordedCallsMixin
@@ -43,6 +45,7 @@ class SQLMemoryStore(
     SearchMixin,
     MaintenanceMixin,
     ActivityLogMixin,
+    FindingsMixin,
     MemoryStore,
 ):
     """The engine's store logic over a SQL database, for any `SQLDialect`.
@@ -60,6 +63,8 @@ class SQLMemoryStore(
     generations kept in the folder `search_index_path` when given, mapped by every process, and
     written anew as `search_index_rebuild` says). Writes and searches are recorded in
     the activity log once a client gives the store a recorder (`activity`; AgentMemory does).
+    Every write's text is screened for secrets and personal data as `sensitive_policy` says
+    (default: OAM_SENSITIVE_POLICY, else flag; sql/findings.py).
     """
 
     def __init__(
@@ -79,6 +84,7 @@ class SQLMemoryStore(
         search_index: bool = False,
         search_index_path: str | None = None,
         search_index_rebuild: IndexRebuild | None = None,
+        sensitive_policy: Any = None,
     ) -> None:
         if pool is None:
             raise ValueError("pool must be a connection pool or a connection")
@@ -104,6 +110,7 @@ class SQLMemoryStore(
             memory_retention_config = MemoryRetentionConfig()
         if not isinstance(memory_retention_config, MemoryRetentionConfig):
             raise ValueError("memory_retention_config must be a MemoryRetentionConfig")
+        self.sensitive_policy = policy_from(sensitive_policy)
         self.dialect = dialect
         self.embedder = embedder
         self.vector_dim = embedder.dim
@@ -132,6 +139,7 @@ class SQLMemoryStore(
         self._meta, self._threads, self._records = q["meta"], q["threads"], q["records"]
         self._relations, self._image_bytes, self._changes = q["relations"], q["images"], q["changes"]
         self._activity, self._activity_records = q["activity"], q["activity_records"]
+        self._findings = q["findings"]
         self._text_index_name = self.schema.text_index
         self._has_text_index: bool | None = None
         # stats() and owner_counts(): (call, its arguments, store id, newest change) -> (value, next expiry or None)

@@ -22,6 +22,7 @@ from ..arguments import (
 )
 from ..plans import AddPlan, NewRecord, prepare_update
 from .common import _LIFECYCLE_SQL, _ids_json
+from .findings import redacted_copy, redacted_parts
 
 
 class WriteMixin:
@@ -172,6 +173,7 @@ class WriteMixin:
         self, record_type: str, owner_id: str, information: str, metadata: Any, expected_version: Any
     ) -> str:
         name = check_profile(record_type, owner_id, information)
+        information, flagged, _ = self._screen_text(information)
         expected = expected_version_of(expected_version)
         vector = normalize_rows(self._embed([information]))[0] if information else None
         params = {
@@ -215,6 +217,7 @@ class WriteMixin:
             self._log(
                 cursor, "record", self._records, "r.kind = :kind AND r.id = :id", {"kind": record_type, "id": owner_id}
             )
+            self._refresh_findings(cursor, None, flagged, kind=record_type, record_id=owner_id)
         return owner_id
 
     def add_user(
@@ -257,8 +260,17 @@ class WriteMixin:
         if image is not NOT_SET and (record_type != IMAGE_TYPE or not isinstance(image, CheckedImage)):
             raise ValueError("image= takes a checked image (images.check_image), for image records only")
         expected = expected_version_of(expected_version)
+        flagged = None  # the new text's detections, when the text changes
+        if content is not NOT_SET or text is not NOT_SET:
+            new_text = content if content is not NOT_SET else text
+            screened, flagged, redacted = self._screen_text(new_text)
+            if redacted:  # the same values leave the index text and the message's parts too
+                index_text = redacted_copy(index_text, new_text, redacted)
+                content_parts = redacted_parts(content_parts, new_text, redacted)
+                content, text = (screened, NOT_SET) if content is not NOT_SET else (NOT_SET, screened)
         with self._write() as cursor:
             row = self._live_row(cursor, record_type, record_id)
+
             stored_index_text = None
             if row is not None:
                 stored_index_text = "" if row["index_text_empty"] else row["index_text"]
@@ -343,6 +355,8 @@ class WriteMixin:
                 {**changes, "pk": row["pk"]},
             )
             self._log_keys(cursor, "record", [row["pk"]])
+            if flagged is not None and "content" in changes:
+                self._refresh_findings(cursor, row["pk"], flagged)
             if changes.get("record_type", record_type) != record_type:
                 self._retype_links(cursor, record_id, changes["record_type"])
             if record_type == MESSAGE_TYPE and "expires_at" in changes:

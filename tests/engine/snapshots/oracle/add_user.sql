@@ -1,5 +1,5 @@
 -- snapshot: add_user
--- statements: 4
+-- statements: 5
 
 -- [1] execute
 LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
@@ -16,3 +16,7 @@ INSERT INTO "OAM_CHANGES" (entity, first_key, last_key) SELECT 'record', r.pk, r
 -- [4] execute
 DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :keep
 -- binds: {"keep": 100000}
+
+-- [5] execute
+DELETE FROM "OAM_FINDINGS" WHERE record_pk IN (SELECT r.pk FROM "OAM_RECORDS" r WHERE r.kind = :kind AND r.id = :id)
+-- binds: {"kind": "user_profile", "id": "u1"}

@@ -1,9 +1,9 @@
 -- snapshot: schema_create_if_empty_on_empty_database
--- statements: 37
+-- statements: 39
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\", \"OAM_FINDINGS\"]"}
 -- options: fetch_lobs=False
 
 -- [2] execute
@@ -123,38 +123,49 @@ CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_RECORD" ON "OAM_ACTIVITY_RECORD
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_AT" ON "OAM_ACTIVITY_RECORDS" (event_at)
 
 -- [29] execute
-CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
+CREATE TABLE IF NOT EXISTS "OAM_FINDINGS" (
+    pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    record_pk NUMBER(19) NOT NULL REFERENCES "OAM_RECORDS" (pk) ON DELETE CASCADE,
+    field VARCHAR2(20) NOT NULL, kind VARCHAR2(40) NOT NULL, span_start NUMBER(10) NOT NULL,
+    span_end NUMBER(10) NOT NULL, preview VARCHAR2(1000) NOT NULL, digest VARCHAR2(64) NOT NULL,
+    found_at TIMESTAMP(6) NOT NULL)
 
 -- [30] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "7"}
+CREATE INDEX IF NOT EXISTS "OAM_FINDINGS_RECORD" ON "OAM_FINDINGS" (record_pk)
 
 -- [31] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
 
 -- [32] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+-- binds: {"meta_key": "schema_version", "meta_value": "8"}
 
 -- [33] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+-- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [34] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+
+-- [35] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+
+-- [36] execute
 SELECT meta_value FROM "OAM_META" WHERE meta_key = :meta_key
 -- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
--- [35] execute
+-- [37] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\", \"OAM_FINDINGS\"]"}
 -- options: fetch_lobs=False
 
--- [36] execute
+-- [38] execute
 SELECT meta_key, meta_value FROM "OAM_META"
 -- options: fetch_lobs=False
 
--- [37] execute
+-- [39] execute
 SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False

@@ -1,9 +1,9 @@
 -- snapshot: schema_create_if_necessary_no_text_index_prefixed
--- statements: 36
+-- statements: 38
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"APP_OAM_META\", \"APP_OAM_THREADS\", \"APP_OAM_RECORDS\", \"APP_OAM_RELATIONS\", \"APP_OAM_IMAGE_BYTES\", \"APP_OAM_CHANGES\", \"APP_OAM_ACTIVITY\", \"APP_OAM_ACTIVITY_RECORDS\"]"}
+-- binds: {"names": "[\"APP_OAM_META\", \"APP_OAM_THREADS\", \"APP_OAM_RECORDS\", \"APP_OAM_RELATIONS\", \"APP_OAM_IMAGE_BYTES\", \"APP_OAM_CHANGES\", \"APP_OAM_ACTIVITY\", \"APP_OAM_ACTIVITY_RECORDS\", \"APP_OAM_FINDINGS\"]"}
 -- options: fetch_lobs=False
 
 -- [2] execute
@@ -123,35 +123,46 @@ CREATE INDEX IF NOT EXISTS "APP_OAM_ACTIVITY_RECORDS_RECORD" ON "APP_OAM_ACTIVIT
 CREATE INDEX IF NOT EXISTS "APP_OAM_ACTIVITY_RECORDS_AT" ON "APP_OAM_ACTIVITY_RECORDS" (event_at)
 
 -- [29] execute
-MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "7"}
+CREATE TABLE IF NOT EXISTS "APP_OAM_FINDINGS" (
+    pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    record_pk NUMBER(19) NOT NULL REFERENCES "APP_OAM_RECORDS" (pk) ON DELETE CASCADE,
+    field VARCHAR2(20) NOT NULL, kind VARCHAR2(40) NOT NULL, span_start NUMBER(10) NOT NULL,
+    span_end NUMBER(10) NOT NULL, preview VARCHAR2(1000) NOT NULL, digest VARCHAR2(64) NOT NULL,
+    found_at TIMESTAMP(6) NOT NULL)
 
 -- [30] execute
-MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+CREATE INDEX IF NOT EXISTS "APP_OAM_FINDINGS_RECORD" ON "APP_OAM_FINDINGS" (record_pk)
 
 -- [31] execute
 MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+-- binds: {"meta_key": "schema_version", "meta_value": "8"}
 
 -- [32] execute
 MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+-- binds: {"meta_key": "vector_dim", "meta_value": "8"}
 
 -- [33] execute
+MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+
+-- [34] execute
+MERGE INTO "APP_OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+
+-- [35] execute
 SELECT meta_value FROM "APP_OAM_META" WHERE meta_key = :meta_key
 -- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
--- [34] execute
+-- [36] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"APP_OAM_META\", \"APP_OAM_THREADS\", \"APP_OAM_RECORDS\", \"APP_OAM_RELATIONS\", \"APP_OAM_IMAGE_BYTES\", \"APP_OAM_CHANGES\", \"APP_OAM_ACTIVITY\", \"APP_OAM_ACTIVITY_RECORDS\"]"}
+-- binds: {"names": "[\"APP_OAM_META\", \"APP_OAM_THREADS\", \"APP_OAM_RECORDS\", \"APP_OAM_RELATIONS\", \"APP_OAM_IMAGE_BYTES\", \"APP_OAM_CHANGES\", \"APP_OAM_ACTIVITY\", \"APP_OAM_ACTIVITY_RECORDS\", \"APP_OAM_FINDINGS\"]"}
 -- options: fetch_lobs=False
 
--- [35] execute
+-- [37] execute
 SELECT meta_key, meta_value FROM "APP_OAM_META"
 -- options: fetch_lobs=False
 
--- [36] execute
+-- [38] execute
 SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False

@@ -1,55 +1,58 @@
 -- snapshot: schema_recreate
--- statements: 46
+-- statements: 49
 
 -- [1] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\", \"OAM_FINDINGS\"]"}
 -- options: fetch_lobs=False
 
 -- [2] execute
-DROP TABLE IF EXISTS "OAM_ACTIVITY_RECORDS" CASCADE CONSTRAINTS PURGE
+DROP TABLE IF EXISTS "OAM_FINDINGS" CASCADE CONSTRAINTS PURGE
 
 -- [3] execute
-DROP TABLE IF EXISTS "OAM_ACTIVITY" CASCADE CONSTRAINTS PURGE
+DROP TABLE IF EXISTS "OAM_ACTIVITY_RECORDS" CASCADE CONSTRAINTS PURGE
 
 -- [4] execute
-DROP TABLE IF EXISTS "OAM_IMAGE_BYTES" CASCADE CONSTRAINTS PURGE
+DROP TABLE IF EXISTS "OAM_ACTIVITY" CASCADE CONSTRAINTS PURGE
 
 -- [5] execute
-DROP TABLE IF EXISTS "OAM_RELATIONS" CASCADE CONSTRAINTS PURGE
+DROP TABLE IF EXISTS "OAM_IMAGE_BYTES" CASCADE CONSTRAINTS PURGE
 
 -- [6] execute
-DROP TABLE IF EXISTS "OAM_CHANGES" CASCADE CONSTRAINTS PURGE
+DROP TABLE IF EXISTS "OAM_RELATIONS" CASCADE CONSTRAINTS PURGE
 
 -- [7] execute
-DROP TABLE IF EXISTS "OAM_RECORDS" CASCADE CONSTRAINTS PURGE
+DROP TABLE IF EXISTS "OAM_CHANGES" CASCADE CONSTRAINTS PURGE
 
 -- [8] execute
-DROP TABLE IF EXISTS "OAM_THREADS" CASCADE CONSTRAINTS PURGE
+DROP TABLE IF EXISTS "OAM_RECORDS" CASCADE CONSTRAINTS PURGE
 
 -- [9] execute
-DROP TABLE IF EXISTS "OAM_META" CASCADE CONSTRAINTS PURGE
+DROP TABLE IF EXISTS "OAM_THREADS" CASCADE CONSTRAINTS PURGE
 
 -- [10] execute
-CREATE TABLE IF NOT EXISTS "OAM_META" (meta_key VARCHAR2(100) PRIMARY KEY, meta_value VARCHAR2(4000))
+DROP TABLE IF EXISTS "OAM_META" CASCADE CONSTRAINTS PURGE
 
 -- [11] execute
+CREATE TABLE IF NOT EXISTS "OAM_META" (meta_key VARCHAR2(100) PRIMARY KEY, meta_value VARCHAR2(4000))
+
+-- [12] execute
 CREATE TABLE IF NOT EXISTS "OAM_THREADS" (
     id VARCHAR2(512) PRIMARY KEY,
     user_id VARCHAR2(512), agent_id VARCHAR2(512), metadata JSON, settings JSON,
     created_at TIMESTAMP(6) NOT NULL, updated_at TIMESTAMP(6) NOT NULL,
     next_seq_no NUMBER(19) DEFAULT 0 NOT NULL, summary CLOB, topics JSON, version NUMBER(19) DEFAULT 1 NOT NULL)
 
--- [12] execute
+-- [13] execute
 CREATE INDEX IF NOT EXISTS "OAM_THREADS_ACTIVITY" ON "OAM_THREADS" (updated_at, id)
 
--- [13] execute
+-- [14] execute
 CREATE INDEX IF NOT EXISTS "OAM_THREADS_USER" ON "OAM_THREADS" (user_id)
 
--- [14] execute
+-- [15] execute
 CREATE INDEX IF NOT EXISTS "OAM_THREADS_AGENT" ON "OAM_THREADS" (agent_id)
 
--- [15] execute
+-- [16] execute
 CREATE TABLE IF NOT EXISTS "OAM_RECORDS" (
     pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     id VARCHAR2(512) NOT NULL, kind VARCHAR2(20) NOT NULL, record_type VARCHAR2(20) NOT NULL,
@@ -61,32 +64,32 @@ CREATE TABLE IF NOT EXISTS "OAM_RECORDS" (
     metadata JSON, embedding VECTOR(8, FLOAT32), message_id VARCHAR2(512), mime_type VARCHAR2(20),
     version NUMBER(19) DEFAULT 1 NOT NULL, CONSTRAINT "OAM_RECORDS_KIND_ID" UNIQUE (kind, id))
 
--- [16] execute
+-- [17] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_THREAD" ON "OAM_RECORDS" (thread_id, kind, seq_no)
 
--- [17] execute
+-- [18] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_USER" ON "OAM_RECORDS" (user_id, record_type)
 
--- [18] execute
+-- [19] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_AGENT" ON "OAM_RECORDS" (agent_id, record_type)
 
--- [19] execute
+-- [20] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TYPE" ON "OAM_RECORDS" (record_type, status)
 
--- [20] execute
+-- [21] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_EXPIRY" ON "OAM_RECORDS" (expires_at)
 
--- [21] execute
+-- [22] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_MESSAGE" ON "OAM_RECORDS" (message_id)
 
--- [22] execute
+-- [23] execute
 CREATE INDEX IF NOT EXISTS "OAM_RECORDS_CREATED" ON "OAM_RECORDS" (kind, created_at, expires_at)
 
--- [23] execute
+-- [24] execute
 CREATE TABLE IF NOT EXISTS "OAM_IMAGE_BYTES" (
     record_pk NUMBER(19) PRIMARY KEY REFERENCES "OAM_RECORDS" (pk) ON DELETE CASCADE, bytes BLOB NOT NULL)
 
--- [24] execute
+-- [25] execute
 CREATE TABLE IF NOT EXISTS "OAM_RELATIONS" (
     pos NUMBER(19) GENERATED ALWAYS AS IDENTITY, id VARCHAR2(512) PRIMARY KEY,
     source_id VARCHAR2(512) NOT NULL, source_type VARCHAR2(20) NOT NULL,
@@ -95,18 +98,18 @@ CREATE TABLE IF NOT EXISTS "OAM_RELATIONS" (
     event_at TIMESTAMP(6), metadata JSON, created_at TIMESTAMP(6) NOT NULL,
     pair VARCHAR2(1100) NOT NULL CONSTRAINT "OAM_RELATIONS_PAIR" UNIQUE, version NUMBER(19) DEFAULT 1 NOT NULL)
 
--- [25] execute
+-- [26] execute
 CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_FROM" ON "OAM_RELATIONS" (source_id, created_at, id, target_id)
 
--- [26] execute
+-- [27] execute
 CREATE INDEX IF NOT EXISTS "OAM_RELATIONS_TO" ON "OAM_RELATIONS" (target_id, created_at, id, source_id)
 
--- [27] execute
+-- [28] execute
 CREATE TABLE IF NOT EXISTS "OAM_CHANGES" (
     seq NUMBER(19) GENERATED ALWAYS AS IDENTITY (ORDER) PRIMARY KEY,
     entity VARCHAR2(10) NOT NULL, first_key NUMBER(19) NOT NULL, last_key NUMBER(19) NOT NULL)
 
--- [28] execute
+-- [29] execute
 CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY" (
     pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     id VARCHAR2(64) NOT NULL CONSTRAINT "OAM_ACTIVITY_ID" UNIQUE, kind VARCHAR2(10) NOT NULL,
@@ -117,22 +120,22 @@ CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY" (
     content_chars NUMBER(19) DEFAULT 0 NOT NULL, tokens NUMBER(19) DEFAULT 0 NOT NULL,
     duration_ms BINARY_DOUBLE DEFAULT 0 NOT NULL, cause CLOB, history_ref VARCHAR2(200))
 
--- [29] execute
+-- [30] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_AT" ON "OAM_ACTIVITY" (event_at)
 
--- [30] execute
+-- [31] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_CALLER_AT" ON "OAM_ACTIVITY" (caller, event_at, pk)
 
--- [31] execute
+-- [32] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_THREAD_AT" ON "OAM_ACTIVITY" (thread_id, event_at, pk)
 
--- [32] execute
+-- [33] execute
 DROP INDEX IF EXISTS "OAM_ACTIVITY_CALLER"
 
--- [33] execute
+-- [34] execute
 DROP INDEX IF EXISTS "OAM_ACTIVITY_THREAD"
 
--- [34] execute
+-- [35] execute
 CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
     event_pk NUMBER(19) NOT NULL REFERENCES "OAM_ACTIVITY" (pk) ON DELETE CASCADE,
     result_pos NUMBER(10) NOT NULL, record_id VARCHAR2(512) NOT NULL, record_type VARCHAR2(20) NOT NULL,
@@ -140,48 +143,59 @@ CREATE TABLE IF NOT EXISTS "OAM_ACTIVITY_RECORDS" (
     event_at TIMESTAMP(6) NOT NULL, caller VARCHAR2(512) NOT NULL, caller_kind VARCHAR2(10) NOT NULL,
     CONSTRAINT "OAM_ACTIVITY_RECORDS_PK" PRIMARY KEY (event_pk, result_pos))
 
--- [35] execute
+-- [36] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_RECORD" ON "OAM_ACTIVITY_RECORDS" (record_id, event_at)
 
--- [36] execute
+-- [37] execute
 CREATE INDEX IF NOT EXISTS "OAM_ACTIVITY_RECORDS_AT" ON "OAM_ACTIVITY_RECORDS" (event_at)
 
--- [37] execute
-CREATE VECTOR INDEX "OAM_RECORDS_HNSW" ON "OAM_RECORDS" (embedding) ORGANIZATION INMEMORY NEIGHBOR GRAPH DISTANCE COSINE WITH TARGET ACCURACY 95 PARAMETERS (TYPE HNSW, NEIGHBORS 32, EFCONSTRUCTION 200)
-
 -- [38] execute
-CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
+CREATE TABLE IF NOT EXISTS "OAM_FINDINGS" (
+    pk NUMBER(19) GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    record_pk NUMBER(19) NOT NULL REFERENCES "OAM_RECORDS" (pk) ON DELETE CASCADE,
+    field VARCHAR2(20) NOT NULL, kind VARCHAR2(40) NOT NULL, span_start NUMBER(10) NOT NULL,
+    span_end NUMBER(10) NOT NULL, preview VARCHAR2(1000) NOT NULL, digest VARCHAR2(64) NOT NULL,
+    found_at TIMESTAMP(6) NOT NULL)
 
 -- [39] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "schema_version", "meta_value": "7"}
+CREATE INDEX IF NOT EXISTS "OAM_FINDINGS_RECORD" ON "OAM_FINDINGS" (record_pk)
 
 -- [40] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+CREATE VECTOR INDEX "OAM_RECORDS_HNSW" ON "OAM_RECORDS" (embedding) ORGANIZATION INMEMORY NEIGHBOR GRAPH DISTANCE COSINE WITH TARGET ACCURACY 95 PARAMETERS (TYPE HNSW, NEIGHBORS 32, EFCONSTRUCTION 200)
 
 -- [41] execute
-MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+CREATE INDEX IF NOT EXISTS "OAM_RECORDS_TEXT" ON "OAM_RECORDS" (search_text) INDEXTYPE IS CTXSYS.CONTEXT PARAMETERS ('SYNC (ON COMMIT)')
 
 -- [42] execute
 MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
--- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+-- binds: {"meta_key": "schema_version", "meta_value": "8"}
 
 -- [43] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "vector_dim", "meta_value": "8"}
+
+-- [44] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "embedder", "meta_value": "hashing-8"}
+
+-- [45] execute
+MERGE INTO "OAM_META" t USING (SELECT :meta_key AS meta_key FROM dual) s ON (t.meta_key = s.meta_key) WHEN NOT MATCHED THEN INSERT (meta_key, meta_value) VALUES (:meta_key, :meta_value)
+-- binds: {"meta_key": "store_id", "meta_value": "<uuid>"}
+
+-- [46] execute
 SELECT meta_value FROM "OAM_META" WHERE meta_key = :meta_key
 -- binds: {"meta_key": "schema_version"}
 -- options: fetch_lobs=False
 
--- [44] execute
+-- [47] execute
 SELECT table_name FROM user_tables WHERE table_name IN (SELECT jt.v FROM JSON_TABLE(:names, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
--- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\"]"}
+-- binds: {"names": "[\"OAM_META\", \"OAM_THREADS\", \"OAM_RECORDS\", \"OAM_RELATIONS\", \"OAM_IMAGE_BYTES\", \"OAM_CHANGES\", \"OAM_ACTIVITY\", \"OAM_ACTIVITY_RECORDS\", \"OAM_FINDINGS\"]"}
 -- options: fetch_lobs=False
 
--- [45] execute
+-- [48] execute
 SELECT meta_key, meta_value FROM "OAM_META"
 -- options: fetch_lobs=False
 
--- [46] execute
+-- [49] execute
 SELECT CAST('x' AS VARCHAR2(32767)) AS probe FROM dual
 -- options: fetch_lobs=False

@@ -1,5 +1,5 @@
 -- snapshot: update_text
--- statements: 6
+-- statements: 7
 
 -- [1] execute
 LOCK TABLE "OAM_CHANGES" IN EXCLUSIVE MODE
@@ -23,5 +23,9 @@ DELETE FROM "OAM_CHANGES" WHERE seq <= (SELECT MAX(seq) FROM "OAM_CHANGES") - :k
 -- binds: {"keep": 100000}
 
 -- [6] execute
+DELETE FROM "OAM_FINDINGS" WHERE record_pk = :pk
+-- binds: {"pk": 7}
+
+-- [7] execute
 UPDATE "OAM_THREADS" SET updated_at = :now WHERE id IN (SELECT jt.v FROM JSON_TABLE(:ids, '$[*]' COLUMNS (v VARCHAR2(512) PATH '$')) jt)
 -- binds: {"now": "<timestamp>", "ids": "[\"t1\"]"}
