@@ -50,11 +50,12 @@ EVENT = {
     "history_ref": None,
 }
 FILTERS = {
-    "who": "Whose calls: `agents` (the default: agents, scripts and API tokens), `people` (people's own "
-    "dashboard calls) or `all`.",
-    "kind": "Only calls of this kind: `search`, `card`, `summary` or `write`.",
+    "who": "Whose calls: `agents` (the default: agents, scripts and API tokens; `all` when `kind` is `view` "
+    "or `export`), `people` (people's own dashboard calls) or `all`.",
+    "kind": "Only calls of this kind: `search`, `card`, `summary`, `write`, or the audit's `view` (a record's "
+    "page or GET by id) and `export` (a download of an export, one event per user it held).",
     "caller": "Only the calls of this caller (an agent's caller name, an API token's name, or a username).",
-    "user_id": "Only calls made in this user's scope.",
+    "user_id": "Only calls made in this user's scope (with `kind=view` or `export`: who read this user's data).",
     "agent_id": "Only calls made in this agent's scope.",
     "thread_id": "Only calls made in this thread.",
     "record_id": "Only the calls that returned or changed this record.",

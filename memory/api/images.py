@@ -22,6 +22,7 @@ from memory.api.responses import errors_of
 from memory.api.serializers.common import page_of
 from memory.api.serializers.images import IMAGE_TYPES, ImageSerializer, ImageUpdateSerializer, ImageUploadSerializer
 from memory.models import ObjectKind
+from memory.web.audit import viewed
 from memory.web.filters import ImageFilters
 
 ImagePage = page_of(ImageSerializer, "ImagePage")
@@ -127,7 +128,9 @@ class ImageDetail(EngineView):
         tags=["images"],
     )
     def get(self, request: Request, image_id: str) -> Response:
-        return image_response(request, self.agent_memory.get_image(image_id))
+        record = self.agent_memory.get_image(image_id)
+        viewed(request, record)
+        return image_response(request, record)
 
     @extend_schema(
         operation_id="images_partial_update",
@@ -192,6 +195,7 @@ class ImageContent(EngineView):
     )
     def get(self, request: Request, image_id: str) -> HttpResponse:
         record = self.agent_memory.get_image(image_id, include_bytes=True)
+        viewed(request, record)
         response = HttpResponse(record.bytes, content_type=record.mime_type.value.lower())
         response["X-Content-Type-Options"] = "nosniff"
         response["Content-Security-Policy"] = "default-src 'none'; sandbox"

@@ -12,6 +12,7 @@ from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers.common import page_of
 from memory.api.serializers.memories import MemoryCreateSerializer, MemorySerializer, MemoryUpdateSerializer
+from memory.web.audit import viewed
 from memory.web.filters import MemoryFilters
 
 MemoryPage = page_of(MemorySerializer, "MemoryPage")
@@ -65,6 +66,7 @@ class MemoryDetail(EngineView):
     )
     def get(self, request: Request, memory_id: str) -> Response:
         record = self.agent_memory.get_memory(memory_id)
+        viewed(request, record)
         return with_etag(Response(MemorySerializer(record).data), record.version)
 
     @extend_schema(

@@ -25,6 +25,7 @@ from memory.api.serializers.messages import (
     MessageUpdateSerializer,
 )
 from memory.engine import MAX_INT, AgentMemory, MessageRecord, decode_cursor, encode_cursor
+from memory.web.audit import viewed
 from memory.web.filters import DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, ListingForm
 from memory.web.forms.search import optional_flag
 
@@ -221,6 +222,7 @@ class MessageDetail(EngineView):
         record = self.agent_memory.get_message_record(thread_id, message_id)
         flags = query_form(ImageBytes, request).cleaned_data
         data = message_data(self.agent_memory, [record], include_image_bytes=bool(flags.get("include_image_bytes")))
+        viewed(request, record)
         return with_etag(Response(data[0]), record.version)
 
     @extend_schema(

@@ -21,6 +21,7 @@ from memory.api.serializers.people import OwnerDetailSerializer, OwnerSerializer
 from memory.engine import MEMORY_TYPES, StoreStats
 from memory.models import ObjectKind
 from memory.queries.people import owns_anything, profile_of
+from memory.web.audit import viewed
 from memory.web.filters import ListingForm
 
 NOTHING_OWNED = {"threads": 0, "messages": 0, "memories": 0}
@@ -78,7 +79,9 @@ class OwnerDetail(OwnerView):
         return stats
 
     def get(self, request: Request, owner_id: str) -> Response:
-        return self.answer(owner_id, self.owned(owner_id))
+        stats = self.owned(owner_id)
+        viewed(request, **{self.scope: owner_id})
+        return self.answer(owner_id, stats)
 
     def put(self, request: Request, owner_id: str) -> Response:
         fields = self.valid_body(ProfileWriteSerializer, partial=request.method == "PATCH")

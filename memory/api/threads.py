@@ -12,6 +12,7 @@ from memory.api.paging import page_response
 from memory.api.responses import errors_of
 from memory.api.serializers.common import page_of
 from memory.api.serializers.threads import ThreadCreateSerializer, ThreadSerializer, ThreadUpdateSerializer
+from memory.web.audit import viewed
 from memory.web.filters import ThreadFilters
 
 ThreadPage = page_of(ThreadSerializer, "ThreadPage")
@@ -63,6 +64,7 @@ class ThreadDetail(EngineView):
     )
     def get(self, request: Request, thread_id: str) -> Response:
         thread = self.agent_memory.get_thread_record(thread_id)
+        viewed(request, thread)
         return with_etag(Response(ThreadSerializer(thread).data), thread.version)
 
     @extend_schema(

@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from .activity import (
+    AUDIT_KINDS,
     CALLER_KINDS,
     KINDS,
     RETRIEVAL_KINDS,
@@ -316,6 +317,7 @@ __all__ += [
 
 # The activity log: recorded calls, who made them, and the blocks that name a caller or a cause.
 __all__ += [
+    "AUDIT_KINDS",
     "CALLER_KINDS",
     "KINDS",
     "RETRIEVAL_KINDS",

@@ -18,6 +18,7 @@ from .activity import (
     given,
     recorded_retrieval,
 )
+from .activity.audit import view_parts
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
 from .embedders import Embedder
 from .extraction import LlmMemoryWork
@@ -1094,7 +1095,7 @@ class AgentMemory:
         include_content: bool = True,
     ) -> Page:
         """Recorded calls (ActivityEvent), newest first: `kind` ("search", "card", "summary",
-        "write", or a list of them), `caller`, `user_id`, `agent_id`, `thread_id` exactly,
+        "write", "view", "export", or a list of them), `caller`, `user_id`, `agent_id`, `thread_id` exactly,
         `caller_kind` ("agent" or "person"), `record_id` (calls that returned or changed it), `q`
         (a case-insensitive substring of the query, at most 1,000 characters), `since`
         (inclusive) and `until` (exclusive) ISO-8601 times; pass `page.next_cursor` back as
@@ -1164,6 +1165,28 @@ class AgentMemory:
         """Most served, never served, invalid-but-served memories and the slowest calls since
         `since`, counting the calls of `caller_kind` (None: any)."""
         return self.store.activity_hygiene(since=since, limit=limit, caller_kind=caller_kind)
+
+    def record_view(
+        self,
+        call: str,
+        records: Sequence[Any] = (),
+        *,
+        user_id: Any = None,
+        agent_id: Any = None,
+        thread_id: Any = None,
+    ) -> None:
+        """Note in the activity log that the caller of this block (acting_as: a person at the
+        dashboard, an API token) read these records whole: `call` names where ("GET
+        /memories/{memory_id}/"), `records` are the engine's records it showed (a ThreadRecord
+        too), the scope the user, agent and thread whose data it was (by default the first
+        record's). An event of kind "view" with the records' ids and types, never their text;
+        queued like every event, so the caller does not wait. ValueError for a bad argument."""
+        check_id("call", call)
+        results, scope = view_parts(records, {"user_id": user_id, "agent_id": agent_id, "thread_id": thread_id})
+        if self.activity is not None:
+            # The page's own record in the request too: a timeline lists events without their results.
+            main = {"record_type": results[0].record_type, "record_id": results[0].record_id} if results else {}
+            self.activity.audit("view", call, results, scope, main, len(results))
 
     def purge_activity(self, before: Any = None) -> int:
         """Delete recorded calls older than `before`, or than this client's retention when None;

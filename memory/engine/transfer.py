@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from .activity.audit import record_export
 from .images import check_image
 from .limits import MAX_CONTENT_CHARS, MAX_JSON_CHARS
 from .snapshot import (
@@ -64,6 +65,8 @@ from .types import (
 
 FORMAT_NAME = "oam-export"
 FORMAT_VERSION = 1
+EXPORT_CALL = "export_lines"
+"""The entry point an export's activity events name (the dashboard, the API and oam_export all read through it)."""
 """The version of the export format; an import refuses a file of another version."""
 DEFAULT_IMPORT_BATCH = 500
 MAX_BATCH_BYTES = 64 * MIB
@@ -97,9 +100,13 @@ def export_lines(
     source: Any, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET
 ) -> Iterator[str]:
     """The lines of an export of `source` (an AgentMemory or a MemoryStore): the header, then one
-    line per thread, record and relation. At most one scope argument (none: the whole store)."""
+    line per thread, record and relation. At most one scope argument (none: the whole store).
+    When the source records its activity, the export is recorded as read (activity/audit.py:
+    an "export" event per user whose data it holds, ids and counts only) once its snapshot is
+    taken, under the caller of the block that asks for the header."""
     scope = _scope(thread_id, user_id, agent_id)
     snapshot = source.snapshot(**scope)
+    record_export(getattr(source, "activity", None), scope, snapshot, EXPORT_CALL)
     counts = {"threads": len(snapshot.threads), "records": len(snapshot.records), "relations": len(snapshot.relations)}
     yield _dumps({"format": FORMAT_NAME, "version": FORMAT_VERSION, "scope": scope, "counts": counts})
     for thread in snapshot.threads:

@@ -8,7 +8,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.vary import vary_on_headers
 
-from memory.engine import MEMORY_TYPES, RETRIEVAL_KINDS, ActivityEvent
+from memory.engine import AUDIT_KINDS, MEMORY_TYPES, RETRIEVAL_KINDS, ActivityEvent
 from memory.queries.activity import (
     REPLAYED_CALLS,
     history_change,
@@ -50,6 +50,7 @@ def event_page(request: HttpRequest, event_id: str, *, replaying: bool) -> HttpR
         "results": recorded_results(agent_memory, event),
         "replayable": event.call in REPLAYED_CALLS,
         "retrieval": event.kind in RETRIEVAL_KINDS,
+        "audit": event.kind in AUDIT_KINDS,
         "write": write_summary(event) if event.kind == "write" else None,
         "history_entries": history_change(event.history_ref),
         "request_items": request_items(event),

@@ -16,6 +16,7 @@ from memory.models import CurationEntry, ObjectKind
 from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
+from memory.web.audit import viewed
 from memory.web.forms.records import ImageForm
 
 
@@ -26,6 +27,7 @@ def image_detail(request: HttpRequest, image_id: str) -> HttpResponse:
         image = agent_memory.get_image(image_id, include_bytes=True)
     except KeyError:
         return gone(request, ObjectKind.IMAGE, image_id)
+    viewed(request, image)
     size = stored_image_size(image.bytes)  # None: the stored bytes are no image (the page says so)
     return render_page(
         request,

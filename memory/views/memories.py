@@ -21,6 +21,7 @@ from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
 from memory.views.saved_views import saved_views_of
 from memory.web.access import curator_required, viewer_required
+from memory.web.audit import viewed
 from memory.web.filters import MemoryFilters, active_filters
 from memory.web.forms.bulk import filter_query
 from memory.web.forms.records import MemoryEditForm, MemoryForm
@@ -107,6 +108,7 @@ def memory_detail(request: HttpRequest, memory_id: str) -> HttpResponse:
         record = agent_memory.get_memory(memory_id)
     except KeyError:
         return gone(request, ObjectKind.MEMORY, memory_id)
+    viewed(request, record)
     links, more_links = links_of(memory_id, LINKS_SHOWN)
     sources, source_count = sources_of(agent_memory, record)
     return render_page(

@@ -14,6 +14,7 @@ from memory.models import CurationEntry, ObjectKind
 from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
+from memory.web.audit import viewed
 from memory.web.engine_errors import field_errors
 from memory.web.forms.records import ImageUploadForm, MessageForm
 
@@ -38,6 +39,7 @@ def message_detail(request: HttpRequest, thread_id: str, message_id: str) -> Htt
     context = {"message": message, "thread_id": thread_id, **images_of(message)}
     if request.htmx and not request.htmx.boosted:
         return render_page(request, "messages/item.html", context)
+    viewed(request, message)
     context["history"] = CurationEntry.objects.filter(object_kind=ObjectKind.MESSAGE, object_id=message_id)
     context["extracted"] = agent_memory.memories_from_message(thread_id, message_id, limit=EXTRACTED_SHOWN)
     return render_page(request, "messages/detail.html", context)

@@ -20,6 +20,7 @@ from memory.queries.people import owns_anything, profile_of
 from memory.services import get_agent_memory
 from memory.views.common import curation, gone, refuse, render_page, saved, submit
 from memory.web.access import curator_required, viewer_required
+from memory.web.audit import viewed
 from memory.web.filters import ListingForm
 from memory.web.forms.records import ProfileForm
 
@@ -83,6 +84,7 @@ def owner_detail(request: HttpRequest, kind: str, owner_id: str) -> HttpResponse
     if not owns_anything(stats):
         return gone(request, kind, owner_id)  # owns nothing: no such user (or agent), or no longer
     profile = owner.profile(owner_id)
+    viewed(request, *([profile] if profile else []), **scope)
     threads = agent_memory.list_threads(**scope, limit=SHOWN_ON_PAGE)
     memories = agent_memory.list_memories(**scope, limit=SHOWN_ON_PAGE, newest_first=True)
     return render_page(

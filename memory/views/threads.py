@@ -17,6 +17,7 @@ from memory.services import get_agent_memory
 from memory.views.common import Confirmed, confirm_delete, curation, gone, refuse, render_page, saved, submit
 from memory.views.saved_views import saved_views_of
 from memory.web.access import curator_required, viewer_required
+from memory.web.audit import viewed
 from memory.web.filters import ThreadFilters, active_filters
 from memory.web.forms.records import ThreadMetadataForm
 
@@ -85,6 +86,7 @@ def thread_detail(request: HttpRequest, thread_id: str) -> HttpResponse:
         summary_due = agent_memory.get_thread(thread_id).messages_due_for_summary()
     except KeyError:
         return gone(request, ObjectKind.THREAD, thread_id)
+    viewed(request, thread)
     start, count = message_window(request, thread.message_count)
     timeline = agent_memory.list_thread_messages(thread_id, start=start, limit=count)
     shown = [part["id"] for message in timeline for part in message.parts or () if part.get("type") == "image"]

@@ -889,6 +889,21 @@ SPECS = [
         readonly=True,
     ),
     Spec("client", "purge_activity", {"before": activity_time}, readonly=True),
+    Spec(
+        "client",
+        "record_view",
+        {
+            "call": P(st.sampled_from(["GET /memories/{memory_id}/"]), hostile_scalar, required=True),
+            "records": P(
+                st.sampled_from([[], [restored_fact("mem-1")], (ThreadRecord(id="t1", user_id="u1"),)]),
+                st.one_of(st.sampled_from([[None], ["mem-1"], [{"id": "mem-1"}], "mem-1"]), hostile_scalar),
+            ),
+            "user_id": scope_param("user"),
+            "agent_id": scope_param("agent"),
+            "thread_id": scope_param("thread"),
+        },
+        readonly=True,
+    ),
     Spec("client", "check", {"repair": flag_param(), "examples": int_param(st.integers(1, 10))}),
     Spec(
         "client",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from memory.api.serializers.search import FiniteFloatField
+from memory.engine import KINDS
 
 
 class ActivityScopeSerializer(serializers.Serializer):
@@ -39,7 +40,7 @@ class ActivityEventSerializer(serializers.Serializer):
     """One recorded call of the engine."""
 
     id = serializers.CharField()
-    kind = serializers.ChoiceField(choices=["search", "card", "summary", "write"])
+    kind = serializers.ChoiceField(choices=list(KINDS))
     call = serializers.CharField(help_text="The engine's entry point: AgentMemory.search, Thread.get_context_card…")
     time = serializers.CharField(help_text="When the call started (ISO 8601, UTC).")
     caller = serializers.CharField(help_text="The agent (its caller name, or an API token's name) or the person.")

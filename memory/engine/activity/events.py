@@ -16,7 +16,10 @@ from ..search import SearchResult, estimate_tokens
 
 RETRIEVAL_KINDS = ("search", "card", "summary")
 """The kinds of event that record what a caller read; "write" records what it changed."""
-KINDS = (*RETRIEVAL_KINDS, "write")
+AUDIT_KINDS = ("view", "export")
+"""The kinds of event that record a whole read for the audit: a record's page or its GET by id
+("view"), a download of an export ("export"). They hold ids, scope and counts, never text."""
+KINDS = (*RETRIEVAL_KINDS, "write", *AUDIT_KINDS)
 CALLER_KINDS = ("agent", "person")
 """Who made a call: a program (an agent, a script, an API token) or a person at the dashboard."""
 WRITE_OPERATIONS = ("add", "update", "delete", "link", "relink", "unlink", "restore", "purge", "summary")
@@ -113,6 +116,12 @@ class ActivityEvent:
         """The query text of a search (or a card's, which searches by the thread's recent messages)."""
         value = self.request.get("query")
         return value if isinstance(value, str) else ""
+
+    @property
+    def retrieval(self) -> bool:
+        """Whether the call was an agent's kind of read (a search, a card, a summary), with
+        results ranked and text handed back; a write and an audit event have neither."""
+        return self.kind in RETRIEVAL_KINDS
 
     @property
     def truncated(self) -> bool:

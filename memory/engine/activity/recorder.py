@@ -35,7 +35,15 @@ from ..limits import check_id
 from ..search import SearchResult, estimate_tokens, result_from_hit
 from ..ttl import format_utc, utc_now
 from .context import Acting, current_acting, current_cause, is_quiet, recording_call
-from .events import ActivityEvent, ActivityResult, json_safe, search_results, tokens_of
+from .events import (
+    AUDIT_KINDS,
+    RETRIEVAL_KINDS,
+    ActivityEvent,
+    ActivityResult,
+    json_safe,
+    search_results,
+    tokens_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +57,8 @@ one event per batch, not 100k rows."""
 BATCH_SIZE = 200
 FLUSH_SECONDS = 0.25
 PURGE_EVERY_SECONDS = 3_600.0
+AUDIT_WAIT_SECONDS = 1.0
+"""How long an audit event (a view, an export) waits for room in a full queue before it is dropped."""
 
 
 @dataclass(frozen=True)
@@ -256,12 +266,39 @@ class ActivityRecorder:
         for draft in drafts:
             self._put(draft)
 
-    def _put(self, draft: _Draft) -> None:
+    def audit(
+        self,
+        kind: str,
+        call: str,
+        records: Sequence[ActivityResult],
+        scope: Mapping[str, Any],
+        request: Mapping[str, Any],
+        count: int,
+        wait: bool = False,
+    ) -> None:
+        """Queue an audit event (one of AUDIT_KINDS): the caller of this block read these records
+        whole, or downloaded `count` of them in an export. Never sampled out; with `wait` (an
+        export's events, many at once) the put waits for room in a full queue, a second at most,
+        where a page's view is dropped and counted rather than slow the page. Ids only: no text
+        reaches the event."""
+        if not self.config.enabled or is_quiet():
+            return
+        results = list(records[:MAX_RESULTS])
+        draft = _Draft(kind, call, scope, request, results, current_acting(), None, time.time(), time.perf_counter())
+        draft.count = count
+        self._put(draft, wait=AUDIT_WAIT_SECONDS if wait else 0.0)
+
+    def _put(self, draft: _Draft, wait: float = 0.0) -> None:
         if self._closed:
             return
         draft.duration_ms = round((time.perf_counter() - draft.started) * 1000, 3)
         try:
-            self._queue.put_nowait(draft)
+            if wait:
+                if self._writer is None:
+                    self._start_writer()
+                self._queue.put(draft, timeout=wait)
+            else:
+                self._queue.put_nowait(draft)
         except queue.Full:
             self._count("dropped")
             return
@@ -319,14 +356,14 @@ class ActivityRecorder:
         self._count("recorded", len(events))
         if self._exporter is not None:
             for draft, event in zip(drafts, events, strict=True):
-                if event.kind != "write":
+                if event.kind in RETRIEVAL_KINDS:
                     self._exporter.export(event, draft.trace_context, draft.source)
 
     def _finish(self, draft: _Draft) -> ActivityEvent:
         """The event of a call: its caller, results, text and tokens, from what the call returned."""
         source = draft.source
         content = ""
-        if draft.kind == "write":
+        if draft.kind == "write" or draft.kind in AUDIT_KINDS:
             results, count, tokens = source, draft.count or 0, 0
         else:
             if isinstance(source, list):  # search results, or a store's hits

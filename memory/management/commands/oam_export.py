@@ -3,16 +3,19 @@
 
 The format (JSON Lines, versioned) is memory.engine.transfer's; `manage.py oam_import FILE`
 reads it back into the store OAM_STORE_URL names. Without --output the file goes to standard
-output; the progress bar goes to standard error.
+output; the progress bar goes to standard error. The activity log records the export (kind
+"export") under the command's name, on behalf of the account that ran it.
 """
 
 from __future__ import annotations
 
+import getpass
+from contextlib import ExitStack, suppress
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from memory.engine import write_export
+from memory.engine import acting_as, write_export
 from memory.management.progress import progress_bar
 from memory.services import get_agent_memory
 
@@ -35,7 +38,7 @@ class Command(BaseCommand):
             if value
         }
         try:
-            with progress_bar("export", " lines", disable=no_progress) as progress:
+            with exporter(), progress_bar("export", " lines", disable=no_progress) as progress:
                 if output is None:
                     counts = write_export(get_agent_memory(), self.stdout, progress=progress, **scope)
                 else:
@@ -47,3 +50,15 @@ class Command(BaseCommand):
             f"Exported {counts['threads']} threads, {counts['records']} records and {counts['relations']} links"
             + (f" to {output}." if output else ".")
         )
+
+
+def exporter() -> ExitStack:
+    """The export recorded as the command's (OAM_CALLER, else "manage.py oam_export") on behalf of
+    the operating-system account that ran it, when it has a name a log can hold."""
+    stack = ExitStack()
+    recorder = get_agent_memory().activity
+    if recorder is not None:
+        # No login name (a container's numeric user), or one no log could hold: the command's name alone.
+        with suppress(OSError, KeyError, ValueError):
+            stack.enter_context(acting_as(recorder.caller, on_behalf_of=getpass.getuser()))
+    return stack

@@ -4,7 +4,8 @@ and activity_counts, so that a filtered timeline is a URL to share.
 The names are the engine's (`caller`, `user_id`, `agent_id`, `thread_id`, `record_id` (the calls
 that returned or changed a record), `kind`, `q`, `since`, `until`), plus `who`, which people's own
 dashboard calls are: hidden unless asked for, since a person searching the dashboard is not what
-an agent did.
+an agent did; but everyone's by default when `kind` asks for the audit's reads (views, exports),
+which people make: "who saw alice's data" is `?kind=view&user_id=alice`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from django import forms
 
-from memory.engine import KINDS, MAX_SEARCH_TEXT_CHARS
+from memory.engine import AUDIT_KINDS, KINDS, MAX_SEARCH_TEXT_CHARS
 from memory.web.engine_errors import field_errors
 from memory.web.filters import FILTER_INPUT, FILTER_SELECT, ListingForm, id_filter
 
@@ -27,7 +28,14 @@ WHO = {"agents": "agents", "people": "people at the dashboard", "all": "everyone
 CALLER_KIND_OF = {"agents": "agent", "people": "person", "all": None}
 """`who` as the engine's caller_kind."""
 
-KIND_LABELS = {"search": "searches", "card": "context cards", "summary": "summaries", "write": "writes"}
+KIND_LABELS = {
+    "search": "searches",
+    "card": "context cards",
+    "summary": "summaries",
+    "write": "writes",
+    "view": "records read",
+    "export": "exports",
+}
 """Each kind of call as the page names it (the engine's KINDS, in its order)."""
 
 DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}")
@@ -93,6 +101,12 @@ class ActivityFilters(ListingForm):
     )
     since = moment_filter("Since (UTC)")
     until = moment_filter("Until (UTC)", through_the_day=True)
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        if data is not None and not data.get("who") and data.get("kind") in AUDIT_KINDS:
+            data = data.copy()  # the audit's reads are people's: everyone's unless `who` says otherwise
+            data["who"] = "all"
+        super().__init__(data, *args, **kwargs)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
