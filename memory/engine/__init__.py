@@ -132,6 +132,7 @@ from .types import (
     VectorState,
     llm_link_metadata,
 )
+from .visibility import OutsideVisibilityError, Visibility, current_visibility, visible_as
 
 
 def connect(
@@ -349,6 +350,14 @@ __all__ += [
 # Schema management of the Oracle store (the oam_schema command).
 __all__ += [
     "OracleSchema",
+]
+
+# Scoped views: what a restricted AgentMemory sees (AgentMemory.restricted), and its refusals.
+__all__ += [
+    "OutsideVisibilityError",
+    "Visibility",
+    "current_visibility",
+    "visible_as",
 ]
 
 # Secrets and personal data: the detectors, the write policy and the stored findings.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -93,6 +94,7 @@ from .types import (
     VectorState,
     check_bool,
 )
+from .visibility import Visibility
 
 EXPIRING_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
 """The record types that can have a lifetime (profiles and threads have none)."""
@@ -172,6 +174,25 @@ class AgentMemory:
         (MemoryStore.transaction). For callers that change many records at once in batches, so
         that a batch is stored whole or not at all, and costs one commit."""
         return self.store.transaction()
+
+    def restricted(self, visibility: Visibility) -> AgentMemory:
+        """This client seeing only the records `visibility` lets it see: a view sharing the store,
+        its background work and its activity recorder, whose every read (listings, counts,
+        facets, search, graph, duplicates, activity, stats, snapshots, by id) applies the
+        restriction in SQL, where a record outside is missing (None, KeyError, 0) as one that
+        does not exist, and whose writes outside it are refused (engine/visibility.py). The
+        client itself when `visibility` restricts nothing."""
+        if not isinstance(visibility, Visibility):
+            raise TypeError(f"visibility must be a Visibility, not {type(visibility).__name__}")
+        if visibility.unrestricted:
+            return self
+        view = copy.copy(self)
+        view.store = self.store.restricted(visibility)
+        view.visibility = visibility
+        return view
+
+    visibility: Visibility | None = None
+    """What this client sees when it is a restricted() view of another; None: everything."""
 
     def extraction_stats(self) -> dict[str, int]:
         """How this client's LLM work went: "queued", "completed", "failed" and "dropped" counts."""

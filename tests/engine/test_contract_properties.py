@@ -45,6 +45,7 @@ from memory.engine import (
     Thread,
     ThreadRecord,
     TimeToLiveAnchor,
+    Visibility,
 )
 from memory.engine.stores.arguments import encode_cursor
 from memory.engine.types import BUILTIN_RELATIONS, MEMORY_TYPES, SEARCHABLE_TYPES
@@ -994,6 +995,21 @@ SPECS = [
         bases=(("", {"user_id": "u1"}), ("2 hops", {"user_id": "u1", "num_hops": 2})),
     ),
     Spec("client", "extraction_stats", {}, readonly=True),
+    Spec(
+        "client",
+        "restricted",
+        {
+            "visibility": P(
+                st.builds(
+                    Visibility,
+                    users=st.one_of(st.none(), st.lists(st.sampled_from(["u1", "u2", "zz"]), min_size=1)),
+                    agents=st.one_of(st.none(), st.lists(st.sampled_from(["a1", "zz"]), min_size=1)),
+                ),
+                st.one_of(hostile_scalar, st.just({"users": ["u1"]})),
+            ).req()
+        },
+        readonly=True,
+    ),
     # --- Thread (t1: user u1, agent a1) ---
     # add_messages may raise TimeoutError when its background work finds the queue full and the
     # config says WAIT_THEN_RAISE (spec §4.3.1); that needs an LLM, which these threads lack.

@@ -906,6 +906,11 @@ class MemoryStore(ABC):
         Raises whatever the database raises when it cannot be reached."""
         raise NotImplementedError(f"{type(self).__name__} does not report its health")
 
+    def restricted(self, visibility: Any) -> MemoryStore:
+        """A view of this store that sees only the records `visibility` (a Visibility) lets it
+        see, with writes outside it refused; a store that cannot restrict refuses."""
+        raise NotImplementedError(f"{type(self).__name__} cannot restrict what it shows")
+
     @abstractmethod
     def close(self) -> None:
         """Release connections (and save what an in-memory index keeps for the next start)."""

@@ -10,6 +10,7 @@ from ...embedders import Embedder, HashingEmbedder
 from ...limits import MAX_INT
 from ...sensitive import policy_from
 from ...types import NOT_SET, MemoryRetentionConfig, SchemaPolicy, SearchStrategy, StoreStats, coerce_enum
+from ...visibility import Visibility
 from ..arguments import check_positive_int
 from ..base import MemoryStore
 from ..index import IndexRebuild, MemoryIndex
@@ -23,6 +24,7 @@ from .maintenance import MaintenanceMixin
 from .reads import ReadMixin
 from .recorded import RecordedCallsMixin
 from .relations import RelationMixin
+from .restricted import restricted_store
 from .schema import SchemaMixin
 from .search import SearchMixin
 from .snapshots import SnapshotMixin
@@ -163,6 +165,14 @@ class SQLMemoryStore(
             f"{json_text('t.topics')} AS topics, t.version"
         )
         self._apply_schema_policy()
+
+    visibility: Visibility | None = None
+    """What this view of the store sees: None for the store itself, all of it (restricted())."""
+
+    def restricted(self, visibility: Visibility) -> SQLMemoryStore:
+        """A view of this store that sees only the records `visibility` lets it see, in SQL,
+        and refuses writes outside (sql/restricted.py); the store itself when it restricts nothing."""
+        return restricted_store(self, visibility)
 
     def _in(self, column: str, bind: str, numeric: bool = False) -> str:
         """`column IN` the values of a JSON array bind: one bind whatever the number of values."""
