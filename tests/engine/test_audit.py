@@ -4,11 +4,22 @@ export events of transfer.export_lines, with ids, scope and counts, never text."
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from io import StringIO
 
 import pytest
 
-from memory.engine import AUDIT_KINDS, KINDS, AgentMemory, acting_as, connect, export_lines, unrecorded, write_export
+from memory.engine import (
+    AUDIT_KINDS,
+    KINDS,
+    AgentMemory,
+    Visibility,
+    acting_as,
+    connect,
+    export_lines,
+    unrecorded,
+    write_export,
+)
 
 
 @pytest.fixture
@@ -110,3 +121,21 @@ def test_nothing_is_recorded_unrecorded_or_with_the_log_off(memory):
     quiet = connect("sqlite://:memory:", record_activity=False)
     quiet.record_view("GET /memories/{memory_id}/", user_id="alice")  # no recorder: nothing, no error
     quiet.close()
+
+
+def test_the_retention_purges_views_and_exports_with_the_rest_of_the_log(memory):
+    memory.record_view("GET /memories/{memory_id}/", [memory.get_memory("m-alice")])
+    list(export_lines(memory, user_id="bob"))
+    assert len(audit(memory)) == 2
+    later = datetime.now(UTC) + timedelta(days=memory.activity.config.retention_days, seconds=1)
+    assert memory.activity.purge(now=later) == 2
+    assert audit(memory) == []
+
+
+def test_a_restricted_client_records_its_views_and_lists_only_those_of_its_users(memory):
+    bob_only = memory.restricted(Visibility(users=["bob"]))
+    with acting_as("vera", caller_kind="person"):
+        bob_only.record_view("GET /memories/{memory_id}/", [bob_only.get_memory("m-bob")])
+        memory.record_view("GET /memories/{memory_id}/", [memory.get_memory("m-alice")])
+    assert {event.scope["user_id"] for event in audit(memory)} == {"alice", "bob"}
+    assert [event.scope["user_id"] for event in audit(bob_only)] == ["bob"]
