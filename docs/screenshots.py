@@ -265,6 +265,7 @@ PAGES = [
     Shot("activity-event", "/activity/{search_event}/", narrow=True),
     Shot("activity-replay", "/activity/{search_event}/replay/#replay", narrow=True),
     Shot("activity-write", "/activity/{write_event}/"),
+    Shot("activity-views", "/activity/?kind=view&user_id=alice", narrow=True),
     Shot("thread-calls", "/threads/demo-lisbon-long-weekend/", narrow=True),
     Shot("card-served", "/threads/demo-lisbon-long-weekend/card/", narrow=True, act=beside_the_rebuild),
     Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
@@ -389,10 +390,34 @@ def add_activity(agent_memory, curation) -> dict[str, str]:
     with acting_as(USERNAME, caller_kind="person"):  # as the dashboard records a person's changes
         curation.update_memory(edited.id, version=edited.version, content=edited.content + " (Confirmed with Sam.)")
         curation.delete_memory(deleted.id)
+    add_reads(agent_memory)
     agent_memory.activity.flush()
     [search] = agent_memory.list_activity(caller="support-bot", limit=1)
     [write] = agent_memory.list_activity(caller="travel-planner", kind="write", limit=1)
     return {"search_event": search.id, "write_event": write.id}
+
+
+def add_reads(agent_memory) -> None:
+    """People's and a token's reads of alice's records this morning, for "who saw alice's data"
+    (/activity/?kind=view&user_id=alice): the views the record pages and the API record."""
+    from datetime import timedelta
+
+    import time_machine
+
+    from memory.engine import acting_as
+
+    memories = agent_memory.list_memories(user_id="alice", limit=2)
+    thread = agent_memory.get_thread_record("demo-lisbon-long-weekend")
+    reads = [
+        ("vera", "person", None, "GET /memories/{memory_id}/", [memories[0]]),
+        ("vera", "person", None, "GET /threads/{thread_id}/", [thread]),
+        ("travel-report", "agent", "dana", "GET /api/v1/memories/{memory_id}/", [memories[1]]),
+        (USERNAME, "person", None, "GET /users/{owner_id}/", []),
+    ]
+    for minutes, (caller, caller_kind, owner, call, records) in enumerate(reads):
+        at = FROZEN_AT - timedelta(hours=3) + timedelta(minutes=minutes * 20)
+        with time_machine.travel(at), acting_as(caller, caller_kind=caller_kind, on_behalf_of=owner):
+            agent_memory.record_view(call, records, user_id="alice" if not records else None)
 
 
 def add_an_undecodable_image(agent_memory) -> str:
