@@ -224,6 +224,11 @@ class CurationEntry(Authored):
         help_text="The change it was recorded in, which the activity log's events of its writes name.",
     )
 
+    erased = models.BooleanField(
+        default=False,
+        help_text="A tombstone: its content was erased with a person; it cannot be reverted.",
+    )
+
     objects = ConfirmedEntries.from_queryset(CurationEntryQuerySet)()
     """Confirmed entries only: every page, list and revert reads these."""
     with_pending = CurationEntryQuerySet.as_manager()
@@ -454,3 +459,62 @@ class SavedView(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} · {self.listing}: {self.name}"
+
+
+class ErasureStatus(models.TextChoices):
+    STARTED = "started", "started"
+    DONE = "done", "done"
+
+
+class ErasureReceipt(Authored):
+    """The receipt of a person's erasure (memory.curation.erasure), without any of their content:
+    who erased whom (`user_id`, kept in clear: the receipt answers "was this person erased, when,
+    by whom" for the person and an auditor, and an id is what the deployment already knows them
+    by; docs/governance.md), the counts per kind, what it could not reach, and a SHA-256 digest
+    over the user id, the counts and the sorted ids of everything that went.
+
+    Written `started` before anything is removed, with the counts of the preview: a crash leaves
+    it so, and the next erasure of the same id finishes the job (the store's part is one
+    transaction; the history, the import files and the files' scrubbing are done again)."""
+
+    user_id = models.CharField(max_length=600, db_index=True)
+    status = models.CharField(max_length=20, choices=ErasureStatus.choices, default=ErasureStatus.STARTED)
+    counts = models.JSONField(default=dict, help_text="What went, per kind (store, activity log, history, imports).")
+    digest = models.CharField(max_length=64, blank=True, help_text="SHA-256 over the user id, counts and erased ids.")
+    unreached = models.JSONField(
+        default=list, help_text="What the erasure could not reach: exports already downloaded (when, by whom)."
+    )
+    imports = models.JSONField(
+        default=list, help_text="Kept import uploads that held their records, and what was done."
+    )
+    files = models.JSONField(default=dict, help_text="What was done to the files: the store's and Django's database.")
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta(Authored.Meta):
+        ordering = ("-at", "-id")
+
+    def __str__(self) -> str:
+        return f"erasure of user {self.user_id} by {self.actor_name} ({self.status})"
+
+    @property
+    def total(self) -> int:
+        return sum(value for value in self.counts.values() if isinstance(value, int))
+
+    def as_json(self) -> dict[str, Any]:
+        """The receipt as it is downloaded (and the API answers): counts, who, when, the digest,
+        and what was not reached; no content."""
+        return {
+            "receipt": self.pk,
+            "user_id": self.user_id,
+            "status": self.status,
+            "erased_by": self.actor_name,
+            "via": self.via,
+            "token_name": self.token_name,
+            "started_at": self.at.isoformat() if self.at else None,
+            "finished_at": self.finished_at.isoformat() if self.finished_at else None,
+            "counts": self.counts,
+            "digest_sha256": self.digest,
+            "not_reached": {"downloaded_exports": self.unreached},
+            "import_uploads": self.imports,
+            "files": self.files,
+        }

@@ -7,6 +7,7 @@ from memory.views import (
     bulk,
     cards,
     duplicates,
+    erasures,
     graph,
     history,
     images,
@@ -87,6 +88,10 @@ urlpatterns = [
     path("settings/transfer/imports/<int:job_id>/resume/", transfer.import_resume, name="import_resume"),
     path("checks/run/", overview.check_run, name="check_run"),
     path("users/<id:owner_id>/map/", maps.user_map, name="user_map"),
+    path("users/<id:owner_id>/erase/", erasures.user_erase, name="user_erase"),
+    path("erasures/", erasures.erasure_list, name="erasure_list"),
+    path("erasures/<int:receipt_id>/", erasures.erasure_receipt, name="erasure_receipt"),
+    path("erasures/<int:receipt_id>/receipt.json", erasures.erasure_receipt_json, name="erasure_receipt_json"),
 ]
 
 for kind, plural in (("user", "users"), ("agent", "agents")):

@@ -2,7 +2,20 @@
 
 from django.urls import path
 
-from memory.api import activity, cards, history, images, links, memories, messages, overview, people, search, threads
+from memory.api import (
+    activity,
+    cards,
+    erasures,
+    history,
+    images,
+    links,
+    memories,
+    messages,
+    overview,
+    people,
+    search,
+    threads,
+)
 
 app_name = "api"
 
@@ -26,6 +39,7 @@ urlpatterns = [
     path("links/<id:relation_id>/", links.LinkDetail.as_view(), name="link"),
     path("users/", people.UserList.as_view(), name="users"),
     path("users/<id:owner_id>/", people.UserDetail.as_view(), name="user"),
+    path("users/<id:owner_id>/erase/", erasures.UserErase.as_view(), name="user_erase"),
     path("agents/", people.AgentList.as_view(), name="agents"),
     path("agents/<id:owner_id>/", people.AgentDetail.as_view(), name="agent"),
     path("stats/", overview.Stats.as_view(), name="stats"),

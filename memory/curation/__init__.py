@@ -10,12 +10,13 @@ consistency checks the store against the history; review_marks holds the review 
 
 from memory.curation.bulk import BulkOutcome
 from memory.curation.recording import Actor, CurationError, reconcile_pending
-from memory.curation.reverts import undone_by
+from memory.curation.reverts import ERASED_REFUSAL, undone_by
 from memory.curation.review_marks import mark
 from memory.curation.service import Curation
 from memory.curation.values import StatusChange, summarized_through
 
 __all__ = [
+    "ERASED_REFUSAL",
     "Actor",
     "BulkOutcome",
     "Curation",

@@ -38,6 +38,10 @@ REVERTIBLE = {
 the curation call that writes each."""
 
 
+ERASED_REFUSAL = "this change was erased with the person it belonged to: nothing of it is kept, so it cannot be undone"
+"""Why a tombstone of the history (memory.curation.erasure) cannot be reverted or restored."""
+
+
 SUMMARY_FIELDS = {"summary", "topics"}
 """A thread's fields an LLM summary refresh changes: its revert puts them back together, with the
 messages they covered."""
@@ -49,7 +53,10 @@ class RevertWrites(Recorder):
     @recorded
     def revert(self, entry: CurationEntry) -> CurationEntry:
         """Undo one recorded change: restore what a delete removed, delete what a create added,
-        write back the values an update replaced (those it changed, no others)."""
+        write back the values an update replaced (those it changed, no others). A tombstone (its
+        content erased with a person) cannot be undone: nothing of it is kept."""
+        if entry.erased:
+            raise CurationError(ERASED_REFUSAL)
         if entry.action in (Action.DELETE, Action.UNLINK):
             undone = self._restore(entry)
         elif entry.action in (Action.CREATE, Action.RESTORE, Action.LINK):

@@ -83,6 +83,7 @@ from .transfer import (
 from .ttl import normalize_timestamp
 from .types import (
     BUILTIN_RELATIONS,
+    ERASURE_KINDS,
     LIFECYCLE_RELATIONS,
     LLM_LINK_ORIGIN,
     MEMORY_TYPES,
@@ -95,6 +96,7 @@ from .types import (
     CheckReport,
     DuplicateGroup,
     Duplicates,
+    ErasureReport,
     ImageContent,
     ImageInputLimitConfig,
     ImageMimeType,
@@ -121,6 +123,7 @@ from .types import (
     RestoreReport,
     SchemaPolicy,
     ScopedRecord,
+    ScrubReport,
     SearchStrategy,
     StaleVersionError,
     StoreHealth,
@@ -192,6 +195,7 @@ def connect(
 
 # The client, its stores and records, and the snapshot format (shared/spec/DECISIONS.md D1).
 __all__ = [
+    "ERASURE_KINDS",
     "NOT_SET",
     "AgentMemory",
     "AgentProfileRecord",
@@ -203,6 +207,7 @@ __all__ = [
     "Duplicates",
     "Embedder",
     "EmbedderMismatchError",
+    "ErasureReport",
     "HashingEmbedder",
     "ImageContent",
     "ImageInputLimitConfig",
@@ -240,6 +245,7 @@ __all__ = [
     "SchemaPolicy",
     "Scope",
     "ScopedRecord",
+    "ScrubReport",
     "SearchResult",
     "SearchResultFormatConfig",
     "SearchScope",

@@ -18,6 +18,7 @@ from .activity import (
     ServedRecord,
     given,
     recorded_retrieval,
+    unrecorded,
 )
 from .activity.audit import view_parts
 from .background import DEFAULT_QUEUE_CAPACITY, DEFAULT_WORKERS, LlmWorkRunner
@@ -74,6 +75,7 @@ from .types import (
     AgentProfileRecord,
     CheckReport,
     Duplicates,
+    ErasureReport,
     ImageInputLimitConfig,
     ImageRecord,
     Lifecycle,
@@ -87,6 +89,7 @@ from .types import (
     RecordRelation,
     ReembedReport,
     RestoreReport,
+    ScrubReport,
     StoreHealth,
     StoreStats,
     ThreadRecord,
@@ -1027,6 +1030,29 @@ class AgentMemory:
     def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
         """Delete an agent's profile and, with `cascade`, its threads, messages and memories."""
         return self.store.delete_agent(agent_id, cascade=cascade)
+
+    def erase_user(self, user_id: str, *, dry_run: bool = False, scrub: bool = True) -> ErasureReport:
+        """Erase a person from the store and its activity log in one transaction (MemoryStore.erase_user),
+        then, with `scrub`, make it unrecoverable from the store's files (scrub_files). Calls
+        queued for the activity log are written first, so that none lands after the erasure
+        naming what it removed. `dry_run` says what would go and changes nothing. Not undoable:
+        nothing is kept to restore."""
+        if not isinstance(scrub, bool):
+            raise TypeError(f"scrub must be True or False, not {scrub!r}")
+        if dry_run is True:
+            return self.store.erase_user(user_id, dry_run=True)
+        if self.activity is not None:
+            self.activity.flush()
+        with unrecorded():
+            report = self.store.erase_user(user_id, dry_run=dry_run)
+        if scrub:
+            self.store.scrub_files()
+        return report
+
+    def scrub_files(self, *, vacuum: bool | None = None) -> ScrubReport:
+        """Make deleted content unrecoverable from the store's files (MemoryStore.scrub_files):
+        after an erasure, or a redaction that replaced a record's text."""
+        return self.store.scrub_files(vacuum=vacuum)
 
     def stats(self, *, thread_id: Any = NOT_SET, user_id: Any = NOT_SET, agent_id: Any = NOT_SET) -> StoreStats:
         """Counts of the store, or of what delete_thread/delete_user/delete_agent would remove

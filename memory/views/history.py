@@ -10,7 +10,7 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
-from memory.curation import CurationError, undone_by
+from memory.curation import ERASED_REFUSAL, CurationError, undone_by
 from memory.engine import Snapshot
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind
 from memory.queries.diffs import record_diff
@@ -238,6 +238,9 @@ def history_revert(request: HttpRequest, entry_id: int) -> HttpResponse:
         "cancel_url": reverse("memory:history_entry", args=[entry_id]),
         "reverted_by": entry.reverted_by.order_by("-at").first(),
     }
+    if entry.erased:
+        context["refused"] = f"{ERASED_REFUSAL[0].upper()}{ERASED_REFUSAL[1:]}."
+        return render_page(request, "history/revert.html", context)
     if entry.action == Action.UPDATE:
         context.update(write_back_preview(service, entry))
     if entry.object_kind == ObjectKind.LINK:

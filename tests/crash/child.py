@@ -13,6 +13,9 @@ Modes (argv[1]):
   import-command FILE     manage.py oam_import FILE --batch-size BATCH. Points: inside, after.
   import-job FILE         the dashboard's background import (import_jobs.run_import), batches
                           of BATCH lines. Points: as for bulk.
+  erase USER              memory.curation.erasure.erase of USER. Points: store (the store's
+                          transaction committed, the history not yet tombstoned), scrub (all
+                          but the scrubbing of the files done).
 """
 
 from __future__ import annotations
@@ -180,6 +183,23 @@ def resume_job() -> None:
     assert import_jobs.resume(ImportJob.objects.get()), "the interrupted job could not be resumed"
 
 
+def erase(user_id: str) -> None:
+    """memory.curation.erasure.erase of `user_id`, paused (OAM_CRASH_AT "store:0") once the store's
+    transaction has committed, before the history's tombstones, or ("scrub:0") once the history
+    and uploads are done, before the files are scrubbed."""
+    django_setup()
+    from memory.curation import Actor, erasure
+    from memory.engine import AgentMemory
+    from memory.services import get_agent_memory
+
+    point, _ = crash_point()
+    if point == "store":
+        erasure.tombstone_history = lambda *args, **kwargs: pause()
+    elif point == "scrub":
+        AgentMemory.scrub_files = lambda self, **kwargs: pause()
+    erasure.erase(get_agent_memory(), Actor(None, via="command"), user_id)
+
+
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     mode, *arguments = sys.argv[1:]
@@ -189,4 +209,5 @@ if __name__ == "__main__":
         "import-command": import_command,
         "import-job": import_job,
         "resume-job": resume_job,
+        "erase": erase,
     }[mode](*arguments)

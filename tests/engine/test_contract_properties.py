@@ -968,6 +968,14 @@ SPECS = [
     Spec("client", "get_agent", {"agent_id": id_param("agent").req()}, LOOKUP, readonly=True),
     Spec("client", "delete_user", {"user_id": scope_param("user").req(), "cascade": flag_param()}),
     Spec("client", "delete_agent", {"agent_id": scope_param("agent").req(), "cascade": flag_param()}),
+    Spec(
+        "client", "erase_user", {"user_id": scope_param("user").req(), "dry_run": flag_param(), "scrub": flag_param()}
+    ),
+    Spec(
+        "client",
+        "scrub_files",
+        {"vacuum": P(st.sampled_from([None, True, False]), st.one_of(st.sampled_from(["yes", 1, 0]), hostile_scalar))},
+    ),
     Spec("client", "list_findings", listing(**finding_filters()), readonly=True),
     Spec("client", "count_findings", finding_filters(), readonly=True),
     Spec("client", "get_finding", {"finding_id": P(st.sampled_from(["1", "2", "999"]), hostile_scalar).req()}, LOOKUP),

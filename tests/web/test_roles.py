@@ -100,6 +100,8 @@ ACTIVITY_ROUTES = {"activity", "activity_event", "activity_replay"}
 HISTORY_ROUTES = {"history_entry", "history_revert", "history_bulk", "history_bulk_revert"}
 PERSONAL_ROUTES = {"set_theme", "token_revoke", "saved_view_create", "saved_view_delete"}
 POST_ONLY = {"image_describe", "summary_refresh", "memories_extract", "check_run"}
+STAFF_ROUTES = {"user_erase", "erasure_list", "erasure_receipt", "erasure_receipt_json"}
+"""Erasing a person and its receipts: staff only (tests/web/test_erasure.py)."""
 # Routes of one import job (curators only: tests/web/test_transfer.py).
 IMPORT_ROUTES = {"import_job", "import_resume"}
 POST_ONLY |= {"review_accept", "review_revert", "review_keep", "review_dismiss", "review_reopen"}
@@ -114,6 +116,7 @@ def test_every_route_is_classified(world):
         | PERSONAL_ROUTES
         | IMPORT_ROUTES
         | ACTIVITY_ROUTES
+        | STAFF_ROUTES
     )
     assert routes == classified
 
@@ -178,6 +181,10 @@ def test_a_viewers_post_to_any_dashboard_page_is_a_403_and_changes_nothing(
         "activity": reverse("memory:activity"),
         "activity_event": reverse("memory:activity_event", args=[event_id]),
         "activity_replay": reverse("memory:activity_replay", args=[event_id]),
+        "user_erase": reverse("memory:user_erase", args=[world.user_id]),
+        "erasure_list": reverse("memory:erasure_list"),
+        "erasure_receipt": reverse("memory:erasure_receipt", args=[1]),
+        "erasure_receipt_json": reverse("memory:erasure_receipt_json", args=[1]),
     }
     own_settings = {"tokens", "token_revoke", "set_theme", "saved_view_create", "saved_view_delete"}
     assert {pattern.name for pattern in dashboard_urls.urlpatterns} == set(urls) | own_settings

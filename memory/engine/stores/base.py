@@ -23,6 +23,7 @@ from ..types import (
     NOT_SET,
     CheckReport,
     Duplicates,
+    ErasureReport,
     ImageRecord,
     Lifecycle,
     LinkedOwner,
@@ -34,6 +35,7 @@ from ..types import (
     RecordRelation,
     ReembedReport,
     RestoreReport,
+    ScrubReport,
     SearchStrategy,
     StoreHealth,
     StoreStats,
@@ -505,6 +507,23 @@ class MemoryStore(ABC):
     @abstractmethod
     def delete_agent(self, agent_id: str, cascade: bool = True) -> int:
         """Delete an agent's profile and, with `cascade`, its threads and records; returns rows deleted."""
+
+    @abstractmethod
+    def erase_user(self, user_id: str, *, dry_run: bool = False) -> ErasureReport:
+        """Erase a person: in one transaction, their profile, threads, messages, memories and
+        images, every link touching their memories, their activity events (those of kind view
+        or export kept without any request or text) and, in other callers' events, the results
+        and text that served their records. Returns the counts per kind and the ids that went
+        (ErasureReport); with `dry_run`, what would go, changing nothing. The files may still
+        hold copies of the deleted rows until scrub_files."""
+
+    @abstractmethod
+    def scrub_files(self, *, vacuum: bool | None = None) -> ScrubReport:
+        """Make deleted content unrecoverable from the files that hold the store: the keyword
+        index rid of deleted words, the write-ahead log emptied into the file, the file rewritten
+        without free pages (`vacuum`: None when it has any, or was never rewritten so), and the
+        search index written again from the rows alone with every earlier generation removed.
+        For an erasure or a redaction; costs a rewrite of the file and of the index."""
 
     @abstractmethod
     def purge_expired(self) -> int:

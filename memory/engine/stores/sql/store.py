@@ -19,6 +19,7 @@ from .changelog import ChangeLogMixin
 from .common import EFFECTIVE_STATUS_SQL
 from .connections import ConnectionMixin
 from .dialect import SQLDialect
+from .erasure import ErasureMixin
 from .findings import FindingsMixin
 from .maintenance import MaintenanceMixin
 from .reads import ReadMixin
@@ -47,6 +48,7 @@ class SQLMemoryStore(
     SearchMixin,
     MaintenanceMixin,
     ActivityLogMixin,
+    ErasureMixin,
     FindingsMixin,
     MemoryStore,
 ):

@@ -1,0 +1,48 @@
+"""The body of POST /api/v1/users/{id}/erase/ and its answers."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+class EraseRequestSerializer(serializers.Serializer):
+    dry_run = serializers.BooleanField(
+        required=False, default=False, help_text="Say what would go, per kind, and change nothing."
+    )
+
+    def validate(self, attrs: dict) -> dict:
+        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
+        if unknown:
+            raise serializers.ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+        return attrs
+
+
+class DownloadSerializer(serializers.Serializer):
+    at = serializers.CharField()
+    by = serializers.CharField()
+    call = serializers.CharField()
+    scope = serializers.CharField(help_text="The user whose records it held; empty for the whole store.")
+
+
+class ErasurePreviewSerializer(serializers.Serializer):
+    user_id = serializers.CharField()
+    dry_run = serializers.BooleanField()
+    counts = serializers.DictField(child=serializers.IntegerField(), help_text="What would go, per kind.")
+    not_reached = DownloadSerializer(many=True, help_text="Exports downloaded before, out of the erasure's reach.")
+    resuming = serializers.IntegerField(allow_null=True, help_text="The unfinished erasure this one would finish.")
+
+
+class ErasureReceiptSerializer(serializers.Serializer):
+    receipt = serializers.IntegerField()
+    user_id = serializers.CharField()
+    status = serializers.CharField()
+    erased_by = serializers.CharField()
+    via = serializers.CharField()
+    token_name = serializers.CharField()
+    started_at = serializers.CharField()
+    finished_at = serializers.CharField(allow_null=True)
+    counts = serializers.DictField(child=serializers.IntegerField())
+    digest_sha256 = serializers.CharField()
+    not_reached = serializers.DictField()
+    import_uploads = serializers.ListField(child=serializers.DictField())
+    files = serializers.DictField()

@@ -1,0 +1,329 @@
+"""Erasing a person: everything of theirs out of the store, the activity log, the curation
+history and the kept import uploads, and out of the files that hold them, with a receipt that
+keeps none of it.
+
+`preview` says what an erasure of a user id would remove, per kind, and what it cannot reach
+(exports already downloaded, from the activity log's `export` events); `erase` does it, in an
+order that a crash at any point leaves resumable:
+
+1. the receipt (`ErasureReceipt`) is written `started`, with the preview's counts and digest;
+2. the store and its activity log lose the person in one transaction (AgentMemory.erase_user);
+3. the history's entries of their records become tombstones (kind, when, by whom, "erased");
+4. kept import uploads holding their records are rewritten without them, or deleted;
+5. the store's files and Django's database file are scrubbed of the deleted rows;
+6. the receipt is marked `done`.
+
+A process killed between any two steps leaves the receipt `started`, and the next erasure of
+the same id (the page, the API or `manage.py oam_erase`) finds it and does the steps again: each
+one finds only what is left. Nothing is kept to restore: an erasure cannot be undone, and a
+tombstone cannot be reverted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import connection, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory.curation.recording import Actor
+from memory.engine import AgentMemory, ErasureReport
+from memory.models import (
+    CurationEntry,
+    ErasureReceipt,
+    ErasureStatus,
+    HistoryOwner,
+    ImportJob,
+    ObjectKind,
+    joining,
+)
+
+ERASED_SUMMARY = "Erased with the person it belonged to"
+"""A tombstone's summary: the content of its change is gone; what kind, when and by whom stay."""
+_ERASED_KEY = b'"user_id":'
+
+
+@dataclass(frozen=True)
+class Download:
+    """An export that was downloaded before the erasure and may hold the person's records: the
+    erasure cannot reach it. `scope` is whose records it held ("" for the whole store)."""
+
+    at: str
+    by: str
+    call: str
+    scope: str
+
+    def as_json(self) -> dict[str, str]:
+        return {"at": self.at, "by": self.by, "call": self.call, "scope": self.scope}
+
+
+@dataclass(frozen=True)
+class ErasurePlan:
+    """What an erasure of `user_id` removes (`store`: the engine's counts and ids; the history's
+    entries; the kept uploads holding their records) and cannot reach (`downloads`), and the
+    unfinished erasure it would finish (`resuming`)."""
+
+    user_id: str
+    store: ErasureReport
+    history_entries: int
+    import_jobs: Sequence[ImportJob] = ()
+    downloads: Sequence[Download] = ()
+    resuming: ErasureReceipt | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to erase and nothing left unfinished: the id is unknown (404)."""
+        return not any(self.counts.values()) and self.resuming is None
+
+    @property
+    def digest(self) -> str:
+        """SHA-256 over the user id, the counts and the sorted ids of what goes: a receipt can be
+        checked against it without keeping any of it."""
+        payload = {"user_id": self.user_id, "counts": self.counts, "erased": [list(pair) for pair in self.store.erased]}
+        return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _history(user_id: str, erased_ids: Iterable[str]) -> Q:
+    """The history's entries of the person's records: those their HistoryOwner rows name, and
+    those of the erased records and threads by id (links included), pending ones too."""
+    ids = list(erased_ids)
+    condition = Q(id__in=HistoryOwner.objects.filter(kind=ObjectKind.USER, owner_id=user_id).values("entry_id"))
+    condition |= Q(object_kind=ObjectKind.USER, object_id=user_id)
+    for start in range(0, len(ids), 500):
+        chunk = ids[start : start + 500]
+        condition |= Q(object_id__in=chunk)
+    return condition
+
+
+def _history_entries(user_id: str, erased_ids: Sequence[str]) -> Any:
+    return CurationEntry.with_pending.filter(_history(user_id, erased_ids), erased=False)
+
+
+def _holds_user(path: Path, user_id: str) -> bool:
+    """Whether an export file names the user (a quick byte search, before it is read as JSON)."""
+    needle = _ERASED_KEY + json.dumps(user_id).encode()
+    try:
+        with path.open("rb") as file:
+            return any(needle in line for line in file)
+    except OSError:
+        return False
+
+
+def _downloads(agent_memory: AgentMemory, user_id: str) -> list[Download]:
+    """Exports recorded in the activity log (kind "export") of the person's records or of the
+    whole store: their files are out of reach."""
+    try:
+        events = agent_memory.list_activity(kind="export", limit=None)
+    except ValueError:  # an activity log that does not record exports
+        return []
+    found = []
+    for event in events:
+        scope = event.scope.get("user_id") or ""
+        whole_store = not scope and not event.scope.get("agent_id") and not event.scope.get("thread_id")
+        if scope == user_id or whole_store:
+            found.append(Download(event.time, event.on_behalf_of or event.caller, event.call, scope))
+    return found
+
+
+def preview(agent_memory: AgentMemory, user_id: str) -> ErasurePlan:
+    """What an erasure of `user_id` would remove, per kind, and what it could not reach. ValueError
+    for an id the engine refuses."""
+    store = agent_memory.erase_user(user_id, dry_run=True)
+    ids = [object_id for _, object_id in store.erased]
+    history = _history_entries(user_id, ids).count()
+    jobs = [job for job in ImportJob.objects.exclude(path="") if _holds_user(Path(job.path), user_id)]
+    resuming = ErasureReceipt.objects.filter(user_id=user_id, status=ErasureStatus.STARTED).first()
+    counts = {**store.counts, "history_entries": history, "import_files": len(jobs)}
+    return ErasurePlan(user_id, store, history, jobs, _downloads(agent_memory, user_id), resuming, counts)
+
+
+def erase(agent_memory: AgentMemory, actor: Actor, user_id: str) -> ErasureReceipt:
+    """Erase `user_id` everywhere (the module's steps), or finish an interrupted erasure of it;
+    returns the receipt. KeyError when there is nothing to erase."""
+    plan = preview(agent_memory, user_id)
+    if plan.empty:
+        raise KeyError(f"no user {user_id!r} to erase")
+    receipt = plan.resuming or ErasureReceipt.objects.create(
+        user_id=user_id,
+        counts=plan.counts,
+        digest=plan.digest,
+        unreached=[download.as_json() for download in plan.downloads],
+        **actor.authorship(),
+    )
+    report = agent_memory.erase_user(user_id, scrub=False)
+    ids = sorted({object_id for _, object_id in (*plan.store.erased, *report.erased)})
+    tombstone_history(user_id, ids)
+    imports = [*receipt.imports, *(_rewrite_upload(job, user_id) for job in plan.import_jobs)]
+    files = {"store": _as_dict(agent_memory.scrub_files()), "django_database": scrub_django_database()}
+    receipt.imports, receipt.files = imports, files
+    receipt.status, receipt.finished_at = ErasureStatus.DONE, timezone.now()
+    receipt.save(update_fields=["imports", "files", "status", "finished_at"])
+    return receipt
+
+
+def tombstone_history(user_id: str, erased_ids: Sequence[str]) -> int:
+    """Make tombstones of the history's entries of the person's records: their before and after
+    (the records' content) emptied, their summary "erased"; kind, object, when and by whom stay.
+    Returns how many."""
+    with secure_delete():
+        return _history_entries(user_id, erased_ids).update(
+            before=None, after=None, summary=ERASED_SUMMARY, erased=True
+        )
+
+
+def _replace_in(value: Any, text: str, replacement: str) -> Any:
+    if isinstance(value, str):
+        return value.replace(text, replacement)
+    if isinstance(value, list):
+        return [_replace_in(item, text, replacement) for item in value]
+    if isinstance(value, dict):
+        return {key: _replace_in(item, text, replacement) for key, item in value.items()}
+    return value
+
+
+def replace_in_history(record_ids: Sequence[str], text: str, replacement: str) -> int:
+    """Replace `text` with `replacement` wherever the history's entries of these records (and of
+    the links that join them) hold it: in their before and after JSON and their summary. For a
+    redaction (the span of a secret or a piece of personal data) the history must not keep
+    either. Returns how many entries changed; Django's database file still needs
+    `scrub_django_database` for the old rows' bytes."""
+    if not isinstance(text, str) or not text:
+        raise ValueError("text must be a non-empty string")
+    if not isinstance(replacement, str):
+        raise TypeError(f"replacement must be a string, not {type(replacement).__name__}")
+    condition = Q(object_id__in=list(record_ids))
+    for record_id in record_ids:
+        condition |= joining(record_id)
+    changed = 0
+    with secure_delete(), transaction.atomic():
+        for entry in CurationEntry.with_pending.filter(condition).select_for_update():
+            before, after = _replace_in(entry.before, text, replacement), _replace_in(entry.after, text, replacement)
+            summary = entry.summary.replace(text, replacement)
+            if (before, after, summary) != (entry.before, entry.after, entry.summary):
+                entry.before, entry.after, entry.summary = before, after, summary
+                entry.save(update_fields=["before", "after", "summary"])
+                changed += 1
+    return changed
+
+
+def _rewrite_upload(job: ImportJob, user_id: str) -> dict[str, Any]:
+    """A kept import upload without the person's lines: their threads, the records of theirs or in
+    their threads (a message's images with it), and links touching any of them; the header's
+    counts follow. A file left with no thread or record is deleted. Says what was done."""
+    path = Path(job.path)
+    said = {"job": job.pk, "file_name": job.file_name, "uploaded_at": job.at.isoformat()}
+    if not path.exists():
+        return {**said, "action": "missing", "lines_removed": 0}
+    threads: set[str] = set()
+    gone: set[str] = set()
+    with path.open("rb") as file:  # first pass: what is theirs (threads come before records)
+        for line in file:
+            item = _line(line)
+            if "thread" in item and item["thread"].get("user_id") == user_id:
+                threads.add(item["thread"].get("id"))
+            elif "record" in item and _theirs(item["record"], user_id, threads, gone):
+                gone.add(item["record"].get("id"))
+    removed, kept, counts = 0, 0, {"threads": 0, "records": 0, "relations": 0}
+    aside = path.with_name(f".{path.name}.erasing")
+    with path.open("rb") as source, aside.open("wb") as target:
+        header = source.readline()
+        body = []
+        for line in source:
+            item = _line(line)
+            if _dropped(item, threads, gone):
+                removed += 1
+                continue
+            for kind in ("thread", "record", "relation"):
+                if kind in item:
+                    counts[f"{kind}s"] += 1
+            kept += 1 if ("thread" in item or "record" in item) else 0
+            body.append(line)
+        head = _line(header)
+        if isinstance(head.get("counts"), dict):
+            head["counts"] = counts
+            header = json.dumps(head, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+        target.write(header)
+        target.writelines(body)
+        target.flush()
+        os.fsync(target.fileno())
+    if not kept:
+        aside.unlink()
+        path.unlink()
+        return {**said, "action": "deleted", "lines_removed": removed}
+    os.replace(aside, path)
+    return {**said, "action": "rewritten", "lines_removed": removed}
+
+
+def _line(line: bytes) -> dict[str, Any]:
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _theirs(record: dict[str, Any], user_id: str, threads: set[str], gone: set[str]) -> bool:
+    return (
+        record.get("user_id") == user_id
+        or record.get("thread_id") in threads
+        or (record.get("record_type") == "user_profile" and record.get("id") == user_id)
+        or record.get("message_id") in gone
+    )
+
+
+def _dropped(item: dict[str, Any], threads: set[str], gone: set[str]) -> bool:
+    if "thread" in item:
+        return item["thread"].get("id") in threads
+    if "record" in item:
+        return item["record"].get("id") in gone
+    if "relation" in item:
+        relation = item["relation"]
+        return relation.get("source_record_id") in gone or relation.get("target_record_id") in gone
+    return False
+
+
+@contextmanager
+def secure_delete() -> Iterator[None]:
+    """SQLite's secure_delete on Django's connection for the block: the rows it deletes or
+    rewrites are zeroed in the file's pages, not left in free space (other databases: nothing)."""
+    sqlite = connection.vendor == "sqlite"
+    if sqlite:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA secure_delete = ON")
+    try:
+        yield
+    finally:
+        if sqlite:
+            with connection.cursor() as cursor:
+                cursor.execute("PRAGMA secure_delete = OFF")
+
+
+def scrub_django_database() -> dict[str, Any]:
+    """Django's database file without copies of rows an erasure or redaction rewrote: SQLite's
+    file is rewritten (VACUUM) and its write-ahead log, if any, emptied. Not inside a
+    transaction (a test's, or a request's): then it says it could not. PostgreSQL and Oracle
+    keep dead rows until their own vacuum or undo retention (docs/governance.md)."""
+    if connection.vendor != "sqlite":
+        return {"vendor": connection.vendor, "vacuumed": False}
+    if connection.in_atomic_block:
+        return {"vendor": "sqlite", "vacuumed": False, "reason": "inside a transaction"}
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM")
+        cursor.execute("PRAGMA journal_mode")
+        (mode,) = cursor.fetchone()
+        if str(mode).lower() == "wal":
+            cursor.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return {"vendor": "sqlite", "vacuumed": True}
+
+
+def _as_dict(report: Any) -> dict[str, Any]:
+    return {name: getattr(report, name) for name in report.__dataclass_fields__}
