@@ -292,3 +292,41 @@ def test_the_event_as_the_api_shows_it_holds_no_text(viewer_api, reads, agent_me
     [event] = audit_events(agent_memory, kind="view", user_id="alice")
     body = viewer_api.get(f"/api/v1/activity/{event.id}/").json()
     assert body["kind"] == "view" and "Alice is vegetarian" not in json.dumps(body)
+
+
+def test_an_event_an_erasure_stripped_still_says_who_read_and_when(viewer_client, agent_memory, world):
+    """An erasure keeps a person's view and export events without their request and results (the
+    ids of what was read): the pages say so instead of naming a page or a scope they did not read."""
+    from memory.engine import ActivityEvent
+
+    now = datetime.now(UTC).isoformat()
+    scope = {"user_id": "alice", "agent_id": None, "thread_id": None}
+    stripped = [
+        ActivityEvent(
+            id="view-erased",
+            kind="view",
+            call="GET /memories/{memory_id}/",
+            time=now,
+            caller="vera",
+            caller_kind="person",
+            scope=scope,
+            result_count=1,
+        ),
+        ActivityEvent(
+            id="export-erased",
+            kind="export",
+            call="export_lines",
+            time=now,
+            caller="carl",
+            caller_kind="person",
+            scope=scope,
+            result_count=3,
+        ),
+    ]
+    agent_memory.store.append_activity(stripped)
+    page = viewer_client.get(ACTIVITY, {"user_id": "alice", "who": "all"}).content.decode()
+    assert "no longer named (erased)" in page and "what (erased)" in page and "the whole store" not in page
+    view = viewer_client.get(reverse("memory:activity_event", args=["view-erased"])).content.decode()
+    assert "An erasure removed which records" in view
+    export = viewer_client.get(reverse("memory:activity_event", args=["export-erased"])).content.decode()
+    assert "An erasure removed what this export held" in export
