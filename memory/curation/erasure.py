@@ -53,8 +53,8 @@ _ERASED_KEY = b'"user_id":'
 
 @dataclass(frozen=True)
 class Download:
-    """An export that was downloaded before the erasure and may hold the person's records: the
-    erasure cannot reach it. `scope` is whose records it held ("" for the whole store)."""
+    """An export that was downloaded before the erasure and held the person's records: the
+    erasure cannot reach it. `scope` says what was exported (its filters, or the whole store)."""
 
     at: str
     by: str
@@ -62,7 +62,12 @@ class Download:
     scope: str
 
     def as_json(self) -> dict[str, str]:
-        return {"at": self.at, "by": self.by, "call": self.call, "scope": self.scope}
+        return {"at": self.at, "when": self.when, "by": self.by, "call": self.call, "scope": self.scope}
+
+    @property
+    def when(self) -> str:
+        """The time as the pages show it: to the minute, UTC."""
+        return f"{self.at[:16].replace('T', ' ')} UTC"
 
 
 @dataclass(frozen=True)
@@ -119,18 +124,25 @@ def _holds_user(path: Path, user_id: str) -> bool:
 
 
 def _downloads(agent_memory: AgentMemory, user_id: str) -> list[Download]:
-    """Exports recorded in the activity log (kind "export") of the person's records or of the
-    whole store: their files are out of reach."""
+    """Exports the activity log recorded (kind "export": one event per user whose records a file
+    held, whatever the export's filters) that held the person's: their files are out of reach.
+    Read before the erasure, which strips those events of their request."""
+    if agent_memory.activity is not None:
+        agent_memory.activity.flush()
     try:
-        events = agent_memory.list_activity(kind="export", limit=None)
+        events = agent_memory.list_activity(kind="export", user_id=user_id, limit=None)
     except ValueError:  # an activity log that does not record exports
         return []
-    found = []
+    found, seen = [], set()
     for event in events:
-        scope = event.scope.get("user_id") or ""
-        whole_store = not scope and not event.scope.get("agent_id") and not event.scope.get("thread_id")
-        if scope == user_id or whole_store:
-            found.append(Download(event.time, event.on_behalf_of or event.caller, event.call, scope))
+        export_id = event.request.get("export_id") or event.id
+        if export_id in seen:
+            continue
+        seen.add(export_id)
+        filters = event.request.get("filters") or {}
+        named = (f"{name.removesuffix('_id')} {value}" for name, value in sorted(filters.items()) if value)
+        scope = ", ".join(named) or "the whole store"
+        found.append(Download(event.time, event.on_behalf_of or event.caller, event.call, scope))
     return found
 
 

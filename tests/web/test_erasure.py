@@ -112,7 +112,8 @@ def test_a_tombstone_cannot_be_reverted(curator_client, curator, people, agent_m
         Curation(agent_memory, Actor(curator)).revert(entry)
     page = curator_client.get(reverse("memory:history_revert", args=[entry.pk])).content.decode()
     assert "Erased with the person" in page or "erased with the person" in page
-    assert curator_client.get(reverse("memory:history_entry", args=[entry.pk])).status_code == 200
+    shown = curator_client.get(reverse("memory:history_entry", args=[entry.pk])).content.decode()
+    assert "Its content was erased" in shown and reverse("memory:history_revert", args=[entry.pk]) not in shown
     response = curator_client.post(reverse("memory:history_revert", args=[entry.pk]))
     assert response.status_code == 302
     with pytest.raises(KeyError):
@@ -137,6 +138,16 @@ def test_a_rerun_finishes_an_interrupted_erasure(people, agent_memory, monkeypat
     receipt.refresh_from_db()
     assert receipt.status == "done" and receipt.counts["memories"] == 1
     assert CurationEntry.objects.get(pk=people["entry"].pk).erased
+
+
+def test_downloaded_exports_are_listed_as_out_of_reach(people, agent_memory, admin, tmp_path):
+    call_command("oam_export", "--output", str(tmp_path / "all.jsonl"), "--no-progress", stdout=io.StringIO())
+    call_command("oam_export", "--user-id", "bob", "--output", str(tmp_path / "bob.jsonl"), stdout=io.StringIO())
+    [download] = preview(agent_memory, "alice").downloads  # the whole store's, not bob's
+    assert download.scope == "the whole store" and download.call
+    receipt = erase(agent_memory, Actor(admin), "alice")
+    assert [item["scope"] for item in receipt.unreached] == ["the whole store"]
+    assert receipt.as_json()["not_reached"]["downloaded_exports"][0]["at"] == download.at
 
 
 def export_lines(*items: dict) -> str:

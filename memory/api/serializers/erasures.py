@@ -19,9 +19,10 @@ class EraseRequestSerializer(serializers.Serializer):
 
 class DownloadSerializer(serializers.Serializer):
     at = serializers.CharField()
+    when = serializers.CharField(help_text="The same time to the minute, as the pages show it.")
     by = serializers.CharField()
     call = serializers.CharField()
-    scope = serializers.CharField(help_text="The user whose records it held; empty for the whole store.")
+    scope = serializers.CharField(help_text="What was exported: its filters, or the whole store.")
 
 
 class ErasurePreviewSerializer(serializers.Serializer):

@@ -39,8 +39,9 @@ class Command(BaseCommand):
         for kind, count in plan.counts.items():
             self.stdout.write(f"  {kind:<{width}}  {count}")
         for download in plan.downloads:
-            where = f"user {download.scope}" if download.scope else "the whole store"
-            self.stdout.write(f"  not reachable: an export of {where} downloaded {download.at} by {download.by}")
+            self.stdout.write(
+                f"  not reachable: an export of {download.scope} downloaded {download.at} by {download.by}"
+            )
         if plan.resuming is not None:
             self.stdout.write(f"  (finishing the erasure started {plan.resuming.at:%Y-%m-%d %H:%M} UTC)")
         if dry_run:
