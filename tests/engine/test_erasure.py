@@ -121,3 +121,12 @@ def test_the_keyword_index_of_plain_sql_search_forgets_the_words(tmp_path):
     assert scrub.keyword_index_purged and scrub.checkpointed
     assert not any(word.encode() in dump(path) for word in SECRET_WORDS)
     client.close()
+
+
+def test_the_persons_sensitive_findings_go_with_their_records(memory):
+    memory.add_memory("alice's card is 4111 1111 1111 1111, mail alice@example.com", user_id="alice")
+    kept = memory.add_memory("bob's mail is bob@example.com", user_id="bob")
+    assert memory.count_findings(user_id="alice") >= 1
+    memory.erase_user("alice")
+    assert memory.count_findings(user_id="alice") == 0
+    assert memory.count_findings() == memory.count_findings(record_id=kept) >= 1
