@@ -37,6 +37,7 @@ from django.utils import timezone
 from memory.curation.recording import Actor
 from memory.engine import AgentMemory, ErasureReport
 from memory.models import (
+    BulkChange,
     CurationEntry,
     ErasureReceipt,
     ErasureStatus,
@@ -48,6 +49,7 @@ from memory.models import (
 
 ERASED_SUMMARY = "Erased with the person it belonged to"
 """A tombstone's summary: the content of its change is gone; what kind, when and by whom stay."""
+BULK_ERASED_SUMMARY = "A bulk change of which a part was erased with the person it belonged to"
 _ERASED_KEY = b'"user_id":'
 
 
@@ -185,11 +187,13 @@ def erase(agent_memory: AgentMemory, actor: Actor, user_id: str) -> ErasureRecei
 def tombstone_history(user_id: str, erased_ids: Sequence[str]) -> int:
     """Make tombstones of the history's entries of the person's records: their before and after
     (the records' content) emptied, their summary "erased"; kind, object, when and by whom stay.
-    Returns how many."""
-    with secure_delete():
-        return _history_entries(user_id, erased_ids).update(
-            before=None, after=None, summary=ERASED_SUMMARY, erased=True
-        )
+    A bulk change any of them belongs to loses its summary too (a merge's names the memories it
+    kept by their text). Returns how many entries."""
+    with secure_delete(), transaction.atomic():
+        entries = _history_entries(user_id, erased_ids)
+        bulks = set(entries.exclude(bulk=None).values_list("bulk_id", flat=True))
+        BulkChange.objects.filter(pk__in=bulks).update(summary=BULK_ERASED_SUMMARY)
+        return entries.update(before=None, after=None, summary=ERASED_SUMMARY, erased=True)
 
 
 def _replace_in(value: Any, text: str, replacement: str) -> Any:
@@ -204,9 +208,9 @@ def _replace_in(value: Any, text: str, replacement: str) -> Any:
 
 def replace_in_history(record_ids: Sequence[str], text: str, replacement: str) -> int:
     """Replace `text` with `replacement` wherever the history's entries of these records (and of
-    the links that join them) hold it: in their before and after JSON and their summary. For a
-    redaction (the span of a secret or a piece of personal data) the history must not keep
-    either. Returns how many entries changed; Django's database file still needs
+    the links that join them) hold it: in their before and after JSON and their summary, and the
+    summary of a bulk change they belong to. For a redaction (the span of a secret or a piece of
+    personal data) the history must not keep either. Returns how many entries changed; Django's database file still needs
     `scrub_django_database` for the old rows' bytes."""
     if not isinstance(text, str) or not text:
         raise ValueError("text must be a non-empty string")
@@ -217,13 +221,18 @@ def replace_in_history(record_ids: Sequence[str], text: str, replacement: str) -
         condition |= joining(record_id)
     changed = 0
     with secure_delete(), transaction.atomic():
-        for entry in CurationEntry.with_pending.filter(condition).select_for_update():
+        for entry in (
+            CurationEntry.with_pending.filter(condition).select_related("bulk").select_for_update(of=("self",))
+        ):
             before, after = _replace_in(entry.before, text, replacement), _replace_in(entry.after, text, replacement)
             summary = entry.summary.replace(text, replacement)
             if (before, after, summary) != (entry.before, entry.after, entry.summary):
                 entry.before, entry.after, entry.summary = before, after, summary
                 entry.save(update_fields=["before", "after", "summary"])
                 changed += 1
+            if entry.bulk is not None and text in entry.bulk.summary:
+                entry.bulk.summary = entry.bulk.summary.replace(text, replacement)[:300]
+                entry.bulk.save(update_fields=["summary"])
     return changed
 
 

@@ -16,7 +16,7 @@ from django.urls import reverse
 
 from memory.curation import Actor, Curation, CurationError
 from memory.curation.erasure import erase, preview, replace_in_history
-from memory.models import CurationEntry, ErasureReceipt, ImportJob
+from memory.models import BulkChange, CurationEntry, ErasureReceipt, ImportJob
 
 SECRET = "Alice's cat is called periwinkleosprey"
 
@@ -41,7 +41,9 @@ def people(agent_memory, curator):
     bobs = agent_memory.add_memory("Bob keeps bees.", user_id="bob")
     service = Curation(agent_memory, Actor(curator))
     entry = service.update_memory(memory_id, version=1, content=SECRET)
-    return {"memory": memory_id, "bobs": bobs, "entry": entry}
+    with service.bulk(f"Merged near-duplicates into {SECRET}") as change:
+        service.update_memory(memory_id, version=2, metadata={"merged": True})
+    return {"memory": memory_id, "bobs": bobs, "entry": entry, "bulk": change}
 
 
 def test_the_page_says_first_that_it_cannot_be_undone_and_counts_what_goes(admin_client, people):
@@ -92,15 +94,15 @@ def test_erasing_leaves_a_receipt_without_content_and_tombstones_in_the_history(
     assert download["Content-Disposition"].startswith("attachment")
     data = json.loads(download.content)
     assert data["user_id"] == "alice" and data["erased_by"] == "ada" and data["status"] == "done"
-    assert (
-        data["counts"]["memories"] == 1 and data["counts"]["messages"] == 1 and data["counts"]["history_entries"] == 1
-    )
+    counts = data["counts"]
+    assert counts["memories"] == 1 and counts["messages"] == 1 and counts["history_entries"] == 2  # an edit, a bulk
     assert len(data["digest_sha256"]) == 64
     assert "periwinkleosprey" not in download.content.decode() and "periwinkleosprey" not in page
     assert admin_client.get(reverse("memory:erasure_list")).status_code == 200
 
     entry = CurationEntry.objects.get(pk=people["entry"].pk)
     assert entry.erased and entry.before is None and entry.after is None
+    assert "periwinkleosprey" not in BulkChange.objects.get(pk=people["bulk"].pk).summary
     assert (entry.object_kind, entry.action, entry.actor_name) == ("memory", "update", "carl")
     assert "periwinkleosprey" not in entry.summary
 
@@ -173,7 +175,8 @@ def test_kept_import_uploads_lose_their_lines(people, agent_memory, tmp_path, cu
 
 
 def test_replace_in_history_removes_a_text_from_a_records_entries(people, agent_memory):
-    assert replace_in_history([people["memory"]], "periwinkleosprey", "[REDACTED:pet]") == 1
+    assert replace_in_history([people["memory"]], "periwinkleosprey", "[REDACTED:pet]") == 2  # the edit, the bulk's
+    assert "[REDACTED:pet]" in BulkChange.objects.get(pk=people["bulk"].pk).summary
     entry = CurationEntry.objects.get(pk=people["entry"].pk)
     assert "periwinkleosprey" not in json.dumps([entry.before, entry.after, entry.summary])
     assert "[REDACTED:pet]" in entry.after["content"]
