@@ -16,6 +16,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from memory.engine import Visibility, current_visibility
+
 
 class ObjectKind(models.TextChoices):
     THREAD = "thread", "thread"
@@ -179,7 +181,26 @@ class ConfirmedEntries(models.Manager):
     one left pending by a crash is settled by `memory.curation.reconcile_pending`."""
 
     def get_queryset(self) -> models.QuerySet:
-        return super().get_queryset().filter(pending="")
+        return visible_entries(super().get_queryset().filter(pending=""))
+
+
+def visible_entries(entries: models.QuerySet) -> models.QuerySet:
+    """The entries the current caller may see (memory.engine.current_visibility: a scoped login's
+    request, memory.web.scopes): those whose every owner (HistoryOwner) is inside its scope, with
+    at least one on each dimension it restricts; all of them when it is unrestricted. The
+    history's counterpart of the engine's restricted view, so that every page, list and revert
+    that reads `CurationEntry.objects` is filtered without a check of its own."""
+    visibility = current_visibility()
+    if visibility is None:
+        return entries
+    for kind, ids in ((ObjectKind.USER, visibility.users), (ObjectKind.AGENT, visibility.agents)):
+        if ids is None:
+            continue
+        owners = HistoryOwner.objects.filter(kind=kind)
+        entries = entries.filter(id__in=owners.filter(owner_id__in=sorted(ids)).values("entry_id")).exclude(
+            id__in=owners.exclude(owner_id__in=sorted(ids)).values("entry_id")
+        )
+    return entries
 
 
 class CurationEntry(Authored):
@@ -346,6 +367,30 @@ class ReviewMark(Authored):
         return f"{self.actor_name} {self.get_kind_display()} ({self.relation_id})"
 
 
+class ScopedJobs(models.Manager):
+    """Import jobs as the current caller may see them: a scoped login's requests (and its jobs'
+    threads) see the jobs of logins with the very same scope, whose files hold only what that
+    scope may import; everyone else sees them all."""
+
+    def get_queryset(self) -> models.QuerySet:
+        jobs = super().get_queryset()
+        visibility = current_visibility()
+        if visibility is None:
+            return jobs
+        return jobs.filter(
+            actor__access_scope__users=sorted(visibility.users or ()),
+            actor__access_scope__agents=sorted(visibility.agents or ()),
+        )
+
+
+class UnscopedOnly(models.Manager):
+    """Rows about the whole store (the consistency check's runs): none for a scoped login."""
+
+    def get_queryset(self) -> models.QuerySet:
+        rows = super().get_queryset()
+        return rows if current_visibility() is None else rows.none()
+
+
 class ImportStatus(models.TextChoices):
     QUEUED = "queued", "queued"
     CHECKING = "checking", "checking the file"
@@ -386,6 +431,8 @@ class ImportJob(Authored):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
+    objects = ScopedJobs()
+
     class Meta(Authored.Meta):
         ordering = ("-at", "-id")
 
@@ -425,6 +472,8 @@ class CheckRun(Authored):
     findings = models.JSONField(default=list)
     seconds = models.FloatField(default=0)
 
+    objects = UnscopedOnly()
+
     class Meta(Authored.Meta):
         ordering = ("-at", "-id")
 
@@ -453,9 +502,7 @@ class SavedView(models.Model):
 
     class Meta:
         ordering = ("name", "id")
-        constraints = (
-            models.UniqueConstraint(fields=("user", "listing", "name"), name="saved_view_name_per_listing"),
-        )
+        constraints = (models.UniqueConstraint(fields=("user", "listing", "name"), name="saved_view_name_per_listing"),)
 
     def __str__(self) -> str:
         return f"{self.user} · {self.listing}: {self.name}"
@@ -518,3 +565,23 @@ class ErasureReceipt(Authored):
             "import_uploads": self.imports,
             "files": self.files,
         }
+
+
+class AccessScope(models.Model):
+    """What a login (and every API token it owns) may see of the store: the users and agents it
+    is limited to (memory.web.scopes). No row: everything. An empty list leaves that dimension
+    open; a login limited to users sees no record without a user."""
+
+    login = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="access_scope")
+    users = models.JSONField(default=list, blank=True, help_text="The user ids it sees (empty: every user).")
+    agents = models.JSONField(default=list, blank=True, help_text="The agent ids it sees (empty: every agent).")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ("login__username",)
+
+    def __str__(self) -> str:
+        return f"{self.login}: {self.visibility().describe()}"
+
+    def visibility(self) -> Visibility:
+        return Visibility(users=self.users or None, agents=self.agents or None)

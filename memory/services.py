@@ -17,6 +17,7 @@ from memory.engine import (
     IndexRebuild,
     SchemaPolicy,
     connect,
+    current_visibility,
     embedder_from_spec,
     llm_from_settings,
     spec_of,
@@ -27,7 +28,10 @@ _agent_memory: AgentMemory | None = None
 
 
 def get_agent_memory() -> AgentMemory:
-    """The shared AgentMemory of the OAM_STORE_URL, OAM_EMBEDDER and LLM settings, built on the first call.
+    """The shared AgentMemory of the OAM_STORE_URL, OAM_EMBEDDER and LLM settings, built on the first call;
+    for a caller given a scope (a scoped login's request: memory.web.scopes sets the engine's
+    current_visibility), its restricted() view, so that every read model and write path sees
+    only that scope without a check of its own.
 
     With an LLM, threads extract memories inline: a dashboard edit shows its result at once.
     """
@@ -44,7 +48,8 @@ def get_agent_memory() -> AgentMemory:
                     **store_options(settings.OAM_STORE_URL),
                 )
             agent_memory = _agent_memory
-    return agent_memory
+    visibility = current_visibility()
+    return agent_memory if visibility is None else agent_memory.restricted(visibility)
 
 
 def store_options(url: str, schema_policy: SchemaPolicy | None = None) -> dict[str, Any]:

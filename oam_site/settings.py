@@ -190,6 +190,8 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    # A scoped login sees only its users and agents, on every page and endpoint (memory.web.scopes).
+    "memory.web.scopes.ScopeMiddleware",
     # Every page needs a login unless its view says otherwise (login_not_required).
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     # Any write to a dashboard page from an account that cannot curate is a 403 (memory.web.access).

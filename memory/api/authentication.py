@@ -8,6 +8,7 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from memory.web.scopes import adopt
 from memory.web.tokens import find_token, mark_used
 
 
@@ -37,6 +38,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         if not record.user.is_active:
             raise exceptions.AuthenticationFailed("This API token's owner is inactive.")
         mark_used(record)
+        adopt(request, record.user)  # the token sees what its owner's scope lets it (memory.web.scopes)
         return record.user, record
 
     def authenticate_header(self, request: Request) -> str:

@@ -18,6 +18,7 @@ upload is deleted once the job is done; a failed or interrupted job keeps it for
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import threading
@@ -92,7 +93,9 @@ def launch(job: ImportJob) -> None:
     if settings.OAM_IMPORT_INLINE:
         run_import(job.pk)
         return
-    threading.Thread(target=_in_thread, args=(job.pk,), name=f"oam-import-{job.pk}", daemon=True).start()
+    # In a copy of the request's context: a scoped login's import stays inside its scope (memory.web.scopes).
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(_in_thread, job.pk), name=f"oam-import-{job.pk}", daemon=True).start()
 
 
 def _in_thread(job_id: int) -> None:

@@ -100,6 +100,8 @@ from .types import (
 from .visibility import Visibility
 
 EXPIRING_TYPES = (MESSAGE_TYPE, *MEMORY_TYPES, IMAGE_TYPE)
+MAX_VIEWS = 256
+"""How many restricted() views a client keeps (one per scope in use), before it starts afresh."""
 """The record types that can have a lifetime (profiles and threads have none)."""
 
 DEFAULT_MAP_MEMORIES = 2_000
@@ -184,18 +186,29 @@ class AgentMemory:
         facets, search, graph, duplicates, activity, stats, snapshots, by id) applies the
         restriction in SQL, where a record outside is missing (None, KeyError, 0) as one that
         does not exist, and whose writes outside it are refused (engine/visibility.py). The
-        client itself when `visibility` restricts nothing."""
+        client itself when `visibility` restricts nothing; a view restricted again sees what both
+        let it see (never more)."""
         if not isinstance(visibility, Visibility):
             raise TypeError(f"visibility must be a Visibility, not {type(visibility).__name__}")
+        if self.visibility is not None:
+            visibility = self.visibility.narrowed(visibility)
         if visibility.unrestricted:
             return self
-        view = copy.copy(self)
-        view.store = self.store.restricted(visibility)
-        view.visibility = visibility
+        base = self._unrestricted or self
+        views = base.__dict__.setdefault("_views", {})  # one per visibility: its stats memo is kept
+        view = views.get(visibility)
+        if view is None:
+            view = copy.copy(base)
+            view.store = base.store.restricted(visibility)
+            view.visibility, view._unrestricted, view._views = visibility, base, {}
+            if len(views) >= MAX_VIEWS:
+                views.clear()
+            views[visibility] = view
         return view
 
     visibility: Visibility | None = None
     """What this client sees when it is a restricted() view of another; None: everything."""
+    _unrestricted: AgentMemory | None = None
 
     def extraction_stats(self) -> dict[str, int]:
         """How this client's LLM work went: "queued", "completed", "failed" and "dropped" counts."""

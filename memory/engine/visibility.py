@@ -42,6 +42,12 @@ def _ids(name: str, values: Any) -> frozenset[str] | None:
     return ids
 
 
+def _meet(first: frozenset[str] | None, second: frozenset[str] | None) -> frozenset[str] | None:
+    if first is None or second is None:
+        return first if second is None else second
+    return first & second
+
+
 @dataclass(frozen=True)
 class Visibility:
     """The users and agents a view sees; None on a dimension leaves it open."""
@@ -69,6 +75,14 @@ class Visibility:
             raise OutsideVisibilityError(f"user_id must be one of {', '.join(sorted(self.users))}", "user_id")
         if self.agents is not None and agent_id not in self.agents:
             raise OutsideVisibilityError(f"agent_id must be one of {', '.join(sorted(self.agents))}", "agent_id")
+
+    def narrowed(self, other: Visibility) -> Visibility:
+        """What both let one see: a view restricted again never sees more than it did."""
+        users, agents = _meet(self.users, other.users), _meet(self.agents, other.agents)
+        for name, ids in (("users", users), ("agents", agents)):
+            if ids is not None and not ids:
+                raise ValueError(f"{name}: the two visibilities share none")
+        return Visibility(users=users, agents=agents)
 
     def describe(self) -> str:
         """ "users alice, bob; agents atlas", or "everything"."""

@@ -7,6 +7,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from memory.web.access import can_curate, role_of
+from memory.web.scopes import describe, scope_of
 
 THEMES = ("auto", "light", "dark")
 THEME_COOKIE = "oam_theme"
@@ -56,6 +57,7 @@ def dashboard(request: HttpRequest) -> dict[str, Any]:
         "navigation": NAVIGATION,
         "nav_section": section,
         "role": role_of(user) if user is not None else None,
+        "scope": describe(scope) if (scope := scope_of(user)) is not None else None,
         "can_curate": can_curate(user) if user is not None else False,
         "theme": theme_of(request),
         "themes": THEMES,

@@ -52,6 +52,7 @@ from memory.engine import (
     Snapshot,
     StaleVersionError,
     ThreadRecord,
+    Visibility,
 )
 from memory.engine.images import check_image
 from memory.engine.stores.arguments import encode_cursor
@@ -430,6 +431,25 @@ def _() -> list[Statement]:
 def _() -> list[Statement]:
     conn, store = open_store()
     store.list(["message", "fact"], limit=20, thread_id="t1", user_id="u1", agent_id=None)
+    return conn.statements
+
+
+@scenario("restricted_list")
+def _() -> list[Statement]:
+    """A scoped login's listing: the records table is a subquery of the visible users and agents."""
+    conn, store = open_store()
+    view = store.restricted(Visibility(users=["alice", "bob"], agents=["atlas"]))
+    view.list("fact", limit=20, status="valid")
+    return conn.statements
+
+
+@scenario("restricted_relations")
+def _() -> list[Statement]:
+    """A scoped login's links: both ends visible, records or threads."""
+    conn, store = open_store()
+    view = store.restricted(Visibility(users=["alice"]))
+    conn.answer(r"SELECT count\(\*\) AS n FROM", [{"n": 1}])
+    assert view.count_relations(record_id="m1") == 1
     return conn.statements
 
 

@@ -132,7 +132,7 @@ def test_writes_outside_are_refused_and_change_nothing(memory, view, world):
     with pytest.raises(OutsideVisibilityError):
         view.add_user("bob", "taken over")
     with pytest.raises(OutsideVisibilityError):
-        view.purge_expired()
+        view.check()
     assert view.delete_user("bob") == 0
     assert memory.get_memory(world["bob-atlas"]).content == before
     assert memory.get_relation(world["link-out"]) is not None
@@ -154,3 +154,21 @@ def test_an_agents_only_view_sees_every_user_of_its_agent(memory, world):
     view = memory.restricted(Visibility(agents=["zeus"]))
     assert visible_texts(view.list_memories(limit=None)) == [f"{SECRET} note of alice-zeus"]
     assert view.count_memories() == 1
+
+
+def test_a_client_keeps_one_view_per_visibility(memory):
+    first = memory.restricted(Visibility(users=["alice", "bob"]))
+    assert memory.restricted(Visibility(users=["bob", "alice"])) is first
+    narrower = memory.restricted(Visibility(users=["alice", "bob"], agents=["atlas"]))
+    assert first.restricted(Visibility(agents=["atlas"])) is narrower  # never wider than the view
+    assert first.restricted(Visibility(users=["bob", "carol"])).visibility == Visibility(users=["bob"])
+    with pytest.raises(ValueError):
+        first.restricted(Visibility(users=["carol"]))
+    assert first.restricted(Visibility()) is first  # nothing more restricted: the view itself
+
+
+def test_a_store_view_restricted_again_is_never_wider(memory, world):
+    view = memory.store.restricted(Visibility(users=["alice"]))
+    again = view.restricted(Visibility(agents=["zeus"]))
+    assert again.visibility == Visibility(users=["alice"], agents=["zeus"])
+    assert [record.content for record in again.list("memory", limit=None)] == [f"{SECRET} note of alice-zeus"]

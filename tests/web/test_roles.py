@@ -102,6 +102,8 @@ PERSONAL_ROUTES = {"set_theme", "token_revoke", "saved_view_create", "saved_view
 POST_ONLY = {"image_describe", "summary_refresh", "memories_extract", "check_run"}
 STAFF_ROUTES = {"user_erase", "erasure_list", "erasure_receipt", "erasure_receipt_json"}
 """Erasing a person and its receipts: staff only (tests/web/test_erasure.py)."""
+LOGIN_ROUTES = {"logins", "login_scope"}
+"""Logins and their scopes: staff only (tests/web/test_scoped_logins.py)."""
 # Routes of one import job (curators only: tests/web/test_transfer.py).
 IMPORT_ROUTES = {"import_job", "import_resume"}
 POST_ONLY |= {"review_accept", "review_revert", "review_keep", "review_dismiss", "review_reopen"}
@@ -117,6 +119,7 @@ def test_every_route_is_classified(world):
         | IMPORT_ROUTES
         | ACTIVITY_ROUTES
         | STAFF_ROUTES
+        | LOGIN_ROUTES
     )
     assert routes == classified
 
@@ -185,6 +188,8 @@ def test_a_viewers_post_to_any_dashboard_page_is_a_403_and_changes_nothing(
         "erasure_list": reverse("memory:erasure_list"),
         "erasure_receipt": reverse("memory:erasure_receipt", args=[1]),
         "erasure_receipt_json": reverse("memory:erasure_receipt_json", args=[1]),
+        "logins": reverse("memory:logins"),
+        "login_scope": reverse("memory:login_scope", args=[viewer.pk]),
     }
     own_settings = {"tokens", "token_revoke", "set_theme", "saved_view_create", "saved_view_delete"}
     assert {pattern.name for pattern in dashboard_urls.urlpatterns} == set(urls) | own_settings

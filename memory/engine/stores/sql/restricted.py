@@ -13,7 +13,9 @@ in-memory index (whose masks know no visibility).
 Writes do not run on the copy: each is checked through the view (a record, thread or relation it
 cannot see is missing: 0 or KeyError, as for one that does not exist; a new record outside is a
 ValueError naming the field) and then made by the store itself. Changes to the whole store
-(restore, re-embed, check, purges, outcomes) are refused.
+(re-embed, check, the activity log's purge, erasing a person, rescanning for
+sensitive data) are refused; expired records are purged
+as far as it sees them; a restore only when all of it is inside.
 """
 
 from __future__ import annotations
@@ -24,18 +26,20 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ...types import AGENT_PROFILE_TYPE, NOT_SET, USER_PROFILE_TYPE
+from ...types import AGENT_PROFILE_TYPE, NOT_SET, RECORD_TYPES, USER_PROFILE_TYPE
 from ...visibility import OutsideVisibilityError, Visibility
 from .common import _ids_json
 
 USERS_BIND, AGENTS_BIND = "vis_users", "vis_agents"
-_WHOLE_STORE = ("reembed", "check", "purge_expired", "purge_activity", "settle_outcome", "forget_outcomes")
+_WHOLE_STORE = ("reembed", "check", "purge_activity", "erase_user", "rescan_findings")
 
 
 def restricted_store(store: Any, visibility: Visibility) -> Any:
     """A view of `store` that sees only what `visibility` lets it (module docstring)."""
     if not isinstance(visibility, Visibility):
         raise TypeError(f"visibility must be a Visibility, not {type(visibility).__name__}")
+    if getattr(store, "visibility", None) is not None:
+        visibility = store.visibility.narrowed(visibility)  # a view restricted again: never wider
     base = getattr(store, "_unrestricted", None) or store
     if visibility.unrestricted:
         return base
@@ -240,6 +244,11 @@ def _writes(base: Any, view: Any, visibility: Visibility) -> dict[str, Callable[
                     raise OutsideVisibilityError(f"relations: no memory {record_id!r} to link")
         return base.restore(snapshot, *args, **kwargs)
 
+    def purge_expired() -> int:
+        """The expired records it sees, deleted (a message takes its images along)."""
+        expired = view.list(list(RECORD_TYPES), limit=None, status="expired")
+        return sum(base.delete(record.record_type, record.id) for record in expired)
+
     def whole_store(name: str) -> Callable[..., Any]:
         def refuse(*args: Any, **kwargs: Any) -> Any:
             raise OutsideVisibilityError(
@@ -267,6 +276,7 @@ def _writes(base: Any, view: Any, visibility: Visibility) -> dict[str, Callable[
         "delete_agent": delete_owner("delete_agent", "agents", "users"),
         "add_relations": add_relations,
         "restore": restore,
+        "purge_expired": purge_expired,
         "update_relations": update_relations,
         "delete_relations": delete_relations,
         "_fetch": fetch,
@@ -274,6 +284,13 @@ def _writes(base: Any, view: Any, visibility: Visibility) -> dict[str, Callable[
         "transaction": base.transaction,
         "align_image_expiry": base.align_image_expiry,
         "append_activity": base.append_activity,
+        # A write's outcome under its token (curation's two-phase recording): bookkeeping, no records.
+        "settle_outcome": base.settle_outcome,
+        "forget_outcomes": base.forget_outcomes,
+        # What a Redact of a finding it sees does beyond the record: the value taken out of the
+        # activity log, and the store's files scrubbed of what was deleted (no record is read).
+        "redact_activity": base.redact_activity,
+        "scrub_files": base.scrub_files,
         "_refresh_text_index": base._refresh_text_index,
         "close": lambda: None,  # the view shares the store: closing is the store's owner's
     }
