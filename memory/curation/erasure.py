@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,20 +99,25 @@ class ErasurePlan:
         return hashlib.sha256(json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _history(user_id: str, erased_ids: Iterable[str]) -> Q:
-    """The history's entries of the person's records: those their HistoryOwner rows name, and
-    those of the erased records and threads by id (links included), pending ones too."""
-    ids = list(erased_ids)
-    condition = Q(id__in=HistoryOwner.objects.filter(kind=ObjectKind.USER, owner_id=user_id).values("entry_id"))
-    condition |= Q(object_kind=ObjectKind.USER, object_id=user_id)
-    for start in range(0, len(ids), 500):
-        chunk = ids[start : start + 500]
-        condition |= Q(object_id__in=chunk)
-    return condition
+CHUNK = 500
+"""Ids per query: an erasure may name tens of thousands, more than a database takes binds in one."""
 
 
-def _history_entries(user_id: str, erased_ids: Sequence[str]) -> Any:
-    return CurationEntry.with_pending.filter(_history(user_id, erased_ids), erased=False)
+def _chunks(values: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(values), CHUNK):
+        yield values[start : start + CHUNK]
+
+
+def _history_entry_ids(user_id: str, erased_ids: Sequence[str]) -> list[int]:
+    """The history's entries of the person's records not yet tombstones, pending ones too: those
+    their HistoryOwner rows name, their own profile's, and those of the erased records, threads
+    and links by id."""
+    entries = CurationEntry.with_pending.filter(erased=False)
+    owned = Q(id__in=HistoryOwner.objects.filter(kind=ObjectKind.USER, owner_id=user_id).values("entry_id"))
+    found = set(entries.filter(owned | Q(object_kind=ObjectKind.USER, object_id=user_id)).values_list("id", flat=True))
+    for chunk in _chunks(list(erased_ids)):
+        found.update(entries.filter(object_id__in=chunk).values_list("id", flat=True))
+    return sorted(found)
 
 
 def _holds_user(path: Path, user_id: str) -> bool:
@@ -153,7 +158,7 @@ def preview(agent_memory: AgentMemory, user_id: str) -> ErasurePlan:
     for an id the engine refuses."""
     store = agent_memory.erase_user(user_id, dry_run=True)
     ids = [object_id for _, object_id in store.erased]
-    history = _history_entries(user_id, ids).count()
+    history = len(_history_entry_ids(user_id, ids))
     jobs = [job for job in ImportJob.objects.exclude(path="") if _holds_user(Path(job.path), user_id)]
     resuming = ErasureReceipt.objects.filter(user_id=user_id, status=ErasureStatus.STARTED).first()
     counts = {**store.counts, "history_entries": history, "import_files": len(jobs)}
@@ -190,10 +195,13 @@ def tombstone_history(user_id: str, erased_ids: Sequence[str]) -> int:
     A bulk change any of them belongs to loses its summary too (a merge's names the memories it
     kept by their text). Returns how many entries."""
     with secure_delete(), transaction.atomic():
-        entries = _history_entries(user_id, erased_ids)
-        bulks = set(entries.exclude(bulk=None).values_list("bulk_id", flat=True))
-        BulkChange.objects.filter(pk__in=bulks).update(summary=BULK_ERASED_SUMMARY)
-        return entries.update(before=None, after=None, summary=ERASED_SUMMARY, erased=True)
+        done = 0
+        for chunk in _chunks(_history_entry_ids(user_id, erased_ids)):
+            entries = CurationEntry.with_pending.filter(id__in=chunk)
+            bulks = set(entries.exclude(bulk=None).values_list("bulk_id", flat=True))
+            BulkChange.objects.filter(pk__in=bulks).update(summary=BULK_ERASED_SUMMARY)
+            done += entries.update(before=None, after=None, summary=ERASED_SUMMARY, erased=True)
+        return done
 
 
 def _replace_in(value: Any, text: str, replacement: str) -> Any:
@@ -210,8 +218,8 @@ def replace_in_history(record_ids: Sequence[str], text: str, replacement: str) -
     """Replace `text` with `replacement` wherever the history's entries of these records (and of
     the links that join them) hold it: in their before and after JSON and their summary, and the
     summary of a bulk change they belong to. For a redaction (the span of a secret or a piece of
-    personal data) the history must not keep either. Returns how many entries changed; Django's database file still needs
-    `scrub_django_database` for the old rows' bytes."""
+    personal data) the history must not keep either. Returns how many entries changed; Django's
+    database file still needs `scrub_django_database` for the old rows' bytes."""
     if not isinstance(text, str) or not text:
         raise ValueError("text must be a non-empty string")
     if not isinstance(replacement, str):
