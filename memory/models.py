@@ -585,3 +585,22 @@ class AccessScope(models.Model):
 
     def visibility(self) -> Visibility:
         return Visibility(users=self.users or None, agents=self.agents or None)
+
+
+class SensitiveDismissal(Authored):
+    """A value the engine found in a record (a secret or a piece of personal data) that a curator
+    judged not sensitive: the `sensitive` review queue leaves out every finding of this record
+    with this value, whatever rescans find. Kept by the value's digest, never the value; `kind`
+    and the masked `preview` say what was judged."""
+
+    record_id = models.CharField(max_length=600)
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the value (memory.engine.sensitive).")
+    kind = models.CharField(max_length=40)
+    preview = models.CharField(max_length=1000, help_text="The value masked, as the queue showed it.")
+
+    class Meta(Authored.Meta):
+        ordering = ("-at", "-id")
+        constraints = (models.UniqueConstraint(fields=["record_id", "digest"], name="sensitive_dismissal_per_value"),)
+
+    def __str__(self) -> str:
+        return f"{self.actor_name} judged {self.preview} not sensitive ({self.record_id})"

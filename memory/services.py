@@ -45,6 +45,7 @@ def get_agent_memory() -> AgentMemory:
                     settings.OAM_STORE_URL,
                     embedder=embedder_from_spec(settings.OAM_EMBEDDER),
                     llm=llm_from_settings(settings.OAM_LLM_BASE_URL, settings.OAM_LLM_MODEL, settings.OAM_LLM_API_KEY),
+                    sensitive_policy=settings.OAM_SENSITIVE_POLICY,
                     **store_options(settings.OAM_STORE_URL),
                 )
             agent_memory = _agent_memory

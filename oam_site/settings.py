@@ -113,6 +113,13 @@ OAM_LLM_API_KEY = os.environ.get("OAM_LLM_API_KEY", "")
 if OAM_LLM_BASE_URL.strip() and not OAM_LLM_MODEL.strip():
     raise ImproperlyConfigured("OAM_LLM_BASE_URL is set but OAM_LLM_MODEL is not: name the model to use")
 
+# What a write does with a secret or personal data found in its text (memory.engine.sensitive):
+# "flag" (stored, and listed on /review/sensitive/), "redact" ([REDACTED:<kind>] stored instead)
+# or "refuse" (the write fails). Agent processes read the same variable through the engine.
+OAM_SENSITIVE_POLICY = os.environ.get("OAM_SENSITIVE_POLICY", "").strip().lower() or "flag"
+if OAM_SENSITIVE_POLICY not in ("flag", "redact", "refuse"):
+    raise ImproperlyConfigured(f"OAM_SENSITIVE_POLICY must be flag, redact or refuse, not {OAM_SENSITIVE_POLICY!r}")
+
 # Imports uploaded in the dashboard (memory.curation.import_jobs): where uploads are kept, the largest
 # file taken, the lines per transaction, and (the tests) whether they run in the request instead.
 OAM_IMPORT_DIR = Path(os.environ.get("OAM_IMPORT_DIR") or VAR_DIR / "imports")

@@ -14,6 +14,7 @@ from memory.api import (
     overview,
     people,
     search,
+    sensitive,
     threads,
 )
 
@@ -47,6 +48,9 @@ urlpatterns = [
     path("search/", search.Search.as_view(), name="search"),
     path("activity/", activity.ActivityList.as_view(), name="activity"),
     path("activity/<str:event_id>/", activity.ActivityDetail.as_view(), name="activity_event"),
+    path("findings/", sensitive.FindingList.as_view(), name="findings"),
+    path("findings/<int:finding_id>/redact/", sensitive.FindingRedact.as_view(), name="finding_redact"),
+    path("findings/<int:finding_id>/dismiss/", sensitive.FindingDismiss.as_view(), name="finding_dismiss"),
     path("history/", history.HistoryList.as_view(), name="history"),
     path("history/<int:entry_id>/", history.HistoryDetail.as_view(), name="history_entry"),
     path("history/<int:entry_id>/revert/", history.HistoryRevert.as_view(), name="history_revert"),

@@ -32,6 +32,7 @@ from memory.curation.merges import MergeWrites
 from memory.curation.messages import MessageWrites
 from memory.curation.people import PeopleWrites
 from memory.curation.reverts import RevertWrites
+from memory.curation.sensitive import SensitiveWrites
 from memory.curation.threads import ThreadWrites
 
 
@@ -46,6 +47,7 @@ class Curation(
     BulkWrites,
     RevertWrites,
     ImportWrites,
+    SensitiveWrites,
 ):
     """The changes one actor makes, through one AgentMemory, each recorded in the history: one
     write per noun in its own module (memory.curation.threads, .messages, .memories, .images,

@@ -14,6 +14,7 @@ and records the finding, `redact` replaces the span by `[REDACTED:<kind>]` befor
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -185,13 +186,13 @@ _Plugin = Any
 class _SecretDetector:
     kind: str
     markers: tuple[str, ...]
-    """Plain substrings, one of which the text (lower-cased when `folded`) holds wherever the plugin can match."""
+    """Plain substrings, one of which the text (lower-cased when `folded`) holds wherever the
+    plugin can match: its prefix, or a keyword its patterns need. Substring tests, not a regular
+    expression: an alternation of them all costs more than the plugins it saves."""
     plugin: _Plugin
     folded: bool = False
-
-    def triggered(self, text: str, lowered: str) -> bool:
-        haystack = lowered if self.folded else text
-        return any(marker in haystack for marker in self.markers)
+    confirm: re.Pattern[str] | None = None
+    """For markers common in prose ("." or ":"), what must also be there."""
 
 
 def _matches(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
@@ -204,7 +205,6 @@ def _matches(pattern: re.Pattern[str], text: str) -> Iterator[tuple[int, int]]:
             yield match.span()
 
 
-_KEYWORD_MARKERS = ("key", "pass", "pwd", "secret", "contras")
 _KEYWORD_LINE = re.compile(
     r"(?i)(?:api_?key|auth_?key|service_?key|account_?key|db_?key|database_?key|priv_?key|private_?key|"
     r"client_?key|db_?pass|database_?pass|key_?pass|password|passwd|pwd|secret|contrase[ñn]a)\w*[\]'\"]{0,2}\s*(?::|=)"
@@ -252,13 +252,15 @@ _SECRETS = (
     _SecretDetector("mailchimp_key", ("-us",), MailchimpDetector()),
     _SecretDetector("npm_token", ("_authToken",), NpmDetector()),
     _SecretDetector("pypi_token", ("pypi-AgE",), PypiTokenDetector()),
-    _SecretDetector("discord_token", (".",), DiscordBotTokenDetector()),
-    _SecretDetector("telegram_token", (":",), TelegramBotTokenDetector()),
+    _SecretDetector("discord_token", (".",), DiscordBotTokenDetector(), confirm=re.compile(r"[MNO][\w-]{23,25}\.")),
+    _SecretDetector("telegram_token", (":",), TelegramBotTokenDetector(), confirm=re.compile(r"\d{8,10}:")),
     _SecretDetector("square_secret", ("sq0csp-",), SquareOAuthDetector()),
     _SecretDetector("azure_storage_key", ("AccountKey=",), AzureStorageKeyDetector()),
     _SecretDetector("jwt", ("eyJ",), JwtTokenDetector()),
 )
 _BASIC_AUTH = _SecretDetector("basic_auth", ("://",), BasicAuthDetector())
+_MARKERS = tuple((marker, detector.folded, i) for i, detector in enumerate(_SECRETS) for marker in detector.markers)
+"""Every detector's markers in one flat list: one loop of substring tests (no generator per detector)."""
 _PRIVATE_KEY = PrivateKeyDetector()
 _SECRET_SHAPE = re.compile(r"[A-Za-z0-9_.:/+=-]{16,}")
 """Every provider's key or token above is a run of 16 or more of these: without one, none can match."""
@@ -298,23 +300,32 @@ _PRIVATE_KEY_BLOCK = re.compile(
 
 
 def _secrets(text: str) -> Iterator[tuple[str, int, int]]:
-    lowered = text.lower()
-    if any(marker in text for marker in ("PRIVATE KEY", "PuTTY-User-Key")) and any(
-        True for _ in _PRIVATE_KEY.analyze_string(text)
-    ):
+    if ("PRIVATE KEY" in text or "PuTTY-User-Key" in text) and any(True for _ in _PRIVATE_KEY.analyze_string(text)):
         for match in _PRIVATE_KEY_BLOCK.finditer(text):
             yield "private_key", match.start(), match.end()
-    if any(marker in lowered for marker in _KEYWORD_MARKERS):
+    lowered = text.lower()
+    assigns = ":" in text or "=" in text  # a password in an assignment comes after one of them
+    if assigns and (
+        "key" in lowered or "pass" in lowered or "pwd" in lowered or "secret" in lowered or "contras" in lowered
+    ):
         for start, end in _keyword_spans(text):
             yield "password", start, end
-    detectors = _SECRETS if _SECRET_SHAPE.search(text) else ()
-    for detector in (_BASIC_AUTH, *detectors):
-        if detector.triggered(text, lowered):
-            for pattern in detector.plugin.denylist:
-                for start, end in _matches(pattern, text):
-                    if not _REDACTED.search(text[start:end]):
-                        yield detector.kind, start, end
-    for start, end in _high_entropy(text) if detectors else ():
+    detectors = [_BASIC_AUTH] if "://" in text else []
+    shaped = _SECRET_SHAPE.search(text) is not None
+    if shaped:
+        triggered = set()
+        for marker, folded, i in _MARKERS:
+            if marker in (lowered if folded else text):
+                triggered.add(i)
+        detectors += [
+            _SECRETS[i] for i in sorted(triggered) if _SECRETS[i].confirm is None or _SECRETS[i].confirm.search(text)
+        ]
+    for detector in detectors:
+        for pattern in detector.plugin.denylist:
+            for start, end in _matches(pattern, text):
+                if not _REDACTED.search(text[start:end]):
+                    yield detector.kind, start, end
+    for start, end in _high_entropy(text) if shaped else ():
         yield "high_entropy", start, end
 
 
@@ -328,12 +339,11 @@ _EMAIL = re.compile(
 )
 _CARD = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d])")
 _IBAN = re.compile(r"\b[A-Z]{2}\d\d(?: ?[A-Z0-9]){11,30}\b")
-_DIGITS = re.compile(r"\d(?:[\s().+-]{0,2}\d){6,}")
+_ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
+_DIGITS = re.compile(r"\d[\d\s().+-]{5,}\d")
 
 
 def _emails(text: str) -> Iterator[tuple[str, int, int]]:
-    if "@" not in text:
-        return
     for match in _EMAIL.finditer(text):
         start, value = match.start(), match.group().rstrip(".")
         if _REDACTED.search(value):
@@ -360,17 +370,29 @@ def _ibans(text: str) -> Iterator[tuple[str, int, int]]:
                 break
 
 
+_PHONE_CANDIDATE = re.compile(r"(?<![\w+])(?:\+\d{1,3}[ .-]?)?(?:\(\d{1,4}\)[ .-]?)?\d[\d .-]{5,16}\d(?![\w])")
+
+
 def _phones(text: str, region: str) -> Iterator[tuple[str, int, int]]:
-    for match in phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.VALID):
-        yield "phone", match.start, match.end
+    # phonenumbers' matcher reads the whole text it is given (a few hundred microseconds for a
+    # message): it is given only the runs of digits that could be a number (7 to 15 digits, not
+    # an ISO date), and finds the numbers in them with its own rules.
+    for candidate in _PHONE_CANDIDATE.finditer(text):
+        value = candidate.group()
+        digits = sum(char.isdigit() for char in value)
+        if not 7 <= digits <= 15 or _ISO_DATE.search(value):
+            continue
+        for match in phonenumbers.PhoneNumberMatcher(value, region, leniency=phonenumbers.Leniency.VALID):
+            yield "phone", candidate.start() + match.start, candidate.start() + match.end
 
 
 def _personal(text: str, region: str) -> Iterator[tuple[str, int, int]]:
-    yield from _emails(text)
-    if _DIGITS.search(text):  # every number found below has seven digits or more
+    if "@" in text:
+        yield from _emails(text)
+    if _DIGITS.search(text) and any(not _ISO_DATE.fullmatch(run) for run in _DIGITS.findall(text)):
+        # every number below has seven digits or more (an IBAN too); a date alone is none of them
         yield from _cards(text)
         yield from _phones(text, region)
-    if _IBAN.search(text):
         yield from _ibans(text)
 
 
@@ -379,15 +401,20 @@ def _personal(text: str, region: str) -> Iterator[tuple[str, int, int]]:
 _RANK = {kind: rank for rank, kind in enumerate(KINDS)}
 
 
+@functools.cache
+def _phone_region() -> str:
+    return os.environ.get(PHONE_REGION_ENV) or DEFAULT_PHONE_REGION
+
+
 def scan(text: str, *, region: str | None = None) -> list[Detection]:
     """The secrets and personal data in a text, in order, without overlaps."""
     if not isinstance(text, str) or not text:
         return []
-    region = region or os.environ.get(PHONE_REGION_ENV) or DEFAULT_PHONE_REGION
-    found = sorted(
-        set(_secrets(text)) | set(_personal(text, region)),
-        key=lambda item: (_RANK[item[0]], item[1] - item[2], item[1]),
-    )
+    region = region or _phone_region()
+    found = [*_secrets(text), *_personal(text, region)]
+    if not found:
+        return []
+    found = sorted(set(found), key=lambda item: (_RANK[item[0]], item[1] - item[2], item[1]))
     kept: list[tuple[str, int, int]] = []
     for kind, start, end in found:
         if start < end and all(end <= other_start or start >= other_end for _, other_start, other_end in kept):

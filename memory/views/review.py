@@ -17,7 +17,7 @@ from memory.engine import LIFECYCLE_RELATIONS
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind, ReviewKind, ReviewMark
 from memory.queries.review import QUEUES, counts, queue_page, recent_marks
 from memory.services import get_agent_memory
-from memory.text import plural
+from memory.text import plural, quoted
 from memory.views.common import curation, gone, memory_words, refuse, render_page, safe_next
 from memory.web.access import curator_required, viewer_required
 from memory.web.filters import DEFAULT_DAYS, ReviewFilters
@@ -227,3 +227,48 @@ def review_purge(request: HttpRequest) -> HttpResponse:
             "action_label": f"Purge {plural(len(expired), 'expired record')}",
         },
     )
+
+
+FINDING_GONE = "That finding is gone: its record changed or went since the page was shown."
+
+
+@viewer_required
+@vary_on_headers("HX-Request")
+def review_sensitive(request: HttpRequest) -> HttpResponse:
+    """/review/sensitive/: the review page on its `sensitive` queue (secrets and personal data)."""
+    request.GET = request.GET.copy()
+    request.GET["queue"] = "sensitive"
+    return review(request)
+
+
+@curator_required
+@require_POST
+def review_redact(request: HttpRequest, finding_id: int) -> HttpResponse:
+    """Redact a finding: its value becomes [REDACTED:<kind>] in the record (a recorded edit), in
+    the record's history, the activity log and the files (memory.curation.sensitive)."""
+    try:
+        finding = get_agent_memory().get_finding(str(finding_id))
+        curation(request).redact_finding(str(finding_id))
+    except KeyError:
+        return refused(
+            request, "That finding is gone: its record changed or went since the page was shown.", "sensitive"
+        )
+    except (CurationError, ValueError) as error:
+        return refused(request, str(error), "sensitive")
+    record = f"the {finding.record_type.replace('_', ' ')} {quoted(finding.masked_text)}"
+    messages.success(request, f"Redacted {finding.preview} from {record}, its history and the activity log.")
+    return redirect(back(request, "sensitive"))
+
+
+@curator_required
+@require_POST
+def review_not_sensitive(request: HttpRequest, finding_id: int) -> HttpResponse:
+    """Judge a finding not sensitive: it leaves the queue for this record and this value."""
+    try:
+        dismissal = curation(request).dismiss_finding(str(finding_id))
+    except KeyError:
+        return refused(
+            request, "That finding is gone: its record changed or went since the page was shown.", "sensitive"
+        )
+    messages.success(request, f"Marked {dismissal.preview} not sensitive: it stays as it is.")
+    return redirect(back(request, "sensitive"))

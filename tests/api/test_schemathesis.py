@@ -85,6 +85,7 @@ KNOWN_IDS: dict[str, list[Any]] = {
     "owner_id": ["alice", "helper"],  # a user's and an agent's: /users/helper/ is a 404 (an agent)
     "entry_id": [],  # the history entries `seeded_store` makes (their ids come from the database)
     "event_id": [],  # the calls the activity log recorded while `seeded_store` wrote (uuids)
+    "finding_id": [],  # the findings of sensitive data in the memory `seeded_store` writes with an address
 }
 """The ids `seeded_store` writes, by the name of the path parameter that takes them: every path
 parameter of the schema (test_every_path_parameter_has_known_ids)."""
@@ -125,6 +126,8 @@ def seeded_store(agent_memory, curator, monkeypatch) -> None:
     ]
     entries.append(curation.delete_memory("memory-3"))
     monkeypatch.setitem(KNOWN_IDS, "entry_id", [entry.pk for entry in entries])
+    agent_memory.add_memory("Alice's travel agent is agent@example.com.", user_id="alice", memory_id="memory-4")
+    monkeypatch.setitem(KNOWN_IDS, "finding_id", [int(finding.id) for finding in agent_memory.list_findings()])
     agent_memory.activity.flush()
     monkeypatch.setitem(KNOWN_IDS, "event_id", [event.id for event in agent_memory.list_activity(limit=5)])
 

@@ -90,7 +90,7 @@ def test_an_account_without_a_role_reads_nothing(client, django_user_model, queu
 def test_every_queue_is_counted_and_the_first_lists_only_unreviewed_llm_retirements(viewer_client, queues):
     response = page(viewer_client)
 
-    assert counts(response) == {"llm": 2, "expiring": 1, "expired": 2, "invalid": 4, "contradictions": 1}
+    assert counts(response) == dict(llm=2, expiring=1, expired=2, invalid=4, contradictions=1, sensitive=0)
     assert shown_links(response) == ["rel-llm", "rel-bob"]  # not the person's supersedes link
     row = response.context["rows"][0]
     assert (row.target.id, row.source.id) == ("porto", "lisbon")
@@ -110,7 +110,7 @@ def test_a_curator_sees_the_decisions(curator_client, queues):
 def test_the_user_filter_narrows_every_queue(viewer_client, queues):
     response = page(viewer_client, user_id="bob")
 
-    assert counts(response) == {"llm": 1, "expiring": 0, "expired": 1, "invalid": 1, "contradictions": 0}
+    assert counts(response) == dict(llm=1, expiring=0, expired=1, invalid=1, contradictions=0, sensitive=0)
     assert shown_links(response) == ["rel-bob"]
 
 

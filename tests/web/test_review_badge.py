@@ -45,7 +45,7 @@ def test_the_badge_counts_without_listing_and_keeps_its_counts_a_few_seconds(vie
     calls.clear()
     viewer_client.get(reverse("memory:memory_list"))
 
-    assert {name for name, _ in first} == {"count_relations", "count_memories", "count_expired"}
+    assert {name for name, _ in first} == {"count_relations", "count_memories", "count_expired", "count_findings"}
     assert not [name for name, kwargs in calls if name.startswith("count_")]  # kept
     assert not [name for name, kwargs in calls if name in LISTINGS and kwargs.get("limit") is None]
 

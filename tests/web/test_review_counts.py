@@ -58,8 +58,8 @@ def test_the_review_page_counts_its_queues_without_listing_them(viewer_client, q
     unlimited = [(name, kwargs) for name, kwargs in calls if name in LISTINGS and kwargs.get("limit") is None]
     assert unlimited == []
     counted = {name for name, _ in calls if name.startswith("count_")}
-    assert counted == {"count_relations", "count_memories", "count_expired"}
-    assert counts(response) == {"llm": 32, "expiring": 31, "expired": 2, "invalid": 34, "contradictions": 31}
+    assert counted == {"count_relations", "count_memories", "count_expired", "count_findings"}
+    assert counts(response) == dict(llm=32, expiring=31, expired=2, invalid=34, contradictions=31, sensitive=0)
 
 
 def test_the_queues_counts_are_their_rows_marks_and_scope_included(viewer_client, queues, curator):  # noqa: F811

@@ -52,6 +52,7 @@ def read_urls(world: World) -> dict[str, str]:
         # a preview: viewers may look, its POST is for curators (tests/web/test_bulk.py)
         "memory_bulk": reverse("memory:memory_bulk") + f"?ids={world.fact_id}&action=delete",
         "review": reverse("memory:review"),
+        "review_sensitive": reverse("memory:review_sensitive"),
         "user_map": reverse("memory:user_map", args=[world.user_id]),
         "review_duplicates": reverse("memory:review_duplicates") + f"?user_id={world.user_id}",  # POST: curators
     }
@@ -87,6 +88,8 @@ def write_urls(world: World) -> dict[str, str]:
             for name in ("review_accept", "review_revert", "review_keep", "review_dismiss")
         },
         "review_reopen": reverse("memory:review_reopen", args=[1]),
+        "review_redact": reverse("memory:review_redact", args=[1]),
+        "review_not_sensitive": reverse("memory:review_not_sensitive", args=[1]),
         "transfer": reverse("memory:transfer"),
         "transfer_export": reverse("memory:transfer_export"),
         "check_run": reverse("memory:check_run"),
@@ -107,6 +110,7 @@ LOGIN_ROUTES = {"logins", "login_scope"}
 # Routes of one import job (curators only: tests/web/test_transfer.py).
 IMPORT_ROUTES = {"import_job", "import_resume"}
 POST_ONLY |= {"review_accept", "review_revert", "review_keep", "review_dismiss", "review_reopen"}
+POST_ONLY |= {"review_redact", "review_not_sensitive"}
 
 
 def test_every_route_is_classified(world):

@@ -5,7 +5,8 @@ review marks in Django's database. The registry of queues is QUEUES, one module 
 - `expiring`: live memories whose lifetime ends within N days;
 - `expired`: records past their expiry, awaiting `purge_expired`;
 - `invalid`: every invalid memory, with the lifecycle links that retire it (or its own flag);
-- `contradictions`: `contradicts` pairs nobody resolved or dismissed.
+- `contradictions`: `contradicts` pairs nobody resolved or dismissed;
+- `sensitive`: secrets and personal data found in stored records, not yet redacted or judged not sensitive.
 
 A new queue is a module here (a `Queue`, named QUEUE), its line in QUEUES, and its rows'
 template (templates/review/queue_<name>.html). Queues read only; decisions that change the store go
@@ -23,12 +24,13 @@ from typing import Any
 
 from memory.engine import AgentMemory
 from memory.models import ReviewMark
-from memory.queries.review import contradictions, expired, expiring, invalid, llm
+from memory.queries.review import contradictions, expired, expiring, invalid, llm, sensitive
 from memory.queries.review.base import Queue
 from memory.web.filters import DEFAULT_DAYS
 
 QUEUES: dict[str, Queue] = {
-    queue.name: queue for queue in (llm.QUEUE, expiring.QUEUE, expired.QUEUE, invalid.QUEUE, contradictions.QUEUE)
+    queue.name: queue
+    for queue in (llm.QUEUE, expiring.QUEUE, expired.QUEUE, invalid.QUEUE, contradictions.QUEUE, sensitive.QUEUE)
 }
 """The queues in the order the page shows them as tabs."""
 

@@ -270,7 +270,6 @@ class WriteMixin:
                 content, text = (screened, NOT_SET) if content is not NOT_SET else (NOT_SET, screened)
         with self._write() as cursor:
             row = self._live_row(cursor, record_type, record_id)
-
             stored_index_text = None
             if row is not None:
                 stored_index_text = "" if row["index_text_empty"] else row["index_text"]
