@@ -103,8 +103,10 @@ def test_threads_users_agents_stats_and_activity_see_nothing_outside(view, world
     memories = [counts["valid"] for kind, counts in stats.records.items() if kind not in ("message", "user_profile")]
     assert sum(memories) == 2
     assert (stats.threads, stats.users, stats.agents) == (1, 2, 1)
-    events = view.list_activity(limit=None)
-    assert all(event.user_id in ("alice", "carol") and event.agent_id == "atlas" for event in events)
+    view.activity.flush()
+    events = view.list_activity(limit=None, include_content=True)
+    assert events and all(event.scope.get("user_id") in ("alice", "carol") for event in events)
+    assert all(event.scope.get("agent_id") == "atlas" for event in events)
     assert SECRET not in repr(events)
     snapshot = view.snapshot()
     assert SECRET not in repr(snapshot)
@@ -172,3 +174,20 @@ def test_a_store_view_restricted_again_is_never_wider(memory, world):
     again = view.restricted(Visibility(agents=["zeus"]))
     assert again.visibility == Visibility(users=["alice"], agents=["zeus"])
     assert [record.content for record in again.list("memory", limit=None)] == [f"{SECRET} note of alice-zeus"]
+
+
+def test_an_event_that_served_a_record_outside_is_outside(memory, view, world):
+    """alice's search through agent atlas that did not hold to the agent served alice's note with
+    zeus: its text is in the event, so the event is not the view's to see."""
+    memory.search("note", user_id="alice", agent_id="atlas", exact_agent_match=False, max_results=20)
+    memory.search("note", user_id="alice", agent_id="atlas", exact_agent_match=True, max_results=20)
+    memory.activity.flush()
+    searches = [event for event in memory.list_activity(kind="search", limit=None, include_content=True)]
+    assert len(searches) == 2
+    wide = [event for event in searches if SECRET in repr(memory.get_activity(event.id))]
+    assert len(wide) == 1
+    seen = view.list_activity(kind="search", limit=None, include_content=True)
+    assert [event.id for event in seen] == [event.id for event in searches if event not in wide]
+    assert SECRET not in repr(seen)
+    with pytest.raises(KeyError):
+        view.get_activity(wide[0].id)
