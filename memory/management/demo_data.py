@@ -696,6 +696,11 @@ THREADS = (
                 "Perfect, thanks Patch.",
                 "Anytime. Comparing tracemalloc snapshots is worth keeping in your toolbox.",
             ),
+            (
+                "Last thing: the reports go to S3 with AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE in settings.py. OK?",
+                "Not in code or in chat: rotate that key in IAM now, and give the workers an instance role (or "
+                "read the key from the environment) so nothing secret sits in the repository.",
+            ),
         ),
         memories=(
             fact(
