@@ -179,3 +179,42 @@ def test_an_agent_processes_findings_reach_another_process_and_its_policy_applie
     assert refused.returncode != 0 and "ValueError" in refused.stderr and "card" in refused.stderr
     assert memory.count_memories() == 1
     memory.close()
+
+
+def png() -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (2, 2), "teal").save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_an_images_description_is_screened_on_add_and_on_edit() -> None:
+    memory = connect("sqlite://:memory:", sensitive_policy="flag")
+    image_id = memory.add_image(png(), description=f"a photo of the card {CARD}", user_id="alice")
+    assert [(f.kind, f.record_type) for f in memory.list_findings()] == [("card", "image")]
+    memory.update_image(image_id, description="a teal square")
+    assert memory.count_findings() == 0
+
+
+def test_erasing_a_person_takes_their_findings_along() -> None:
+    memory = connect("sqlite://:memory:")
+    memory.add_memory(PASTED, user_id="alice")
+    memory.add_memory(f"bob's key {KEY}", user_id="bob")
+    memory.erase_user("alice", scrub=False)
+    assert [f.user_id for f in memory.list_findings()] == ["bob"]
+
+
+def test_a_restricted_view_lists_and_counts_only_the_findings_of_its_scope() -> None:
+    from memory.engine import Visibility
+
+    memory = connect("sqlite://:memory:")
+    memory.add_memory(PASTED, user_id="alice")
+    bobs = memory.add_memory(f"bob's key {KEY}", user_id="bob")
+    view = memory.restricted(Visibility(users=["bob"]))
+    assert [f.record_id for f in view.list_findings()] == [bobs] and view.count_findings() == 1
+    alices = next(f for f in memory.list_findings() if f.user_id == "alice")
+    with pytest.raises(KeyError):
+        view.get_finding(alices.id)
