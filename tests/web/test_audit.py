@@ -325,8 +325,21 @@ def test_an_event_an_erasure_stripped_still_says_who_read_and_when(viewer_client
     ]
     agent_memory.store.append_activity(stripped)
     page = viewer_client.get(ACTIVITY, {"user_id": "alice", "who": "all"}).content.decode()
-    assert "no longer named (erased)" in page and "what (erased)" in page and "the whole store" not in page
+    assert "1 record, since erased" in page and "what (erased)" in page and "the whole store" not in page
     view = viewer_client.get(reverse("memory:activity_event", args=["view-erased"])).content.decode()
     assert "An erasure removed which records" in view
     export = viewer_client.get(reverse("memory:activity_event", args=["export-erased"])).content.decode()
     assert "An erasure removed what this export held" in export
+
+
+def test_after_erasing_a_user_who_read_their_data_is_still_answered_without_it(
+    viewer_client, viewer, agent_memory, world
+):
+    viewer_client.get(reverse("memory:memory_detail", args=["fact-vegetarian"]))
+    assert len(audit_events(agent_memory)) == 1
+    agent_memory.erase_user("alice", scrub=False)
+    [event] = audit_events(agent_memory, user_id="alice")
+    assert (event.kind, event.caller, event.request) == ("view", viewer.username, {})
+    page = viewer_client.get(ACTIVITY, {"kind": "view", "user_id": "alice"}).content.decode()
+    assert "1 record, since erased" in page and viewer.username in page
+    assert viewer_client.get(reverse("memory:activity_event", args=[event.id])).status_code == 200
