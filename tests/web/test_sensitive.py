@@ -155,3 +155,10 @@ def test_the_api_lists_redacts_and_dismisses_as_the_queue_does(client, curator, 
     assert client.get(reverse("api:findings")).json()["results"] == []
     assert KEY not in services.get_agent_memory().get_memory(pasted).content
     assert client.post(reverse("api:finding_redact", args=[found["aws_key"]["id"]])).status_code == 404
+
+
+def test_the_queue_shows_a_long_records_text_around_the_finding(viewer_client, agent_memory) -> None:
+    agent_memory.add_memory("Lorem ipsum dolor sit amet. " * 40 + f"The key is {KEY}. " + "Tail words. " * 40)
+    html = viewer_client.get(QUEUE).content.decode()
+    assert "sit amet. The key is AKIA••••••••MPLE. Tail words." in html
+    assert html.count("Lorem ipsum") <= 3 and "…</a>" in html

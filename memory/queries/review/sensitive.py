@@ -10,6 +10,9 @@ from memory.engine import SENSITIVE_KINDS, AgentMemory, SensitiveFinding
 from memory.models import SensitiveDismissal
 from memory.queries.review.base import Queue, scope
 
+EXCERPT_SIDE = 100
+"""Characters of the record's text shown on each side of a finding."""
+
 
 @dataclass(frozen=True)
 class FindingRow:
@@ -28,6 +31,16 @@ class FindingRow:
     @property
     def thread_id(self) -> str | None:
         return self.finding.thread_id
+
+    @property
+    def excerpt(self) -> str:
+        """The record's masked text around this finding (a long text is cut to the part that holds it)."""
+        text, preview = self.finding.masked_text, self.finding.preview
+        at = text.find(preview)
+        if len(text) <= 2 * EXCERPT_SIDE or at < 0:
+            return text if len(text) <= 2 * EXCERPT_SIDE else text[: 2 * EXCERPT_SIDE] + "…"
+        start, end = max(0, at - EXCERPT_SIDE), min(len(text), at + len(preview) + EXCERPT_SIDE)
+        return ("…" if start else "") + text[start:end] + ("…" if end < len(text) else "")
 
     @property
     def label(self) -> str:
