@@ -66,3 +66,15 @@ def test_bad_bodies_are_a_400(admin_api, alice):
 
 def test_an_unknown_user_is_a_404(admin_api, db):
     assert admin_api.post("/api/v1/users/nobody/erase/", {"dry_run": True}, format="json").status_code == 404
+
+
+def test_a_tombstone_cannot_be_reverted_through_the_api(admin_api, curator, curator_api, alice, agent_memory):
+    from memory.curation import Actor, Curation
+    from memory.models import CurationEntry
+
+    entry = Curation(agent_memory, Actor(curator)).update_memory(alice, version=1, content="Alice's cat is Tom.")
+    assert admin_api.post(URL, {}, format="json").status_code == 201
+    assert CurationEntry.objects.get(pk=entry.pk).erased
+    response = curator_api.post(f"/api/v1/history/{entry.pk}/revert/", {}, format="json")
+    assert response.status_code == 409  # as every revert the history refuses
+    assert "erased with the person" in response.content.decode()
