@@ -476,7 +476,7 @@ def test_a_version_6_store_gains_the_activity_tables_in_place(tmp_path):
     with pytest.raises(SchemaError, match="version 6"):
         SQLiteMemoryStore(path, schema_policy=SchemaPolicy.REQUIRE_EXISTING)
     client = connect(f"sqlite:///{path}")
-    assert client.health().schema_version == SCHEMA_VERSION == 7
+    assert client.health().schema_version == SCHEMA_VERSION == 8
     client.search("anything", user_id="u1")
     assert len(events(client)) == 1
     client.close()

@@ -218,3 +218,22 @@ def test_a_restricted_view_lists_and_counts_only_the_findings_of_its_scope() -> 
     alices = next(f for f in memory.list_findings() if f.user_id == "alice")
     with pytest.raises(KeyError):
         view.get_finding(alices.id)
+
+
+def test_a_version_7_store_gains_the_findings_table_in_place(tmp_path) -> None:
+    import sqlite3
+
+    from memory.engine import SchemaError, SchemaPolicy
+
+    path = str(tmp_path / "old.sqlite3")
+    SQLiteMemoryStore(path, schema_policy=SchemaPolicy.CREATE_IF_NECESSARY).close()
+    with sqlite3.connect(path) as raw:
+        raw.execute('DROP TABLE "OAM_FINDINGS"')
+        raw.execute("UPDATE \"OAM_META\" SET meta_value = '7' WHERE meta_key = 'schema_version'")
+    with pytest.raises(SchemaError, match="version 7"):
+        SQLiteMemoryStore(path, schema_policy=SchemaPolicy.REQUIRE_EXISTING)
+    memory = connect(f"sqlite:///{path}")
+    assert memory.health().schema_version == 8
+    memory.add_memory(PASTED, user_id="alice")
+    assert memory.count_findings() == 2
+    memory.close()
