@@ -8,7 +8,8 @@ order that a crash at any point leaves resumable:
 
 1. the receipt (`ErasureReceipt`) is written `started`, with the preview's counts and digest;
 2. the store and its activity log lose the person in one transaction (AgentMemory.erase_user);
-3. the history's entries of their records become tombstones (kind, when, by whom, "erased");
+3. the history's entries of their records become tombstones (kind, when, by whom, "erased"),
+   and the "not sensitive" decisions about their records go;
 4. kept import uploads holding their records are rewritten without them, or deleted;
 5. the store's files and Django's database file are scrubbed of the deleted rows;
 6. the receipt is marked `done`.
@@ -44,6 +45,7 @@ from memory.models import (
     HistoryOwner,
     ImportJob,
     ObjectKind,
+    SensitiveDismissal,
     joining,
 )
 
@@ -161,7 +163,8 @@ def preview(agent_memory: AgentMemory, user_id: str) -> ErasurePlan:
     history = len(_history_entry_ids(user_id, ids))
     jobs = [job for job in ImportJob.objects.exclude(path="") if _holds_user(Path(job.path), user_id)]
     resuming = ErasureReceipt.objects.filter(user_id=user_id, status=ErasureStatus.STARTED).first()
-    counts = {**store.counts, "history_entries": history, "import_files": len(jobs)}
+    dismissals = sum(SensitiveDismissal.objects.filter(record_id__in=chunk).count() for chunk in _chunks(ids))
+    counts = {**store.counts, "history_entries": history, "sensitive_dismissals": dismissals, "import_files": len(jobs)}
     return ErasurePlan(user_id, store, history, jobs, _downloads(agent_memory, user_id), resuming, counts)
 
 
@@ -181,6 +184,7 @@ def erase(agent_memory: AgentMemory, actor: Actor, user_id: str) -> ErasureRecei
     report = agent_memory.erase_user(user_id, scrub=False)
     ids = sorted({object_id for _, object_id in (*plan.store.erased, *report.erased)})
     tombstone_history(user_id, ids)
+    forget_dismissals(ids)
     imports = [*receipt.imports, *(_rewrite_upload(job, user_id) for job in plan.import_jobs)]
     files = {"store": _as_dict(agent_memory.scrub_files()), "django_database": scrub_django_database()}
     receipt.imports, receipt.files = imports, files
@@ -202,6 +206,13 @@ def tombstone_history(user_id: str, erased_ids: Sequence[str]) -> int:
             BulkChange.objects.filter(pk__in=bulks).update(summary=BULK_ERASED_SUMMARY)
             done += entries.update(before=None, after=None, summary=ERASED_SUMMARY, erased=True)
         return done
+
+
+def forget_dismissals(erased_ids: Sequence[str]) -> int:
+    """Delete the "not sensitive" decisions about the erased records: each keeps a digest and a
+    masked preview of a value of theirs. Returns how many."""
+    with secure_delete(), transaction.atomic():
+        return sum(SensitiveDismissal.objects.filter(record_id__in=chunk).delete()[0] for chunk in _chunks(erased_ids))
 
 
 def _replace_in(value: Any, text: str, replacement: str) -> Any:

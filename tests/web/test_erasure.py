@@ -107,6 +107,19 @@ def test_erasing_leaves_a_receipt_without_content_and_tombstones_in_the_history(
     assert "periwinkleosprey" not in entry.summary
 
 
+def test_the_not_sensitive_decisions_about_their_records_go(people, agent_memory, curator):
+    from memory.models import SensitiveDismissal
+
+    for record_id in (people["memory"], people["bobs"]):
+        SensitiveDismissal.objects.create(
+            **Actor(curator).authorship(), record_id=record_id, digest="0" * 64, kind="email", preview="a***@e***"
+        )
+    assert preview(agent_memory, "alice").counts["sensitive_dismissals"] == 1
+    receipt = erase(agent_memory, Actor(None), "alice")
+    assert receipt.counts["sensitive_dismissals"] == 1
+    assert list(SensitiveDismissal.objects.values_list("record_id", flat=True)) == [people["bobs"]]
+
+
 def test_a_tombstone_cannot_be_reverted(curator_client, curator, people, agent_memory):
     erase(agent_memory, Actor(None), "alice")
     entry = CurationEntry.objects.get(pk=people["entry"].pk)
