@@ -43,7 +43,7 @@ def scope_of(user: AbstractBaseUser | AnonymousUser | None) -> Visibility | None
     cached = getattr(user, "_oam_scope", "unknown")
     if cached != "unknown":
         return cached
-    row = AccessScope.objects.filter(login=user).first()
+    row = AccessScope.objects.filter(login=user).order_by("pk").first()  # one query, no join
     scope = None if row is None else row.visibility()
     scope = None if scope is None or scope.unrestricted else scope
     user._oam_scope = scope

@@ -72,12 +72,12 @@ def test_engine_calls_do_not_grow_with_the_page_size(viewer_client, populated, c
 def test_the_list_pages_read_only_session_user_and_saved_views_from_djangos_database(
     viewer_client, populated, django_assert_max_num_queries
 ):
-    """Session, user and groups; and on the memory and thread lists, the person's saved views (one
-    query however many rows the page lists)."""
+    """Session, user, the login's scope and groups; and on the memory and thread lists, the person's
+    saved views (one query however many rows the page lists)."""
     for url, queries in (
-        (reverse("memory:thread_list"), 4),
-        (reverse("memory:memory_list"), 4),
-        (reverse("memory:user_list"), 3),
+        (reverse("memory:thread_list"), 5),
+        (reverse("memory:memory_list"), 5),
+        (reverse("memory:user_list"), 4),
     ):
         with django_assert_max_num_queries(queries):
             viewer_client.get(url)

@@ -134,7 +134,7 @@ def test_the_owners_history_is_one_query_however_many_changes(
     url = reverse("memory:user_detail", args=["alice"])
     viewer_client.get(url)
 
-    with django_assert_max_num_queries(4):  # the session, the user, the history (and its bulk changes)
+    with django_assert_max_num_queries(5):  # the session, the user, its scope, the history (and its bulk changes)
         assert len(viewer_client.get(url).context["history"]) == 20
 
 
