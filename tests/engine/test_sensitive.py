@@ -237,3 +237,12 @@ def test_a_version_7_store_gains_the_findings_table_in_place(tmp_path) -> None:
     memory.add_memory(PASTED, user_id="alice")
     assert memory.count_findings() == 2
     memory.close()
+
+
+def test_records_written_back_by_a_restore_or_an_import_have_their_findings() -> None:
+    source = connect("sqlite://:memory:")
+    source.add_memory(PASTED, user_id="alice")
+    snapshot = source.snapshot()
+    target = connect("sqlite://:memory:", sensitive_policy="refuse")
+    target.restore(snapshot)  # written back as it was: found, not refused
+    assert sorted(f.kind for f in target.list_findings()) == ["aws_key", "card"]

@@ -89,6 +89,21 @@ class FindingsMixin:
         )
         self._insert_findings(cursor, [(row["pk"], by_id[row["id"]]) for row in rows])
 
+    def _find_in_restored(self, cursor: Any, records: Sequence[Any]) -> None:
+        """Records written back as they were (an import, an undone delete, a snapshot restored)
+        keep their text: their findings are recorded, whatever the policy (a restore refused or
+        rewritten would not give back what was there)."""
+        if self.sensitive_policy is None:
+            return
+        by_type: dict[str, dict[str, list[Detection]]] = {}
+        for record in records:
+            text = getattr(record, "content", None)
+            detections = scan(text) if isinstance(text, str) and text else []
+            if detections:
+                by_type.setdefault(record.record_type, {})[record.id] = detections
+        for record_type, by_id in by_type.items():
+            self._save_findings(cursor, record_type, by_id)
+
     def _refresh_findings(
         self, cursor: Any, record_pk: int | None, detections: list[Detection], *, kind: str = "", record_id: str = ""
     ) -> None:

@@ -158,6 +158,7 @@ class SnapshotMixin:
             for run in _runs(records, lambda item: kind_of(item[0].record_type)):
                 self._insert_restored(cursor, plan, run, step)
             report.restored["records"] = len(records)
+            self._find_in_restored(cursor, [record for record, _ in records])
             relations = self._restorable_relations(cursor, plan, skip_existing, report, step)
             if relations:
                 cursor.executemany(
