@@ -19,6 +19,7 @@ from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 from rest_framework.test import APIClient
 
+from memory.curation import Actor, Curation
 from memory.engine import Visibility
 from memory.models import AccessScope, CurationEntry
 from memory.web.scopes import describe, scope_of, set_scope
@@ -141,18 +142,13 @@ def assert_nothing_outside(name: str, url: str, response, world) -> None:
 
 
 @pytest.fixture
-def entries(agent_memory, world, client):
-    """History entries about alice's and bob's records (made by an unscoped curator)."""
+def entries(agent_memory, world):
+    """History entries about alice's and bob's records (made by an unscoped admin)."""
     admin = User.objects.create_superuser("root", password="root-password")
-    client.force_login(admin)
+    curation = Curation(agent_memory, Actor(admin))
     for memory_id, text in ((world["outside"].fact_id, "Alice is vegetarian, strictly."), ("bob-tea", INSIDE_TEXT)):
-        page = client.get(reverse("memory:memory_edit", args=[memory_id]))
-        assert page.status_code == 200
-        form = page.context["form"]
-        data = {key: value for key, value in form.initial.items() if value is not None}
-        data.update({"content": text, "version": form.initial.get("version", "")})
-        client.post(reverse("memory:memory_edit", args=[memory_id]), data)
-    client.logout()
+        curation.update_memory(memory_id, version=agent_memory.get_memory(memory_id).version, content=text + " ")
+    assert CurationEntry.objects.count() == 2
     return CurationEntry.objects.count()
 
 
@@ -317,3 +313,16 @@ def test_django_rows_a_scoped_login_sees(agent_memory, world):
         assert sorted(job.actor_name for job in ImportJob.objects.all()) == ["sam", "sol"]
         assert not CheckRun.objects.exists()
     assert ImportJob.objects.count() == 3 and CheckRun.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_the_history_of_a_scoped_login_holds_only_changes_inside(agent_memory, world, entries):
+    viewer = scoped("sam", "viewers")
+    session = Client()
+    session.force_login(viewer)
+    history = session.get(reverse("memory:history"))
+    assert history.status_code == 200
+    assert b"bob-tea" in history.content and b"fact-vegetarian" not in history.content
+    outside = CurationEntry.objects.filter(object_id=world["outside"].fact_id).first()
+    assert session.get(reverse("memory:history_entry", args=[outside.pk])).status_code == 404
+    assert session.post(reverse("memory:history_revert", args=[outside.pk])).status_code == 403  # a viewer
