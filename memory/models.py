@@ -159,6 +159,21 @@ class Authored(models.Model):
         abstract = True
 
 
+class ScopedBulkChanges(models.Manager):
+    """Bulk changes as the current caller may see them: for a scoped login, those with an entry
+    it sees and none it does not (`visible_entries`); all of them otherwise."""
+
+    def get_queryset(self) -> models.QuerySet:
+        changes = super().get_queryset()
+        if current_visibility() is None:
+            return changes
+        every = CurationEntry.with_pending.filter(pending="")
+        seen = visible_entries(every)
+        return changes.filter(id__in=seen.values("bulk_id")).exclude(
+            id__in=every.exclude(id__in=seen.values("id")).values("bulk_id")
+        )
+
+
 class BulkChange(Authored):
     """A change of many records made at once (a bulk action, a merge of duplicates, a purge): its
     entries are the `CurationEntry` rows that point here. The history lists it as one change, and
@@ -167,6 +182,8 @@ class BulkChange(Authored):
 
     summary = models.CharField(max_length=300)
     reverts = models.ForeignKey("self", null=True, blank=True, on_delete=models.SET_NULL, related_name="reverted_by")
+
+    objects = ScopedBulkChanges()
 
     class Meta(Authored.Meta):
         ordering = ("-at", "-id")

@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 
 from memory.curation import Actor, Curation
 from memory.engine import Visibility
-from memory.models import AccessScope, CurationEntry
+from memory.models import AccessScope, BulkChange, CurationEntry
 from memory.web.scopes import describe, scope_of, set_scope
 from memory.web.tokens import create_token
 
@@ -116,6 +116,8 @@ def front_door_urls(world, agent_memory) -> list[tuple[str, str, str | None]]:
                 kwargs[param], missing[param] = event, "no-such-event"
             elif param == "entry_id":
                 kwargs[param], missing[param] = (entry.pk if entry else 1), 999999
+            elif param == "change_id" and entry and entry.bulk_id:
+                kwargs[param], missing[param] = entry.bulk_id, 999999
             else:
                 kwargs[param] = missing[param] = 1
         names_record = kwargs != missing
@@ -147,8 +149,9 @@ def entries(agent_memory, world):
     admin = User.objects.create_superuser("root", password="root-password")
     curation = Curation(agent_memory, Actor(admin))
     for memory_id, text in ((world["outside"].fact_id, "Alice is vegetarian, strictly."), ("bob-tea", INSIDE_TEXT)):
-        curation.update_memory(memory_id, version=agent_memory.get_memory(memory_id).version, content=text + " ")
-    assert CurationEntry.objects.count() == 2
+        with curation.bulk(f"Edited {memory_id} in bulk"):
+            curation.update_memory(memory_id, version=agent_memory.get_memory(memory_id).version, content=text + " ")
+    assert CurationEntry.objects.count() == 2 and BulkChange.objects.count() == 2
     return CurationEntry.objects.count()
 
 
@@ -323,6 +326,7 @@ def test_the_history_of_a_scoped_login_holds_only_changes_inside(agent_memory, w
     history = session.get(reverse("memory:history"))
     assert history.status_code == 200
     assert b"bob-tea" in history.content and b"fact-vegetarian" not in history.content
+    assert b"Edited bob-tea in bulk" in history.content and b"Edited fact-vegetarian" not in history.content
     outside = CurationEntry.objects.filter(object_id=world["outside"].fact_id).first()
     assert session.get(reverse("memory:history_entry", args=[outside.pk])).status_code == 404
     assert session.post(reverse("memory:history_revert", args=[outside.pk])).status_code == 403  # a viewer
