@@ -274,12 +274,17 @@ _LONG_TOKEN = re.compile(r"(?<![\w+/=-])[A-Za-z0-9+/_=-]{20,}(?![\w+/=-])")
 _HAS_DIGIT_AND_LETTER = re.compile(r"(?=.*\d)(?=.*[A-Za-z])")
 
 
+_SECRET_WORD = re.compile(r"(?i)key|token|secret|passw|auth|bearer|credential")
+
+
 def _high_entropy(text: str) -> Iterator[tuple[int, int]]:
     for match in _LONG_TOKEN.finditer(text):
         token = match.group().rstrip("=")
         if not _HAS_DIGIT_AND_LETTER.match(token) or token.count("/") > 2:
             continue  # a path, not a key
         is_hex = all(char in "0123456789abcdefABCDEF" for char in token)
+        if is_hex and not _SECRET_WORD.search(text, max(0, match.start() - 40), match.start()):
+            continue  # a commit, a digest, an id: hex is a secret only where the text says so
         plugin = _HEX if is_hex else _BASE64
         if plugin.calculate_shannon_entropy(token) > plugin.entropy_limit:
             yield match.start(), match.end()

@@ -32,6 +32,7 @@ def kinds(text: str) -> list[tuple[str, str]]:
         ("call +44 20 7946 0958 tonight", [("phone", "+44 20 7946 0958")]),
         ("IBAN DE89 3704 0044 0532 0130 00 is mine", [("iban", "DE89 3704 0044 0532 0130 00")]),
         ("the token zXb7Qp2LmN9vR4tY8wK3jH6gF1dS5aE0 works", [("high_entropy", "zXb7Qp2LmN9vR4tY8wK3jH6gF1dS5aE0")]),
+        ("my api token: 8f9a7c6b5d4e3f2a1b0c9d8e7f6a5b4c", [("high_entropy", "8f9a7c6b5d4e3f2a1b0c9d8e7f6a5b4c")]),
     ],
 )
 def test_each_detector_finds_its_kind_and_span(text: str, expected: list[tuple[str, str]]) -> None:
@@ -51,6 +52,7 @@ def test_a_private_key_block_is_found_whole() -> None:
         "The secret: we love tea. Key: value. password = correct horse",
         "order 4111 1111 1111 1112 (not a valid card), id 550e8400-e29b-41d4-a716-446655440000",
         "see https://example.com/docs/very/long/path/to/somewhere_else_v2 and [REDACTED:card]",
+        "fixed in commit 3f2a9c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39, digest e3b0c44298fc1c149afbf4c8996fb924",
     ],
 )
 def test_ordinary_text_has_no_findings(text: str) -> None:
