@@ -15,7 +15,7 @@ from django.views.decorators.vary import vary_on_headers
 from memory.curation import CurationError, mark, undone_by
 from memory.engine import LIFECYCLE_RELATIONS
 from memory.models import Action, BulkChange, CurationEntry, ObjectKind, ReviewKind, ReviewMark
-from memory.queries.review import QUEUES, counts, queue_page, recent_marks
+from memory.queries.review import QUEUES, counts, queue_page, recent_marks, sees_mark
 from memory.services import get_agent_memory
 from memory.text import plural, quoted
 from memory.views.common import curation, gone, memory_words, refuse, render_page, safe_next
@@ -66,7 +66,7 @@ def review(request: HttpRequest) -> HttpResponse:
             "user_id": arguments.get("user_id") or "",
             "rows": rows,
             "next_cursor": next_cursor,
-            "marks": recent_marks(),
+            "marks": recent_marks(get_agent_memory()),
             "here": here(request),
             "resolved": resolved,
             "resolved_undone": resolved is not None and undone_by(resolved) is not None,
@@ -184,6 +184,8 @@ def review_dismiss(request: HttpRequest, relation_id: str) -> HttpResponse:
 def review_reopen(request: HttpRequest, mark_id: int) -> HttpResponse:
     """Take back an accept or a dismissal: the link is in its queue again."""
     review_mark = ReviewMark.objects.filter(pk=mark_id).first()
+    if review_mark is not None and not sees_mark(get_agent_memory(), review_mark):
+        review_mark = None  # a decision about memories outside a scoped login's scope: as a missing one
     if review_mark is None:
         return refused(request, "That decision was already taken back.", "llm")
     review_mark.delete()

@@ -21,7 +21,7 @@ from rest_framework.test import APIClient
 
 from memory.curation import Actor, Curation
 from memory.engine import Visibility
-from memory.models import AccessScope, BulkChange, CurationEntry
+from memory.models import AccessScope, BulkChange, CurationEntry, ReviewKind, ReviewMark
 from memory.web.scopes import describe, scope_of, set_scope
 from memory.web.tokens import create_token
 
@@ -116,6 +116,8 @@ def front_door_urls(world, agent_memory) -> list[tuple[str, str, str | None]]:
                 kwargs[param], missing[param] = event, "no-such-event"
             elif param == "entry_id":
                 kwargs[param], missing[param] = (entry.pk if entry else 1), 999999
+            elif param == "mark_id" and ReviewMark.objects.exists():
+                kwargs[param], missing[param] = ReviewMark.objects.first().pk, 999999
             elif param == "change_id" and entry and entry.bulk_id:
                 kwargs[param], missing[param] = entry.bulk_id, 999999
             else:
@@ -152,6 +154,16 @@ def entries(agent_memory, world):
         with curation.bulk(f"Edited {memory_id} in bulk"):
             curation.update_memory(memory_id, version=agent_memory.get_memory(memory_id).version, content=text + " ")
     assert CurationEntry.objects.count() == 2 and BulkChange.objects.count() == 2
+    outside = world["outside"]
+    ReviewMark.objects.create(
+        actor=admin,
+        actor_name="root",
+        kind=ReviewKind.ACCEPTED,
+        relation_id=outside.link_id,
+        relation_type="supersedes",
+        source_record_id=outside.fact_id,
+        target_record_id=outside.old_fact_id,
+    )
     return CurationEntry.objects.count()
 
 
@@ -219,6 +231,7 @@ def test_every_write_of_both_front_doors_as_a_scoped_curator_changes_nothing_out
                 raise AssertionError(f"{name}: {answered} for {url}, {statuses} for {target}")
     assert record_state(agent_memory) == before
     assert CurationEntry.objects.exclude(object_id="bob-tea").count() == history
+    assert ReviewMark.objects.count() == 1  # the decision about alice's link was not taken back
 
 
 @pytest.mark.django_db

@@ -72,5 +72,21 @@ def queue_page(
     return QUEUES[queue].page(agent_memory, user_id=user_id, days=days, limit=limit, cursor=cursor)
 
 
-def recent_marks(limit: int = 10) -> list[ReviewMark]:
-    return list(ReviewMark.objects.all()[:limit])
+def recent_marks(agent_memory: AgentMemory | None = None, limit: int = 10) -> list[ReviewMark]:
+    """The latest decisions; for a scoped login's view, those whose memories it sees both of."""
+    marks = list(ReviewMark.objects.all()[: limit if agent_memory is None else MARKS_LOOKED_AT])
+    if agent_memory is None or agent_memory.visibility is None:
+        return marks[:limit]
+    return [mark for mark in marks if sees_mark(agent_memory, mark)][:limit]
+
+
+MARKS_LOOKED_AT = 200
+"""How many of the latest decisions a scoped login's review page looks through for its own."""
+
+
+def sees_mark(agent_memory: AgentMemory, mark: ReviewMark) -> bool:
+    """Whether this view sees both memories of a decision (a restricted view sees only its scope's)."""
+    if agent_memory.visibility is None:
+        return True
+    ends = [mark.source_record_id, mark.target_record_id]
+    return set(agent_memory.lifecycle(ends)) == set(ends)
