@@ -44,6 +44,10 @@ def world(agent_memory):
     agent_memory.add_memory("ZEBRA zeus-only", memory_type="fact", memory_id="bob-zeus", user_id="bob", agent_id="zeus")
     agent_memory.add_memory("ZEBRA of no one", memory_type="fact", memory_id="nobody-note", agent_id="atlas")
     agent_memory.link_records("bob-tea", "fact", "bob-zeus", "fact", "relates_to")
+    agent_memory.add_memory(  # a finding of the sensitive-data review, outside
+        "Alice's card is 4111 1111 1111 1111, ZEBRA", memory_type="fact", memory_id="alice-card", user_id="alice"
+    )
+    assert agent_memory.list_findings(user_id="alice", limit=1)
     agent_memory.search("vegetarian", user_id="alice")  # an activity event of alice's
     agent_memory.activity.flush()
     return {"outside": outside, "bob": bob}
@@ -116,6 +120,8 @@ def front_door_urls(world, agent_memory) -> list[tuple[str, str, str | None]]:
                 kwargs[param], missing[param] = event, "no-such-event"
             elif param == "entry_id":
                 kwargs[param], missing[param] = (entry.pk if entry else 1), 999999
+            elif param == "finding_id" and agent_memory.list_findings(user_id="alice", limit=1):
+                kwargs[param], missing[param] = int(agent_memory.list_findings(user_id="alice", limit=1)[0].id), 999999
             elif param == "mark_id" and ReviewMark.objects.exists():
                 kwargs[param], missing[param] = ReviewMark.objects.first().pk, 999999
             elif param == "change_id" and entry and entry.bulk_id:
