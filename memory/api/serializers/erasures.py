@@ -4,17 +4,13 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from .common import BodySerializer
 
-class EraseRequestSerializer(serializers.Serializer):
+
+class EraseRequestSerializer(BodySerializer):
     dry_run = serializers.BooleanField(
         required=False, default=False, help_text="Say what would go, per kind, and change nothing."
     )
-
-    def validate(self, attrs: dict) -> dict:
-        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
-        if unknown:
-            raise serializers.ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-        return attrs
 
 
 class DownloadSerializer(serializers.Serializer):
