@@ -191,3 +191,19 @@ def test_an_event_that_served_a_record_outside_is_outside(memory, view, world):
     assert SECRET not in repr(seen)
     with pytest.raises(KeyError):
         view.get_activity(wide[0].id)
+
+
+def test_a_redaction_through_a_view_leaves_the_events_outside_as_they_were(memory, view, world):
+    """A scoped curator's Redact takes the value out of the events it sees, not out of every
+    event of the store: the events of bob's searches are outside its scope, and so theirs to keep."""
+    value = "pizza-4111"
+    memory.search(value, user_id="alice", agent_id="atlas", exact_agent_match=True)
+    memory.search(value, user_id="bob", agent_id="atlas", exact_agent_match=True)
+    memory.activity.flush()
+    assert view.redact_activity(value, "[REDACTED:card]") == 1
+    held = [
+        event.scope.get("user_id")
+        for event in memory.list_activity(kind="search", limit=None, include_content=True)
+        if value in repr(memory.get_activity(event.id))
+    ]
+    assert held == ["bob"]

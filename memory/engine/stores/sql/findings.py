@@ -251,15 +251,23 @@ class FindingsMixin:
 
     def redact_activity(self, value: str, replacement: str) -> int:
         """Replace `value` in the activity log's texts (as it is, and as JSON writes it inside the
-        request and results); returns how many events held it."""
+        request and results); returns how many events held it. A restricted view changes only
+        the events it sees: the others are outside its scope, to change or keep as their own
+        scope decides."""
         forms = list(dict.fromkeys([value, json.dumps(value)[1:-1]]))
+        base = getattr(self, "_unrestricted", None) or self
+        holds = " OR ".join(f"INSTR({column}, :old) > 0" for column in _ACTIVITY_TEXTS)
+        binds: dict[str, Any] = {}
+        if base is not self:  # self._activity is a subquery of the visible events, not a table
+            holds = f"({holds}) AND pk IN (SELECT pk FROM {self._activity})"
+            binds = self._visibility_binds
+        sets = ", ".join(f"{column} = REPLACE({column}, :old, :new)" for column in _ACTIVITY_TEXTS)
         changed = 0
         with self._write(schema=True) as cursor:  # the log only: the change log's lock is not needed
             for n, form in enumerate(forms):
-                params = {"old": form, "new": replacement}
-                holds = " OR ".join(f"INSTR({column}, :old) > 0" for column in _ACTIVITY_TEXTS)
-                sets = ", ".join(f"{column} = REPLACE({column}, :old, :new)" for column in _ACTIVITY_TEXTS)
-                cursor.execute(f"UPDATE {self._activity} SET {sets} WHERE {holds}", params)
+                cursor.execute(
+                    f"UPDATE {base._activity} SET {sets} WHERE {holds}", {"old": form, "new": replacement, **binds}
+                )
                 changed += cursor.rowcount if n == 0 else 0
         return changed
 

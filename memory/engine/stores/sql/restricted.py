@@ -287,9 +287,9 @@ def _writes(base: Any, view: Any, visibility: Visibility) -> dict[str, Callable[
         # A write's outcome under its token (curation's two-phase recording): bookkeeping, no records.
         "settle_outcome": base.settle_outcome,
         "forget_outcomes": base.forget_outcomes,
-        # What a Redact of a finding it sees does beyond the record: the value taken out of the
-        # activity log, and the store's files scrubbed of what was deleted (no record is read).
-        "redact_activity": base.redact_activity,
+        # What a Redact of a finding it sees does beyond the record: the store's files scrubbed of
+        # what was deleted (no record is read). Its redact_activity is the store's own, run on the
+        # view, so that it changes only the events the view sees.
         "scrub_files": base.scrub_files,
         "_refresh_text_index": base._refresh_text_index,
         "close": lambda: None,  # the view shares the store: closing is the store's owner's
