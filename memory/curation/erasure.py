@@ -9,7 +9,7 @@ order that a crash at any point leaves resumable:
 1. the receipt (`ErasureReceipt`) is written `started`, with the preview's counts and digest;
 2. the store and its activity log lose the person in one transaction (AgentMemory.erase_user);
 3. the history's entries of their records become tombstones (kind, when, by whom, "erased"),
-   and the "not sensitive" decisions about their records go;
+   and the "not sensitive" decisions about their records and the saved views filtered to them go;
 4. kept import uploads holding their records are rewritten without them, or deleted;
 5. the store's files and Django's database file are scrubbed of the deleted rows;
 6. the receipt is marked `done`.
@@ -30,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlencode
 
 from django.db import connection, transaction
 from django.db.models import Q
@@ -45,6 +46,7 @@ from memory.models import (
     HistoryOwner,
     ImportJob,
     ObjectKind,
+    SavedView,
     SensitiveDismissal,
     joining,
 )
@@ -164,7 +166,13 @@ def preview(agent_memory: AgentMemory, user_id: str) -> ErasurePlan:
     jobs = [job for job in ImportJob.objects.exclude(path="") if _holds_user(Path(job.path), user_id)]
     resuming = ErasureReceipt.objects.filter(user_id=user_id, status=ErasureStatus.STARTED).first()
     dismissals = sum(SensitiveDismissal.objects.filter(record_id__in=chunk).count() for chunk in _chunks(ids))
-    counts = {**store.counts, "history_entries": history, "sensitive_dismissals": dismissals, "import_files": len(jobs)}
+    counts = {
+        **store.counts,
+        "history_entries": history,
+        "sensitive_dismissals": dismissals,
+        "saved_views": len(_saved_views_of(user_id)),
+        "import_files": len(jobs),
+    }
     return ErasurePlan(user_id, store, history, jobs, _downloads(agent_memory, user_id), resuming, counts)
 
 
@@ -185,6 +193,7 @@ def erase(agent_memory: AgentMemory, actor: Actor, user_id: str) -> ErasureRecei
     ids = sorted({object_id for _, object_id in (*plan.store.erased, *report.erased)})
     tombstone_history(user_id, ids)
     forget_dismissals(ids)
+    forget_saved_views(user_id)
     imports = [*receipt.imports, *(_rewrite_upload(job, user_id) for job in plan.import_jobs)]
     files = {"store": _as_dict(agent_memory.scrub_files()), "django_database": scrub_django_database()}
     receipt.imports, receipt.files = imports, files
@@ -213,6 +222,21 @@ def forget_dismissals(erased_ids: Sequence[str]) -> int:
     masked preview of a value of theirs. Returns how many."""
     with secure_delete(), transaction.atomic():
         return sum(SensitiveDismissal.objects.filter(record_id__in=chunk).delete()[0] for chunk in _chunks(erased_ids))
+
+
+def _saved_views_of(user_id: str) -> list[int]:
+    """The saved views filtered to the person (user_id=<id> in their query string)."""
+    needle = urlencode({"user_id": user_id})
+    candidates = SavedView.objects.filter(query__contains=needle).values_list("pk", "query")
+    return [pk for pk, query in candidates if user_id in parse_qs(query).get("user_id", [])]
+
+
+def forget_saved_views(user_id: str) -> int:
+    """Delete the saved views filtered to the person: a view's name and query are what someone
+    typed about them ("alice's cat periwinkleosprey"), and it lists nothing once they are gone.
+    Returns how many."""
+    with secure_delete(), transaction.atomic():
+        return SavedView.objects.filter(pk__in=_saved_views_of(user_id)).delete()[0]
 
 
 def _replace_in(value: Any, text: str, replacement: str) -> Any:

@@ -29,6 +29,7 @@ KIND_LABELS = {
     "activity_served": "other callers' activity events that served their records (those results and texts cut)",
     "history_entries": "curation history entries (kept as tombstones)",
     "sensitive_dismissals": "decisions that a value of theirs was not sensitive",
+    "saved_views": "saved views filtered to them (their names and queries)",
     "import_files": "kept import uploads holding their records (rewritten or deleted)",
 }
 """What each count of an erasure is, as the page and the receipt say it."""

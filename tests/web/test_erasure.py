@@ -223,3 +223,20 @@ def test_the_command_asks_for_the_id_again(people, agent_memory, monkeypatch):
 def test_the_command_refuses_an_unknown_user(db):
     with pytest.raises(CommandError, match="no user"):
         call_command("oam_erase", "--user-id", "nobody", "--no-input", stdout=io.StringIO())
+
+
+def test_the_saved_views_of_their_records_go(people, agent_memory, curator):
+    """A saved view filtered to the person (its name and query typed about them: "alice's cat
+    periwinkleosprey") is a copy of what they told, and lists nothing once they are gone."""
+    from memory.models import SavedView
+
+    theirs = SavedView.objects.create(
+        user=curator, listing="memories", name="alice's cat", query="user_id=alice&q=periwinkleosprey"
+    )
+    kept = SavedView.objects.create(user=curator, listing="memories", name="bees", query="user_id=bob&q=bees")
+    SavedView.objects.create(user=curator, listing="threads", name="her threads", query="q=x&user_id=alice")
+    assert preview(agent_memory, "alice").counts["saved_views"] == 2
+    receipt = erase(agent_memory, Actor(None), "alice")
+    assert receipt.counts["saved_views"] == 2
+    assert list(SavedView.objects.values_list("pk", flat=True)) == [kept.pk]
+    assert not SavedView.objects.filter(pk=theirs.pk).exists()
