@@ -207,3 +207,17 @@ def test_a_redaction_through_a_view_leaves_the_events_outside_as_they_were(memor
         if value in repr(memory.get_activity(event.id))
     ]
     assert held == ["bob"]
+
+
+def test_a_view_moves_a_record_only_inside(memory, view, world):
+    """Moving a record it sees to a user or agent outside would write into a scope the view cannot
+    see (a memory planted in bob's data, which his agents would then retrieve): refused, and the
+    record stays where it was."""
+    memory_id = world["alice-atlas"]
+    for moved in ({"user_id": "bob"}, {"agent_id": "zeus"}, {"user_id": None}):
+        with pytest.raises(OutsideVisibilityError):
+            view.update_memory(memory_id, **moved)
+        record = memory.get_memory(memory_id)
+        assert (record.user_id, record.agent_id) == ("alice", "atlas")
+    view.update_memory(memory_id, user_id="carol")
+    assert memory.get_memory(memory_id).user_id == "carol"

@@ -349,3 +349,20 @@ def test_the_history_of_a_scoped_login_holds_only_changes_inside(agent_memory, w
     outside = CurationEntry.objects.filter(object_id=world["outside"].fact_id).first()
     assert session.get(reverse("memory:history_entry", args=[outside.pk])).status_code == 404
     assert session.post(reverse("memory:history_revert", args=[outside.pk])).status_code == 403  # a viewer
+
+
+@pytest.mark.django_db
+def test_a_scoped_curator_cannot_move_a_memory_out_of_its_scope(agent_memory, world):
+    """An edit that gives bob's memory to alice (or to agent zeus) would write into alice's data,
+    which her agents then retrieve: a 400 naming the field, and the memory stays bob's."""
+    curator = scoped("cora", "curators")
+    _, token = create_token(curator, name="script", role="curator")
+    api = APIClient()
+    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    url = reverse("api:memory", args=["bob-tea"])
+    for moved in ({"user_id": "alice"}, {"agent_id": "zeus"}):
+        refused = api.patch(url, moved, format="json")
+        assert refused.status_code == 400, refused.content
+        assert next(iter(moved)) in json.dumps(refused.json())
+    record = agent_memory.get_memory("bob-tea")
+    assert (record.user_id, record.agent_id) == ("bob", "atlas")

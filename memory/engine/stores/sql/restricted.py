@@ -150,6 +150,19 @@ def _writes(base: Any, view: Any, visibility: Visibility) -> dict[str, Callable[
 
         return write
 
+    def update(record_type: Any, record_id: Any, *args: Any, **kwargs: Any) -> int:
+        """A record it sees, changed: moved to another user or agent only inside the view (a
+        record moved out would be a write into a scope it cannot see)."""
+        if not record_seen(record_type, record_id):
+            return 0
+        if kwargs.get("user_id", NOT_SET) is not NOT_SET or kwargs.get("agent_id", NOT_SET) is not NOT_SET:
+            record = view.get(record_type, record_id)
+            user_id, agent_id = kwargs.get("user_id", NOT_SET), kwargs.get("agent_id", NOT_SET)
+            visibility.check_new(
+                record.user_id if user_id is NOT_SET else user_id, record.agent_id if agent_id is NOT_SET else agent_id
+            )
+        return base.update(record_type, record_id, *args, **kwargs)
+
     def on_thread(name: str) -> Callable[..., Any]:
         method = getattr(base, name)
 
@@ -263,7 +276,7 @@ def _writes(base: Any, view: Any, visibility: Visibility) -> dict[str, Callable[
 
     methods: dict[str, Callable[..., Any]] = {
         "add": add,
-        "update": on_record("update"),
+        "update": update,
         "delete": on_record("delete"),
         "delete_thread": on_thread("delete_thread"),
         "update_thread": on_thread("update_thread"),
