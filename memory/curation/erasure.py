@@ -279,6 +279,47 @@ def replace_in_history(record_ids: Sequence[str], text: str, replacement: str) -
     return changed
 
 
+def replace_in_uploads(record_id: str, text: str, replacement: str) -> int:
+    """Replace `text` with `replacement` in the record's line of every kept import upload that
+    holds it (a redaction reaches the files as an erasure does); other records' lines stay as
+    they were. Returns how many files changed."""
+    if not isinstance(text, str) or not text:
+        raise ValueError("text must be a non-empty string")
+    forms = {text.encode(), json.dumps(text)[1:-1].encode()}
+    changed = 0
+    # Every login's uploads, not only those a scoped redactor's manager lists: only the line of
+    # the record it redacts (one it sees) changes.
+    for job in ImportJob._base_manager.exclude(path=""):
+        path = Path(job.path)
+        try:
+            with path.open("rb") as file:
+                lines = file.readlines()
+        except OSError:
+            continue
+        rewritten = [_replaced_line(line, record_id, forms, text, replacement) for line in lines]
+        if rewritten == lines:
+            continue
+        aside = path.with_name(f".{path.name}.redacting")
+        with aside.open("wb") as target:
+            target.writelines(rewritten)
+            target.flush()
+            os.fsync(target.fileno())
+        os.replace(aside, path)
+        changed += 1
+    return changed
+
+
+def _replaced_line(line: bytes, record_id: str, forms: set[bytes], text: str, replacement: str) -> bytes:
+    if not any(form in line for form in forms):
+        return line
+    item = _line(line)
+    record = item.get("record")
+    if not isinstance(record, dict) or record.get("id") != record_id:
+        return line
+    item["record"] = _replace_in(record, text, replacement)
+    return json.dumps(item, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+
+
 def _rewrite_upload(job: ImportJob, user_id: str) -> dict[str, Any]:
     """A kept import upload without the person's lines: their threads, the records of theirs or in
     their threads (a message's images with it), and links touching any of them; the header's

@@ -4,7 +4,8 @@ redact a finding, or judge it not sensitive.
 Redact replaces the value in the record's text by `[REDACTED:<kind>]` through the record's own
 recorded edit (so the history has it, and the engine embeds the record again), then removes the
 value from the places that kept copies: the history's entries of the record, the activity log's
-events, and the files of the store and of Django's database (as an erasure does). "Not
+events, the record's line in kept import uploads, and the files of the store and of Django's
+database (as an erasure does). "Not
 sensitive" is remembered for that record and that value (a digest, never the value), so that a
 rescan does not bring it back.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 
-from memory.curation.erasure import replace_in_history, scrub_django_database
+from memory.curation.erasure import replace_in_history, replace_in_uploads, scrub_django_database
 from memory.curation.recording import CurationError, Recorder
 from memory.engine import MEMORY_TYPES, SensitiveFinding
 from memory.models import CurationEntry, ObjectKind, SensitiveDismissal
@@ -27,8 +28,9 @@ class SensitiveWrites(Recorder):
     def redact_finding(self, finding_id: str) -> CurationEntry | None:
         """Replace a finding's value (every occurrence of it in the record's text) with
         `[REDACTED:<kind>]`, recorded as an edit of the record, and remove it from the record's
-        history, from the activity log and from the files. KeyError when the finding is gone;
-        CurationError when the record's text no longer holds the value."""
+        history, from the activity log, from its line in kept import uploads and from the files.
+        KeyError when the finding is gone; CurationError when the record's text no longer holds
+        the value."""
         finding = self.agent_memory.get_finding(finding_id)
         record = self._record_of(finding)
         text = record.content or ""
@@ -40,6 +42,7 @@ class SensitiveWrites(Recorder):
         # the record's entries, and its thread's (a deleted thread's snapshot holds its messages)
         replace_in_history([finding.record_id, *([finding.thread_id] if finding.thread_id else [])], value, marker)
         self.agent_memory.redact_activity(value, marker)
+        replace_in_uploads(finding.record_id, value, marker)
         self.agent_memory.scrub_files()
         scrub_django_database()
         return entry

@@ -162,3 +162,26 @@ def test_the_queue_shows_a_long_records_text_around_the_finding(viewer_client, a
     html = viewer_client.get(QUEUE).content.decode()
     assert "sit amet. The key is AKIA••••••••MPLE. Tail words." in html
     assert html.count("Lorem ipsum") <= 3 and "…</a>" in html
+
+
+def test_redact_reaches_the_kept_import_upload_that_brought_the_record(curator_client, curator, tmp_path) -> None:
+    """A record restored from an uploaded export: the upload is kept (OAM_IMPORT_DIR), so Redact
+    takes the value out of the record's line there too, as an erasure does, and leaves the other
+    records' lines (another record holding the same value is not this finding's) as they were."""
+    from memory.curation import Actor
+    from memory.models import ImportJob
+
+    memory = services.get_agent_memory()
+    theirs = {"id": "m-pasted", "record_type": "fact", "user_id": "alice", "content": PASTED}
+    other = {"id": "m-other", "record_type": "fact", "user_id": "bob", "content": f"Bob also saw {KEY}."}
+    lines = [{"format": "oam-export", "version": 1}, {"record": theirs}, {"record": other}]
+    upload = tmp_path / "upload.jsonl"
+    upload.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    memory.add_memory(PASTED, memory_type="fact", memory_id="m-pasted", user_id="alice")  # as the import did
+    ImportJob.objects.create(**Actor(curator).authorship(), file_name=upload.name, path=str(upload), size=1)
+    finding = next(f for f in memory.list_findings(record_id="m-pasted") if f.kind == "aws_key")
+    answer = curator_client.post(reverse("memory:review_redact", args=[finding.id]), {"next": QUEUE})
+    assert answer.status_code == 302, answer.content.decode()
+    kept = {json.loads(line).get("record", {}).get("id"): line for line in upload.read_text().splitlines()}
+    assert KEY not in kept["m-pasted"] and "[REDACTED:aws_key]" in kept["m-pasted"] and CARD in kept["m-pasted"]
+    assert KEY in kept["m-other"]
