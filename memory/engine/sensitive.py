@@ -152,17 +152,22 @@ def digest_of(value: str) -> str:
     return hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+_KEY_HEADER = re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}-----")
+
+
 def mask(value: str, kind: str = "") -> str:
     """The value with its middle hidden: `4111 •••• •••• 1111`, `AKIA••••••••MPLE`, `j•••@example.com`.
 
     Separators (spaces, dashes, dots) stay; at most eight bullets in a row, so a long key's
-    preview stays short. An email keeps its domain; a private key its first line.
+    preview stays short. An email keeps its domain and the first letter of a mailbox longer than
+    one; a private key its BEGIN line, never the key material after it (a key pasted on one line).
     """
     if kind == "email" and "@" in value:
         local, _, domain = value.rpartition("@")
-        return f"{local[:1]}•••@{domain}"
+        return f"{local[:1] if len(local) > 1 else ''}•••@{domain}"
     if kind == "private_key":
-        return value.split("\n", 1)[0][:60] + " •••"
+        header = _KEY_HEADER.match(value)
+        return (header.group(0) if header else "-----BEGIN PRIVATE KEY-----") + " •••"
     signs = [i for i, char in enumerate(value) if char.isalnum()]
     keep = 4 if len(signs) >= 12 else 2 if len(signs) >= 8 else 1
     shown = set(signs[:keep]) | (set(signs[-keep:]) if len(signs) >= 8 else set())

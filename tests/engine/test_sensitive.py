@@ -65,6 +65,17 @@ def test_previews_hide_the_middle() -> None:
     assert mask("jane.doe@example.com", "email") == "j•••@example.com"
 
 
+def test_a_preview_never_shows_the_whole_value() -> None:
+    """A one-letter mailbox would come back whole ("a•••@b.io" is a@b.io), and a private key
+    pasted on one line would show its first 30 characters of key material after the header."""
+    assert mask("a@b.io", "email") == "•••@b.io"
+    one_line = "-----BEGIN RSA PRIVATE KEY----- MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MhgHcTz6sE2I2yPB"
+    assert mask(one_line, "private_key") == "-----BEGIN RSA PRIVATE KEY----- •••"
+    assert mask("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n", "private_key") == (
+        "-----BEGIN OPENSSH PRIVATE KEY----- •••"
+    )
+
+
 def test_a_flagged_write_is_stored_with_its_findings_which_go_with_the_record() -> None:
     memory = connect("sqlite://:memory:", sensitive_policy="flag")
     memory_id = memory.add_memory(PASTED, user_id="alice", agent_id="atlas")
