@@ -123,5 +123,7 @@ def logging_settings(log_format: str, level: str) -> dict[str, Any]:
             "django": {"level": level},
             # runserver's access lines repeat the request log's in development.
             "django.server": {"level": "WARNING", "propagate": True},
+            # The MCP SDK starts and stops a stateless transport for each /mcp/ request (memory.mcp.http).
+            "mcp": {"level": "WARNING"},
         },
     }

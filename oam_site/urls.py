@@ -1,11 +1,12 @@
 """Root URLs: the dashboard at /, the REST API under /api/ (its OpenAPI schema and docs beside
-it), Django's login and logout views under /accounts/, the health check at /healthz."""
+it), the MCP endpoint at /mcp/, Django's login and logout views under /accounts/, the health check at /healthz."""
 
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from memory.api.docs import docs_page
+from memory.mcp.http import endpoint as mcp_endpoint
 from memory.views.health import healthz
 
 urlpatterns = [
@@ -18,6 +19,8 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api_schema"),
     path("api/docs/", docs_page(SpectacularSwaggerView.as_view(url_name="api_schema")), name="api_docs"),
     path("api/redoc/", docs_page(SpectacularRedocView.as_view(url_name="api_schema")), name="api_redoc"),
+    # MCP's streamable HTTP transport for agents, with the API's tokens (docs/mcp.md).
+    path("mcp/", mcp_endpoint, name="mcp"),
     path("", include("memory.urls")),
 ]
 
