@@ -20,7 +20,10 @@ urlpatterns = [
     path("api/docs/", docs_page(SpectacularSwaggerView.as_view(url_name="api_schema")), name="api_docs"),
     path("api/redoc/", docs_page(SpectacularRedocView.as_view(url_name="api_schema")), name="api_redoc"),
     # MCP's streamable HTTP transport for agents, with the API's tokens (docs/mcp.md).
+    # MCP clients are often given ".../mcp" (no slash): answered as is, where APPEND_SLASH's
+    # redirect would lose a POST's body.
     path("mcp/", mcp_endpoint, name="mcp"),
+    path("mcp", mcp_endpoint),
     path("", include("memory.urls")),
 ]
 
