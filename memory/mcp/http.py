@@ -9,12 +9,13 @@ Only an API token opens it (`Authorization: Bearer oam_…`, made at /settings/t
 `manage.py oam_token`): a session cookie does not, so no cross-site page can call it and CSRF
 has nothing to protect (csrf_exempt). The token acts as the API's does: with its role (a viewer's
 token lists and calls the read tools only), its owner's scope (memory.web.scopes.scope_of, made
-the engine's visibility for each call, as the API's authentication does), and its name as the
-caller in the activity log.
+the engine's visibility for each call, as the API's authentication does), its name as the
+caller in the activity log, and the API's rate limits (memory.api.throttling: the same budgets).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import anyio
@@ -24,6 +25,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
+from memory.api.throttling import TokenRateThrottle, UserRateThrottle
 from memory.mcp.server import SERVER, serving
 from memory.mcp.tools import Caller
 from memory.web.scopes import scope_of
@@ -64,6 +66,9 @@ def token_caller(request: HttpRequest) -> Caller | HttpResponse:
     role = token_role(record)
     if role is None:
         return JsonResponse({"detail": "This API token's owner has no role: ask an admin for one."}, status=403)
+    throttled = throttle(request, record)
+    if throttled is not None:
+        return throttled
     mark_used(record)
     return Caller(
         name=record.name,
@@ -72,6 +77,22 @@ def token_caller(request: HttpRequest) -> Caller | HttpResponse:
         scope=scope_of(record.user),
         token_name=record.name,
     )
+
+
+def throttle(request: HttpRequest, record: Any) -> HttpResponse | None:
+    """The API's rate limits, with the same budgets: a token's calls over MCP and over the API
+    count together (OAM_API_TOKEN_RATE), and with its owner's (OAM_API_USER_RATE). A 429 with
+    Retry-After when spent."""
+    shim = SimpleNamespace(auth=record, user=record.user, META=request.META)
+    for throttle_class in (TokenRateThrottle, UserRateThrottle):
+        limit = throttle_class()
+        if not limit.allow_request(shim, None):
+            wait = limit.wait()
+            response = JsonResponse({"detail": "Too many requests: slow down."}, status=429)
+            if wait is not None:
+                response["Retry-After"] = str(max(1, round(wait)))
+            return response
+    return None
 
 
 def asgi_scope(request: HttpRequest) -> dict[str, Any]:

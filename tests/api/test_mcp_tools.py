@@ -76,3 +76,19 @@ def test_mcp_opens_with_a_token_only(curator_client):
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == 'Bearer realm="mcp"'
     assert curator_client.post("/mcp", {}, "application/json").status_code == 401  # without the slash too
+
+
+def test_mcp_spends_the_apis_rate_budget_of_the_token(client, curator, settings):
+    from django.core.cache import cache
+
+    from memory.web.tokens import create_token
+
+    settings.REST_FRAMEWORK = {**settings.REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"token": "2/minute", "user": None}}
+    cache.clear()
+    _, token = create_token(curator, name="busy-agent", role="curator")
+    headers = {"HTTP_AUTHORIZATION": f"Bearer {token}", "HTTP_ACCEPT": "application/json, text/event-stream"}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    statuses = [client.post("/mcp/", body, "application/json", **headers).status_code for _ in range(3)]
+    assert statuses[2] == 429 and statuses[0] != 429
+    assert client.post("/api/v1/memories/", {}, "application/json", **headers).status_code == 429  # one budget
+    cache.clear()
