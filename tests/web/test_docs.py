@@ -44,7 +44,8 @@ def run_example(example: str, where: str = "docs") -> str:
 
 
 def test_every_python_example_is_run_by_a_test():
-    """The examples the tests below and tests/api/test_docs_example.py run are all there are."""
+    """The examples the tests below, tests/api/test_docs_example.py and tests/api/test_mcp.py (docs/mcp.md's
+    Python agent, against a live site) run are all there are."""
     blocks = [(name, block) for name, text in pages().items() for block in python_blocks(text)]
 
     assert [name for name, _ in blocks] == [
@@ -53,6 +54,7 @@ def test_every_python_example_is_run_by_a_test():
         "docs/api.md",
         "docs/engine.md",
         "docs/engine.md",
+        "docs/mcp.md",
     ]
 
 
