@@ -297,15 +297,9 @@ def replace_in_uploads(record_id: str, text: str, replacement: str) -> int:
         except OSError:
             continue
         rewritten = [_replaced_line(line, record_id, forms, text, replacement) for line in lines]
-        if rewritten == lines:
-            continue
-        aside = path.with_name(f".{path.name}.redacting")
-        with aside.open("wb") as target:
-            target.writelines(rewritten)
-            target.flush()
-            os.fsync(target.fileno())
-        os.replace(aside, path)
-        changed += 1
+        if rewritten != lines:
+            _replace_file(path, rewritten)
+            changed += 1
     return changed
 
 
@@ -338,8 +332,7 @@ def _rewrite_upload(job: ImportJob, user_id: str) -> dict[str, Any]:
             elif "record" in item and _theirs(item["record"], user_id, threads, gone):
                 gone.add(item["record"].get("id"))
     removed, kept, counts = 0, 0, {"threads": 0, "records": 0, "relations": 0}
-    aside = path.with_name(f".{path.name}.erasing")
-    with path.open("rb") as source, aside.open("wb") as target:
+    with path.open("rb") as source:
         header = source.readline()
         body = []
         for line in source:
@@ -352,20 +345,26 @@ def _rewrite_upload(job: ImportJob, user_id: str) -> dict[str, Any]:
                     counts[f"{kind}s"] += 1
             kept += 1 if ("thread" in item or "record" in item) else 0
             body.append(line)
-        head = _line(header)
-        if isinstance(head.get("counts"), dict):
-            head["counts"] = counts
-            header = json.dumps(head, sort_keys=True, separators=(",", ":")).encode() + b"\n"
-        target.write(header)
-        target.writelines(body)
-        target.flush()
-        os.fsync(target.fileno())
     if not kept:
-        aside.unlink()
         path.unlink()
         return {**said, "action": "deleted", "lines_removed": removed}
-    os.replace(aside, path)
+    head = _line(header)
+    if isinstance(head.get("counts"), dict):
+        head["counts"] = counts
+        header = json.dumps(head, sort_keys=True, separators=(",", ":")).encode() + b"\n"
+    _replace_file(path, [header, *body])
     return {**said, "action": "rewritten", "lines_removed": removed}
+
+
+def _replace_file(path: Path, lines: Sequence[bytes]) -> None:
+    """The file's content replaced by `lines`: written aside, synced, then renamed over it, so
+    that a crash leaves the old file or the new one whole (a re-run then finishes the job)."""
+    aside = path.with_name(f".{path.name}.rewriting")
+    with aside.open("wb") as target:
+        target.writelines(lines)
+        target.flush()
+        os.fsync(target.fileno())
+    os.replace(aside, path)
 
 
 def _line(line: bytes) -> dict[str, Any]:
