@@ -1395,7 +1395,8 @@ class AgentMemory:
 
     def redact_activity(self, value: str, replacement: str) -> int:
         """Replace a text in every event of the activity log that holds it (its query, request,
-        results, content and cause): a redacted value leaves the log too. Returns the events changed."""
+        results, content and cause): a redacted value leaves the log too. A restricted() view
+        changes only the events it sees. Returns the events changed."""
         if not isinstance(value, str) or not value.strip() or not isinstance(replacement, str):
             raise ValueError("value must be a non-empty string, and replacement a string")
         return self.store.redact_activity(value, replacement)
