@@ -71,6 +71,30 @@ def test_a_scoped_caller_sees_nothing_outside(agent_memory):
     assert call("search_memory", {"query": "vegetarian", "user_id": "alice"}, bob_only)["results"] == []
 
 
+@pytest.mark.django_db
+def test_a_scoped_writer_changes_nothing_outside(agent_memory):
+    alice = agent_memory.add_memory("Alice is vegetarian.", user_id="alice", memory_id="alice-veg")
+    agent_memory.add_memory("Bob likes tea.", user_id="bob", memory_id="bob-tea")
+    bob_writer = Caller(name="bob-agent", writes=True, scope=Visibility(users=["bob"]))
+    version = agent_memory.get_memory(alice).version
+    outside = [
+        ("update_memory", {"memory_id": "alice-veg", "content": "Alice eats meat.", "expected_version": version}),
+        ("update_memory", {"memory_id": "bob-tea", "user_id": "alice", "expected_version": 1}),
+        ("delete_memory", {"memory_id": "alice-veg", "expected_version": version}),
+        ("link_memories", {"source_record_id": "bob-tea", "target_record_id": "alice-veg", "relation_type": "refines"}),
+        ("add_memory", {"content": "Alice likes jazz.", "user_id": "alice"}),
+        ("add_messages", {"thread_id": "t1", "user_id": "alice", "messages": [{"role": "user", "content": "x"}]}),
+    ]
+    for name, arguments in outside:
+        with pytest.raises(ToolError):
+            call(name, arguments, bob_writer)
+    assert {(record.id, record.user_id, record.content) for record in agent_memory.list_memories()} == {
+        ("alice-veg", "alice", "Alice is vegetarian."),
+        ("bob-tea", "bob", "Bob likes tea."),
+    }
+    assert list(agent_memory.list_relations()) == [] and list(agent_memory.list_threads()) == []
+
+
 def test_mcp_opens_with_a_token_only(curator_client):
     response = curator_client.post("/mcp/", {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, "application/json")
     assert response.status_code == 401
