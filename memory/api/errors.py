@@ -28,9 +28,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from memory.engine import StaleVersionError
-from memory.web.engine_errors import field_errors
-
-NON_FIELD = "non_field_errors"
+from memory.web.engine_errors import NON_FIELD, field_errors, flatten
 
 
 class PreconditionFailed(exceptions.APIException):
@@ -84,25 +82,6 @@ def engine_error(error: Exception, context: dict[str, Any]) -> exceptions.APIExc
             field = next((name for name in sorted(names) if re.search(rf"\b{re.escape(name)}\b", message)), None)
         return exceptions.ValidationError({field or NON_FIELD: [message]})
     return None
-
-
-def flatten(detail: Any) -> dict[str, list[str]]:
-    """DRF's nested validation detail as {field: [messages]} (nested fields as `parent.child`, the
-    items of a list as `parent[index]`: DRF gives a list serializer's errors by index)."""
-    if isinstance(detail, list):
-        return {NON_FIELD: [str(item) for item in detail]}
-    errors: dict[str, list[str]] = {}
-    for name, value in detail.items():
-        key = f"[{name}]" if isinstance(name, int) else str(name)
-        if isinstance(value, dict):
-            for inner, messages in flatten(value).items():
-                errors[key + inner if inner.startswith("[") else f"{key}.{inner}"] = messages
-        elif isinstance(value, list) and value and isinstance(value[0], dict):
-            for index, item in enumerate(value):
-                errors.update({f"{key}[{index}].{inner}": messages for inner, messages in flatten(item).items()})
-        else:
-            errors[key] = [str(item) for item in (value if isinstance(value, list) else [value])]
-    return errors
 
 
 def handle(error: Exception, context: dict[str, Any]) -> Response | None:

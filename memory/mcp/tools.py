@@ -41,7 +41,7 @@ from memory.engine import (
 from memory.mcp import schemas
 from memory.queries.search import searcher
 from memory.services import get_agent_memory
-from memory.web.engine_errors import field_errors
+from memory.web.engine_errors import NON_FIELD, field_errors, flatten
 from memory.web.fields import search_arguments
 from memory.web.filters import MemoryFilters
 from memory.web.forms.search import ContextCardForm
@@ -97,28 +97,6 @@ class Tool:
 
 
 # Checking arguments -------------------------------------------------------------------------
-
-NON_FIELD = "non_field_errors"
-"""Where a message about the arguments as a whole goes, as in the API's errors."""
-
-
-def flatten(detail: Any) -> dict[str, list[str]]:
-    """A serializer's nested errors as {argument: [messages]}, as the API's error bodies give them
-    (`parent.child`, `parent[index]`)."""
-    if isinstance(detail, list):
-        return {NON_FIELD: [str(item) for item in detail]}
-    errors: dict[str, list[str]] = {}
-    for name, value in detail.items():
-        key = f"[{name}]" if isinstance(name, int) else str(name)
-        if isinstance(value, dict):
-            for inner, messages in flatten(value).items():
-                errors[key + inner if inner.startswith("[") else f"{key}.{inner}"] = messages
-        elif isinstance(value, list) and value and isinstance(value[0], dict):
-            for index, item in enumerate(value):
-                errors.update({f"{key}[{index}].{inner}": messages for inner, messages in flatten(item).items()})
-        else:
-            errors[key] = [str(item) for item in (value if isinstance(value, list) else [value])]
-    return errors
 
 
 def checked(serializer_class: type[serializers.Serializer], arguments: dict[str, Any], **renamed: str) -> dict:

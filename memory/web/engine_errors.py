@@ -1,6 +1,7 @@
 """The engine's ValueErrors as errors on the field they name, for the dashboard's forms and the
 API's 400 bodies alike: the engine names the argument it refuses at the start of its messages, and
-both front doors put the message on the field of that name (or on the form as a whole).
+both front doors put the message on the field of that name (or on the form as a whole); and a
+serializer's nested errors flattened by field, as the API's 400s and the MCP tools' errors give them.
 """
 
 from __future__ import annotations
@@ -42,3 +43,26 @@ def field_errors(error: ValueError, fields: Any) -> tuple[str | None, str]:
     if required and required.group(1) in fields:
         return required.group(1), message
     return None, message
+
+
+NON_FIELD = "non_field_errors"
+"""Where a message about a body or a call's arguments as a whole goes (DRF's name for it)."""
+
+
+def flatten(detail: Any) -> dict[str, list[str]]:
+    """DRF's nested validation detail as {field: [messages]} (nested fields as `parent.child`, the
+    items of a list as `parent[index]`: DRF gives a list serializer's errors by index)."""
+    if isinstance(detail, list):
+        return {NON_FIELD: [str(item) for item in detail]}
+    errors: dict[str, list[str]] = {}
+    for name, value in detail.items():
+        key = f"[{name}]" if isinstance(name, int) else str(name)
+        if isinstance(value, dict):
+            for inner, messages in flatten(value).items():
+                errors[key + inner if inner.startswith("[") else f"{key}.{inner}"] = messages
+        elif isinstance(value, list) and value and isinstance(value[0], dict):
+            for index, item in enumerate(value):
+                errors.update({f"{key}[{index}].{inner}": messages for inner, messages in flatten(item).items()})
+        else:
+            errors[key] = [str(item) for item in (value if isinstance(value, list) else [value])]
+    return errors
