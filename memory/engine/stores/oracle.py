@@ -28,6 +28,7 @@ from .arguments import check_positive_int
 from .index import IndexRebuild
 from .keywords import query_words
 from .sql import (
+    DROP_ORDER,
     PREFIX_PATTERN,
     REEMBED_PHASE,
     REEMBED_TARGET,
@@ -266,18 +267,7 @@ class OracleSchema:
 
     def drop_sql(self) -> list[str]:
         """The DDL that removes the managed schema (SchemaPolicy.RECREATE runs it first)."""
-        order = (
-            "findings",
-            "activity_records",
-            "activity",
-            "images",
-            "relations",
-            "changes",
-            "records",
-            "threads",
-            "meta",
-        )
-        return [f'DROP TABLE IF EXISTS "{self.names[key]}" CASCADE CONSTRAINTS PURGE' for key in order]
+        return [f'DROP TABLE IF EXISTS "{self.names[key]}" CASCADE CONSTRAINTS PURGE' for key in DROP_ORDER]
 
 
 class OracleDialect(SQLDialect):

@@ -34,7 +34,7 @@ from ..ttl import utc_now
 from ..types import NOT_SET, MemoryRetentionConfig, SchemaPolicy, SearchStrategy
 from .index import IndexRebuild
 from .keywords import query_words
-from .sql import PREFIX_PATTERN, VERSIONED_TABLES, SQLDialect, SQLMemoryStore, table_names
+from .sql import DROP_ORDER, PREFIX_PATTERN, VERSIONED_TABLES, SQLDialect, SQLMemoryStore, table_names
 
 MMAP_BYTES = 1 << 30
 MAX_BINDS = 32_766
@@ -177,18 +177,7 @@ class SQLiteSchema:
 
     def drop_sql(self) -> list[str]:
         tables = [f'DROP TABLE IF EXISTS "{self.text_index}"', *self.drop_staging_sql()]
-        order = (
-            "findings",
-            "activity_records",
-            "activity",
-            "images",
-            "relations",
-            "changes",
-            "records",
-            "threads",
-            "meta",
-        )
-        return tables + [f'DROP TABLE IF EXISTS "{self.names[key]}"' for key in order]
+        return tables + [f'DROP TABLE IF EXISTS "{self.names[key]}"' for key in DROP_ORDER]
 
     # --- versions 1-4: the earlier embedded schema --------------------------------------------
 

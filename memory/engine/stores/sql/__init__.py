@@ -29,12 +29,13 @@ and outcomes (maintenance.py). common.py holds the names several parts share, di
 SQLDialect.
 """
 
-from .common import REEMBED_PHASE, SCHEMA_VERSION, VERSIONED_TABLES, table_names
+from .common import DROP_ORDER, REEMBED_PHASE, SCHEMA_VERSION, VERSIONED_TABLES, table_names
 from .dialect import SQLDialect
 from .maintenance import REEMBED_TARGET
 from .store import PREFIX_PATTERN, SQLMemoryStore
 
 __all__ = [
+    "DROP_ORDER",
     "PREFIX_PATTERN",
     "REEMBED_PHASE",
     "REEMBED_TARGET",

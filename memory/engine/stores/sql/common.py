@@ -30,6 +30,18 @@ TABLE_KEYS = (
     "activity_records",
     "findings",
 )
+DROP_ORDER = (
+    "findings",
+    "activity_records",
+    "activity",
+    "images",
+    "relations",
+    "changes",
+    "records",
+    "threads",
+    "meta",
+)
+"""The managed tables, each before the tables it refers to: the order SchemaPolicy.RECREATE drops them in."""
 _LIFECYCLE_SQL = "(" + ", ".join(f"'{name}'" for name in LIFECYCLE_RELATIONS) + ")"
 EFFECTIVE_STATUS_SQL = "CASE WHEN r.status = 'valid' AND r.lifecycle_links = 0 THEN 'valid' ELSE 'invalid' END"
 """D2: invalid when set so, or while a supersedes/refines/duplicates link points at the record."""
