@@ -35,6 +35,8 @@ OUT = ROOT / "docs" / "screenshots"
 SEED_ARGS = ["--seed=1", "--end-date=2026-11-20"]
 FROZEN_AT = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)  # the morning after the demo conversations
 USERNAME = "carl"
+ADMIN = "ada"
+"""An admin (staff) login with the same password, for the pages only admins open."""
 NARROW_VIEWPORT = {"width": 390, "height": 844}
 
 
@@ -45,6 +47,7 @@ class Shot(NamedTuple):
     anonymous: bool = False  # taken without logging in
     ready: str = ""  # a selector to wait for before the shot (a page that draws after loading)
     act: Callable[[Page], None] | None = None  # what to do on the page before the shot (send a form)
+    admin: bool = False  # taken as ADMIN (a staff page) rather than the curator
 
 
 NEW_TOKEN = "nightly-export"
@@ -266,6 +269,10 @@ PAGES = [
     Shot("activity-replay", "/activity/{search_event}/replay/#replay", narrow=True),
     Shot("activity-write", "/activity/{write_event}/"),
     Shot("activity-views", "/activity/?kind=view&user_id=alice", narrow=True),
+    Shot("review-sensitive", "/review/sensitive/", narrow=True),
+    Shot("logins", "/settings/logins/", narrow=True, admin=True),
+    Shot("erase", "/users/chen/erase/", narrow=True, admin=True),
+    Shot("erasure-receipt", "/erasures/{erasure}/", admin=True),
     Shot("thread-calls", "/threads/demo-lisbon-long-weekend/", narrow=True),
     Shot("card-served", "/threads/demo-lisbon-long-weekend/card/", narrow=True, act=beside_the_rebuild),
     Shot("overview-reembedding", "/", act=interrupt_a_reembedding),  # last: it leaves a re-embedding pending
@@ -328,7 +335,35 @@ def build_world(folder: Path) -> tuple[str, str, dict[str, str]]:
     )
     ids |= add_transfer_examples(curator, agent_memory)
     ids |= add_review_examples(agent_memory, Curation(agent_memory, Actor(curator)))
+    ids |= add_governance_examples(agent_memory, password)
     return USERNAME, password, ids | add_activity(agent_memory, Curation(agent_memory, Actor(curator)))
+
+
+def add_governance_examples(agent_memory, password: str) -> dict[str, str]:
+    """An admin, a viewer scoped to alice and bruno (the Logins page), and a receipt: erin, a user
+    of one short thread made for it, erased as an admin erases (the demo's own users stay whole)."""
+    from django.contrib.auth.models import User
+
+    from memory.curation import Actor
+    from memory.curation.erasure import erase
+    from memory.web.access import grant_role
+    from memory.web.scopes import set_scope
+
+    admin = User.objects.create_user(ADMIN, password=password)
+    grant_role(admin, "admin")
+    viewer = User.objects.create_user("sam", password=secrets.token_urlsafe(16))
+    grant_role(viewer, "viewer")
+    set_scope(viewer, ["alice", "bruno"], None)
+    thread = agent_memory.create_thread(user_id="erin", agent_id="atlas", thread_id="erin-first-week")
+    thread.add_messages(
+        [
+            {"role": "user", "content": "I start at the Leeds office on Monday; my badge number is 4471."},
+            {"role": "assistant", "content": "Welcome! I will remember your start date and office."},
+        ]
+    )
+    agent_memory.add_memory("Erin works at the Leeds office.", user_id="erin", agent_id="atlas", memory_type="fact")
+    agent_memory.add_user("erin", "Erin Walsh, new analyst in Leeds.")
+    return {"erasure": str(erase(agent_memory, Actor(admin), "erin").pk)}
 
 
 def add_review_examples(agent_memory, curation) -> dict[str, str]:
@@ -527,6 +562,10 @@ def photograph(base_url: str, username: str, password: str, ids: dict[str, str],
         log_in(context.new_page(), username, password)
         logged_in = context.storage_state()
         context.close()
+        context = browser.new_context(base_url=base_url, viewport=VIEWPORT)
+        log_in(context.new_page(), ADMIN, password)
+        admin_logged_in = context.storage_state()
+        context.close()
         for shot in [shot for shot in PAGES if not only or shot.name in only]:
             variants = [("light", "light", VIEWPORT), ("dark", "dark", VIEWPORT)]
             if shot.narrow:
@@ -536,7 +575,7 @@ def photograph(base_url: str, username: str, password: str, ids: dict[str, str],
                     base_url=base_url,
                     viewport=viewport,
                     color_scheme=color_scheme,
-                    storage_state=None if shot.anonymous else logged_in,
+                    storage_state=None if shot.anonymous else admin_logged_in if shot.admin else logged_in,
                 )
                 page = context.new_page()
                 path = shot.path.format(**ids)
