@@ -693,13 +693,13 @@ THREADS = (
                 "Follow-ups: 1 GB alert, soft and hard time limits, max_tasks_per_child=1000.",
             ),
             (
-                "Perfect, thanks Patch.",
-                "Anytime. Comparing tracemalloc snapshots is worth keeping in your toolbox.",
-            ),
-            (
-                "Last thing: the reports go to S3 with AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE in settings.py. OK?",
-                "Not in code or in chat: rotate that key in IAM now, and give the workers an instance role (or "
-                "read the key from the environment) so nothing secret sits in the repository.",
+                # The demo's one pasted secret (the sensitive review queue's example), in an exchange
+                # that was there before: a new one would shift the seeded times and ids of every
+                # thread after it.
+                "Perfect, thanks Patch. Last thing: the reports go to S3 with "
+                "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE in settings.py. OK?",
+                "Anytime. But not in code or in chat: rotate that key in IAM now, and give the workers an "
+                "instance role (or read the key from the environment) so nothing secret sits in the repository.",
             ),
         ),
         memories=(
