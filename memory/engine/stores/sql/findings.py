@@ -20,6 +20,7 @@ from ...sensitive import Detection, SensitiveFinding, SensitivePolicy, redact, r
 from ...ttl import utc_now
 from ...types import NOT_SET, Page
 from ..arguments import DEFAULT_LIST_LIMIT, check_positive_int, decode_cursor, encode_cursor, kind_of
+from ..rows import scope_condition
 from .common import _ids_json
 
 FIELD = "content"
@@ -151,13 +152,8 @@ class FindingsMixin:
     ) -> list[str]:
         conditions = []
         for column, value in (("user_id", user_id), ("agent_id", agent_id), ("id", record_id)):
-            if value is NOT_SET:
-                continue
-            if value is None:
-                conditions.append(f"r.{column} IS NULL")
-            else:
-                conditions.append(f"r.{column} = :f_{column}")
-                params[f"f_{column}"] = value
+            if value is not NOT_SET:
+                conditions.append(scope_condition(f"r.{column}", column, value, params))
         if kinds is not NOT_SET and kinds is not None:
             conditions.append(self._in("f.kind", "f_kinds"))
             params["f_kinds"] = _ids_json(kinds)
